@@ -1,0 +1,45 @@
+# Shared set-up for scripts/run and scripts/test (sourced, not executed).
+# Installs missing Debian packages when run as root, else prints the apt-get line;
+# then configures and builds the release preset into build/.
+
+RNICSIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Build: compiler, CMake, and the libraries the code links against.
+RNICSIM_BUILD_PACKAGES="g++ cmake ninja-build pkg-config libboost-dev libgtest-dev libgmock-dev
+  libpcap-dev libyaml-cpp-dev libibverbs-dev libisal-dev libns3-dev"
+# Tests: real RDMA programs, the protocol decoder and an independent ICRC implementation.
+RNICSIM_TEST_PACKAGES="ibverbs-utils perftest python3-pyverbs tshark python3-scapy"
+
+rnicsim_missing_packages() {
+  local missing="" p
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      missing="$missing $p"
+    fi
+  done
+  echo "$missing"
+}
+
+rnicsim_install() {
+  local missing
+  # shellcheck disable=SC2086
+  missing=$(rnicsim_missing_packages $RNICSIM_BUILD_PACKAGES "$@")
+  [ -z "$missing" ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "rnicsim: missing Debian packages. Run as root:" >&2
+    echo "  apt-get update && apt-get install -y$missing" >&2
+    exit 1
+  fi
+  echo "rnicsim: installing$missing" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $missing >&2
+}
+
+rnicsim_build() {
+  local jobs
+  jobs=$(nproc 2>/dev/null || echo 2)
+  cmake --preset release -G Ninja -S "$RNICSIM_ROOT" >/dev/null
+  cmake --build "$RNICSIM_ROOT/build" -j "$jobs"
+}
