@@ -1,0 +1,93 @@
+#include "sim/stats.hpp"
+
+#include <bit>
+#include <cstdio>
+
+namespace rnicsim::sim {
+
+int Histogram::index_of(uint64_t v) {
+  if (v < 2 * kSub) return static_cast<int>(v);
+  const int msb = 63 - std::countl_zero(v);  // >= kSubBits + 1
+  const int shift = msb - kSubBits;
+  const int sub = static_cast<int>((v >> shift) & (kSub - 1));
+  return (shift + 1) * kSub + sub;
+}
+
+uint64_t Histogram::upper_bound_of(int index) {
+  if (index < 2 * kSub) return static_cast<uint64_t>(index);
+  const int shift = index / kSub - 1;
+  const uint64_t sub = static_cast<uint64_t>(index % kSub);
+  const uint64_t low = (static_cast<uint64_t>(kSub) + sub) << shift;
+  return low + ((uint64_t{1} << shift) - 1);
+}
+
+void Histogram::record(uint64_t v) {
+  ++buckets_[static_cast<size_t>(index_of(v))];
+  ++count_;
+  sum_ += v;
+  if (v < min_) min_ = v;
+  if (v > max_) max_ = v;
+}
+
+uint64_t Histogram::percentile(double p) const {
+  if (count_ == 0) return 0;
+  if (p <= 0) return min();
+  uint64_t rank = static_cast<uint64_t>(p * static_cast<double>(count_) + 0.999999999);
+  if (rank < 1) rank = 1;
+  if (rank > count_) rank = count_;
+  uint64_t seen = 0;
+  for (int i = 0; i < kBuckets; ++i) {
+    seen += buckets_[static_cast<size_t>(i)];
+    if (seen >= rank) {
+      const uint64_t ub = upper_bound_of(i);
+      return ub > max_ ? max_ : (ub < min_ ? min_ : ub);
+    }
+  }
+  return max_;
+}
+
+void write_json_string(std::ostream& out, std::string_view s) {
+  out << '"';
+  for (char c : s) {
+    switch (c) {
+      case '"': out << "\\\""; break;
+      case '\\': out << "\\\\"; break;
+      case '\n': out << "\\n"; break;
+      case '\t': out << "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out << buf;
+        } else {
+          out << c;
+        }
+    }
+  }
+  out << '"';
+}
+
+void Stats::write_json(std::ostream& out) const {
+  out << "{\n  \"counters\": {";
+  const char* sep = "\n";
+  for (const auto& [name, c] : counters_) {
+    out << sep << "    ";
+    write_json_string(out, name);
+    out << ": " << c.value();
+    sep = ",\n";
+  }
+  out << "\n  },\n  \"histograms\": {";
+  sep = "\n";
+  for (const auto& [name, h] : histograms_) {
+    out << sep << "    ";
+    write_json_string(out, name);
+    out << ": {\"count\": " << h.count() << ", \"min\": " << h.min() << ", \"mean\": " << h.mean()
+        << ", \"p50\": " << h.percentile(0.5) << ", \"p90\": " << h.percentile(0.9)
+        << ", \"p99\": " << h.percentile(0.99) << ", \"p999\": " << h.percentile(0.999) << ", \"max\": " << h.max()
+        << "}";
+    sep = ",\n";
+  }
+  out << "\n  }\n}\n";
+}
+
+}  // namespace rnicsim::sim
