@@ -1,0 +1,36 @@
+// A pcap writer (libpcap) with nanosecond timestamps taken from simulated time.
+// Ethernet link type for RoCEv2, LINKTYPE_INFINIBAND (247) for native IB.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "fabric/port.hpp"
+
+struct pcap;
+struct pcap_dumper;
+
+namespace rnicsim::fabric {
+
+enum class CaptureLinkType : int { Ethernet = 1, InfiniBand = 247 };
+
+class PcapTap : public FrameTap {
+public:
+  // Throws std::runtime_error if the file cannot be created.
+  PcapTap(const std::string& path, CaptureLinkType link, uint32_t snaplen = 65535);
+  PcapTap(const PcapTap&) = delete;
+  PcapTap& operator=(const PcapTap&) = delete;
+  ~PcapTap() override;
+
+  void capture(sim::Time when, std::span<const std::byte> bytes) override;
+  void flush();
+  uint64_t frames() const { return frames_; }
+
+private:
+  pcap* handle_ = nullptr;
+  pcap_dumper* dumper_ = nullptr;
+  uint32_t snaplen_;
+  uint64_t frames_ = 0;
+};
+
+}  // namespace rnicsim::fabric

@@ -1,0 +1,109 @@
+// A port: per-priority egress queues, a serializer at line rate, and the wire to the
+// peer port (propagation delay, loss hook). Two connected ports form a full-duplex
+// link; everything between components goes through such a port, with a latency.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fabric/frame.hpp"
+#include "sim/random.hpp"
+#include "sim/ring_queue.hpp"
+#include "sim/simulator.hpp"
+
+namespace rnicsim::fabric {
+
+inline constexpr int kPriorities = 8;
+
+// Anything that takes frames: a NIC, a switch, a test.
+class FrameSink {
+public:
+  virtual ~FrameSink() = default;
+  virtual void receive(Frame&& frame) = 0;
+};
+
+// Observes frames on a port (pcap writers).
+class FrameTap {
+public:
+  virtual ~FrameTap() = default;
+  virtual void capture(sim::Time when, std::span<const std::byte> bytes) = 0;
+};
+
+struct PortParams {
+  uint64_t rate_bps = 100'000'000'000;           // line rate
+  sim::Duration delay = sim::Duration::ns(1000);  // propagation to the peer
+  uint64_t queue_bytes = 4 * 1024 * 1024;         // egress buffer per priority
+  uint32_t wire_overhead_bytes = 24;              // preamble+SFD 8, FCS 4, IFG 12 (Ethernet)
+  uint32_t min_frame_bytes = 60;                  // frames are padded on the wire to this (without FCS)
+  double loss_rate = 0.0;                         // Bernoulli loss on the wire towards the peer
+};
+
+class Port {
+public:
+  Port(sim::Simulator& sim, std::string name, PortParams params);
+  Port(const Port&) = delete;
+  Port& operator=(const Port&) = delete;
+
+  const std::string& name() const { return name_; }
+  const PortParams& params() const { return params_; }
+
+  // Wires two ports together in both directions.
+  static void connect(Port& a, Port& b);
+  // Frames arriving at this port are handed to `sink`.
+  void set_receiver(FrameSink* sink) { receiver_ = sink; }
+  // Called whenever egress space frees up, so a blocked sender can retry.
+  void set_tx_ready(std::function<void()> cb) { tx_ready_ = std::move(cb); }
+  // Taps see frames leaving (at serialization start) and arriving (at the last bit).
+  void add_tap(FrameTap* tap) { taps_.push_back(tap); }
+
+  bool has_room(uint8_t priority, size_t bytes) const {
+    return queued_bytes_[priority] + bytes <= params_.queue_bytes;
+  }
+  // Queues a frame for transmission; a frame without room is dropped and counted.
+  // Returns whether it was queued.
+  bool send(Frame&& frame);
+
+  sim::Duration wire_time(size_t frame_bytes) const;
+  bool idle() const { return !tx_busy_ && queued_total_ == 0; }
+
+  struct Counters {
+    uint64_t tx_frames = 0, tx_bytes = 0, rx_frames = 0, rx_bytes = 0;
+    uint64_t drops_queue_full = 0, drops_loss = 0;
+  };
+  const Counters& counters() const { return counters_; }
+
+private:
+  struct InFlight {
+    sim::Time arrival;
+    Frame frame;
+  };
+  void start_next();
+  void on_tx_done();
+  void on_arrival();
+  void accept(Frame&& frame);
+
+  sim::Simulator& sim_;
+  std::string name_;
+  PortParams params_;
+  Port* peer_ = nullptr;
+  FrameSink* receiver_ = nullptr;
+  std::function<void()> tx_ready_;
+  std::vector<FrameTap*> taps_;
+  sim::RandomStream loss_rng_;
+
+  std::array<sim::RingQueue<Frame>, kPriorities> queues_;
+  std::array<uint64_t, kPriorities> queued_bytes_{};
+  uint64_t queued_total_ = 0;
+  bool tx_busy_ = false;
+  Frame on_wire_;
+  sim::Event tx_done_;
+
+  sim::RingQueue<InFlight> pipe_;  // frames propagating towards the peer, in order
+  sim::Event arrive_;
+  Counters counters_;
+};
+
+}  // namespace rnicsim::fabric

@@ -1,0 +1,132 @@
+#include "fabric/port.hpp"
+
+#include <gtest/gtest.h>
+#include <pcap/pcap.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <vector>
+
+#include "fabric/pcap_tap.hpp"
+
+using namespace rnicsim;
+using namespace rnicsim::sim::literals;
+
+namespace {
+struct Recorder : fabric::FrameSink {
+  sim::Simulator& sim;
+  std::vector<std::pair<sim::Time, size_t>> got;
+  std::vector<uint8_t> first_bytes;
+  explicit Recorder(sim::Simulator& s) : sim(s) {}
+  void receive(fabric::Frame&& f) override {
+    got.emplace_back(sim.now(), f.size());
+    first_bytes.push_back(static_cast<uint8_t>(f.bytes()[0]));
+  }
+};
+
+fabric::Frame make(fabric::FramePool& pool, size_t n, uint8_t tag, uint8_t prio = 0) {
+  fabric::Frame f = pool.acquire(n);
+  for (auto& b : f.bytes()) b = std::byte{tag};
+  f.meta().priority = prio;
+  return f;
+}
+}  // namespace
+
+TEST(Port, SerializationPlusPropagation) {
+  sim::Simulator s(1);
+  fabric::FramePool pool;
+  fabric::PortParams p;  // 100 Gb/s, 1 us
+  fabric::Port a(s, "a", p), b(s, "b", p);
+  fabric::Port::connect(a, b);
+  Recorder rx(s);
+  b.set_receiver(&rx);
+  ASSERT_TRUE(a.send(make(pool, 1000, 1)));
+  ASSERT_TRUE(a.send(make(pool, 1000, 2)));
+  s.scheduler().run_until(sim::Time::max());
+  ASSERT_EQ(rx.got.size(), 2u);
+  const auto per_frame = sim::serialization_time(1024, 100'000'000'000);  // +24 bytes overhead
+  EXPECT_EQ(rx.got[0].first, sim::Time::zero() + per_frame + 1_us);
+  EXPECT_EQ(rx.got[1].first, sim::Time::zero() + per_frame * 2 + 1_us);
+  EXPECT_EQ(a.counters().tx_frames, 2u);
+  EXPECT_EQ(b.counters().rx_bytes, 2000u);
+  EXPECT_EQ(pool.in_use(), 0u);
+}
+
+TEST(Port, ShortFramesArePaddedOnTheWire) {
+  sim::Simulator s(1);
+  fabric::Port a(s, "a", {});
+  EXPECT_EQ(a.wire_time(10), a.wire_time(60));
+  EXPECT_EQ(a.wire_time(60), 6720_ps);  // 84 bytes at 100 Gb/s
+}
+
+TEST(Port, StrictPriorityAndQueueLimit) {
+  sim::Simulator s(1);
+  fabric::FramePool pool;
+  fabric::PortParams p;
+  p.queue_bytes = 2500;
+  fabric::Port a(s, "a", p), b(s, "b", p);
+  fabric::Port::connect(a, b);
+  Recorder rx(s);
+  b.set_receiver(&rx);
+  ASSERT_TRUE(a.send(make(pool, 1000, 1, 0)));  // goes on the wire at once
+  ASSERT_TRUE(a.send(make(pool, 1000, 2, 0)));
+  ASSERT_TRUE(a.send(make(pool, 1000, 3, 0)));
+  EXPECT_FALSE(a.send(make(pool, 1000, 4, 0)));  // 3000 > 2500 queued bytes
+  ASSERT_TRUE(a.send(make(pool, 1000, 5, 3)));  // other priority has its own room
+  s.scheduler().run_until(sim::Time::max());
+  EXPECT_EQ(rx.first_bytes, (std::vector<uint8_t>{1, 5, 2, 3}));
+  EXPECT_EQ(a.counters().drops_queue_full, 1u);
+}
+
+TEST(Port, LossIsSeededAndCounted) {
+  auto run = [](uint64_t seed) {
+    sim::Simulator s(seed);
+    fabric::FramePool pool;
+    fabric::PortParams p;
+    p.loss_rate = 0.1;
+    fabric::Port a(s, "a", p), b(s, "b", p);
+    fabric::Port::connect(a, b);
+    Recorder rx(s);
+    b.set_receiver(&rx);
+    for (int i = 0; i < 1000; ++i) {
+      a.send(make(pool, 100, static_cast<uint8_t>(i)));
+      s.scheduler().run_until(sim::Time::max());
+    }
+    EXPECT_EQ(rx.got.size() + a.counters().drops_loss, 1000u);
+    return rx.first_bytes;
+  };
+  const auto r1 = run(3), r2 = run(3), r3 = run(4);
+  EXPECT_EQ(r1, r2);
+  EXPECT_NE(r1, r3);
+  EXPECT_GT(r1.size(), 850u);
+  EXPECT_LT(r1.size(), 950u);
+}
+
+TEST(PcapTap, WritesNanosecondTimestampsFromSimulatedTime) {
+  const std::string path = (std::filesystem::temp_directory_path() / "rnicsim_tap_test.pcap").string();
+  {
+    sim::Simulator s(1);
+    fabric::FramePool pool;
+    fabric::Port a(s, "a", {}), b(s, "b", {});
+    fabric::Port::connect(a, b);
+    fabric::PcapTap tap(path, fabric::CaptureLinkType::Ethernet);
+    b.add_tap(&tap);
+    a.send(make(pool, 100, 9));
+    s.scheduler().run_until(sim::Time::max());
+    EXPECT_EQ(tap.frames(), 1u);
+  }
+  char err[PCAP_ERRBUF_SIZE];
+  pcap_t* p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
+  ASSERT_NE(p, nullptr) << err;
+  EXPECT_EQ(pcap_datalink(p), DLT_EN10MB);
+  pcap_pkthdr* h;
+  const u_char* data;
+  ASSERT_EQ(pcap_next_ex(p, &h, &data), 1);
+  EXPECT_EQ(h->len, 100u);
+  EXPECT_EQ(data[0], 9);
+  // 124 bytes at 100 Gb/s = 9.92 ns, plus 1 us.
+  EXPECT_EQ(h->ts.tv_sec, 0);
+  EXPECT_EQ(h->ts.tv_usec, 1009);  // nanoseconds, truncated from 1009.92
+  pcap_close(p);
+  std::filesystem::remove(path);
+}
