@@ -1,0 +1,206 @@
+// sim_speed: simulated packets per wall second, rnicsim beside ns-3, in one run.
+//
+// rnicsim: two hosts, one 100 Gb/s link with 1 us delay, RoCEv2, 4 KiB MTU, an
+// RDMA WRITE stream of 1 MiB messages (256 data packets each).
+// ns-3:    two nodes, the same link, UdpClient -> UdpServer with 4 KiB payloads
+//          spaced to keep the link saturated, the same number of data packets.
+//
+// The figure of merit is data packets per wall second; the ratio is
+// rnicsim / ns-3. Wall time is measured around each whole simulation (set-up,
+// run, tear-down) with the same clock. The program fails if either side does
+// not move every packet; it never fails on timing.
+//
+//   sim_speed [--packets N] [--smoke]
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "bench/ns3_p2p.hpp"
+#include "scenario/runner.hpp"
+
+namespace {
+
+constexpr std::uint32_t kPayloadBytes = 4096;          // RoCE MTU / UDP payload
+constexpr std::uint64_t kMessageBytes = 1024 * 1024;   // one RDMA WRITE
+constexpr std::uint64_t kPacketsPerMessage = kMessageBytes / kPayloadBytes;
+constexpr std::uint64_t kDefaultPackets = 1048576;
+constexpr std::uint64_t kSmokePackets = 20480;
+constexpr std::uint64_t kMaxPackets = 0xffffffffULL;   // ns-3 UdpClient's MaxPackets is 32-bit
+
+struct Options {
+  std::uint64_t packets = kDefaultPackets;
+  bool smoke = false;
+};
+
+struct RnicsimResult {
+  std::uint64_t messages = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t data_packets = 0;   // messages * packets per message
+  std::uint64_t total_packets = 0;  // every packet on the wire, ACKs included
+  std::uint64_t retransmissions = 0;
+  std::uint64_t events = 0;
+  double sim_seconds = 0;
+  double run_seconds = 0;   // the runner's own wall time
+  double wall_seconds = 0;  // around run_text: parse, build, run, tear down
+};
+
+void usage(std::FILE* to) {
+  std::fprintf(to,
+               "usage: sim_speed [--packets N] [--smoke]\n"
+               "  --packets N  data packets per simulator (default %llu; rounded up to\n"
+               "               whole 1 MiB messages of %llu packets)\n"
+               "  --smoke      short run (%llu packets) that checks both sides, for CI\n",
+               static_cast<unsigned long long>(kDefaultPackets),
+               static_cast<unsigned long long>(kPacketsPerMessage),
+               static_cast<unsigned long long>(kSmokePackets));
+}
+
+std::optional<Options> parse_args(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--smoke") {
+      options.smoke = true;
+      options.packets = kSmokePackets;
+    } else if (arg == "--packets" && i + 1 < argc) {
+      char* end = nullptr;
+      const std::string_view value = argv[++i];
+      const unsigned long long n = std::strtoull(argv[i], &end, 10);
+      if (value.empty() || *end != '\0' || n == 0 || n > kMaxPackets) {
+        std::fprintf(stderr, "sim_speed: --packets wants an integer in [1, %llu], got '%s'\n",
+                     static_cast<unsigned long long>(kMaxPackets), argv[i]);
+        return std::nullopt;
+      }
+      options.packets = n;
+    } else if (arg == "--help" || arg == "-h") {
+      usage(stdout);
+      std::exit(0);
+    } else {
+      std::fprintf(stderr, "sim_speed: unknown argument '%s'\n", argv[i]);
+      usage(stderr);
+      return std::nullopt;
+    }
+  }
+  return options;
+}
+
+std::string stream_scenario(std::uint64_t messages) {
+  return "name: sim_speed\n"
+         "seed: 1\n"
+         "link_layer: roce_v2\n"
+         "hosts: [{name: a}, {name: b}]\n"
+         "links: [{between: [a, b], rate: 100Gbps, delay: 1us}]\n"
+         "nic: {mtu: 4096}\n"
+         "workloads:\n"
+         "  - {name: stream, op: write, pattern: bw, from: a, to: b, size: 1MiB, count: " +
+         std::to_string(messages) + ", tx_depth: 16}\n";
+}
+
+RnicsimResult run_rnicsim_stream(std::uint64_t messages) {
+  namespace sc = rnicsim::scenario;
+  sc::RunOptions options;
+  options.quiet = true;
+  const std::string text = stream_scenario(messages);
+
+  const auto start = std::chrono::steady_clock::now();
+  const sc::Summary summary = sc::run_text(text, "sim_speed.yaml", options);
+  const auto stop = std::chrono::steady_clock::now();
+
+  RnicsimResult result;
+  result.messages = summary.messages;
+  result.bytes = summary.bytes;
+  result.data_packets = summary.messages * kPacketsPerMessage;
+  result.total_packets = summary.packets;
+  result.retransmissions = summary.retransmissions;
+  result.events = summary.events;
+  result.sim_seconds = summary.sim_seconds;
+  result.run_seconds = summary.wall_seconds;
+  result.wall_seconds = std::chrono::duration<double>(stop - start).count();
+  return result;
+}
+
+double per_second(std::uint64_t count, double seconds) {
+  return seconds > 0 ? static_cast<double>(count) / seconds : 0.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::optional<Options> options = parse_args(argc, argv);
+  if (!options) return 2;
+
+  const std::uint64_t messages = (options->packets + kPacketsPerMessage - 1) / kPacketsPerMessage;
+  const std::uint64_t packets = messages * kPacketsPerMessage;
+  if (packets > kMaxPackets) {
+    std::fprintf(stderr, "sim_speed: %llu packets after rounding up exceeds %llu\n",
+                 static_cast<unsigned long long>(packets),
+                 static_cast<unsigned long long>(kMaxPackets));
+    return 2;
+  }
+
+  std::printf("stream: %llu data packets of %u B payload (%llu x 1 MiB RDMA WRITE), "
+              "100 Gb/s link, 1 us delay%s\n",
+              static_cast<unsigned long long>(packets), kPayloadBytes,
+              static_cast<unsigned long long>(messages), options->smoke ? " [smoke]" : "");
+  std::fflush(stdout);
+
+  const rnicsim::bench::Ns3Result ns3 = rnicsim::bench::run_ns3_p2p(packets, kPayloadBytes);
+
+  RnicsimResult rn;
+  try {
+    rn = run_rnicsim_stream(messages);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sim_speed: rnicsim scenario failed: %s\n", e.what());
+    return 1;
+  }
+
+  const double ns3_rate = per_second(ns3.packets_received, ns3.wall_seconds);
+  const double rn_rate = per_second(rn.data_packets, rn.wall_seconds);
+  const double rn_total_rate = per_second(rn.total_packets, rn.wall_seconds);
+  const double ns3_gbps =
+      ns3.sim_seconds > 0 ? ns3.packets_received * ns3.wire_bytes * 8.0 / ns3.sim_seconds / 1e9 : 0.0;
+  const double rn_gbps = rn.sim_seconds > 0 ? rn.bytes * 8.0 / rn.sim_seconds / 1e9 : 0.0;
+
+  std::printf("ns-3 %s packets/s: %.0f (%llu received of %llu sent, %.6f s simulated, "
+              "%.1f Gb/s on the wire)\n",
+              ns3.version.c_str(), ns3_rate, static_cast<unsigned long long>(ns3.packets_received),
+              static_cast<unsigned long long>(ns3.packets_sent), ns3.sim_seconds, ns3_gbps);
+  std::printf("rnicsim packets/s: %.0f data, %.0f total incl. ACKs (%llu data, %llu total, "
+              "%llu retransmitted, %.6f s simulated, %.1f Gb/s payload)\n",
+              rn_rate, rn_total_rate, static_cast<unsigned long long>(rn.data_packets),
+              static_cast<unsigned long long>(rn.total_packets),
+              static_cast<unsigned long long>(rn.retransmissions), rn.sim_seconds, rn_gbps);
+  std::printf("ns-3 wall: %.3f s (run %.3f s)\n", ns3.wall_seconds, ns3.run_seconds);
+  std::printf("rnicsim wall: %.3f s (run %.3f s, %llu events)\n", rn.wall_seconds, rn.run_seconds,
+              static_cast<unsigned long long>(rn.events));
+  std::printf("ratio rnicsim/ns-3: %.2fx\n", ns3_rate > 0 ? rn_rate / ns3_rate : 0.0);
+
+  bool ok = true;
+  if (ns3.packets_received != packets || ns3.packets_sent != packets || ns3.packets_lost != 0) {
+    std::fprintf(stderr, "sim_speed: ns-3 moved %llu of %llu packets (%llu sent, %llu lost)\n",
+                 static_cast<unsigned long long>(ns3.packets_received),
+                 static_cast<unsigned long long>(packets),
+                 static_cast<unsigned long long>(ns3.packets_sent),
+                 static_cast<unsigned long long>(ns3.packets_lost));
+    ok = false;
+  }
+  if (rn.messages != messages || rn.bytes != messages * kMessageBytes ||
+      rn.total_packets < rn.data_packets) {
+    std::fprintf(stderr,
+                 "sim_speed: rnicsim completed %llu of %llu messages, %llu of %llu bytes, "
+                 "%llu packets on the wire\n",
+                 static_cast<unsigned long long>(rn.messages),
+                 static_cast<unsigned long long>(messages),
+                 static_cast<unsigned long long>(rn.bytes),
+                 static_cast<unsigned long long>(messages * kMessageBytes),
+                 static_cast<unsigned long long>(rn.total_packets));
+    ok = false;
+  }
+  return ok ? 0 : 1;
+}
