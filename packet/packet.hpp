@@ -1,0 +1,226 @@
+// Decoded packets, frame building and parsing.
+//
+// Frame formats (the FCS is never included, as in pcap captures):
+//   RoCEv2/IPv4:  Ethernet [802.1Q] IPv4 UDP(4791) BTH [ext headers] payload pad ICRC [Ethernet pad]
+//   RoCEv2/IPv6:  Ethernet [802.1Q] IPv6 UDP(4791) BTH [ext headers] payload pad ICRC [Ethernet pad]
+//   IB local:     LRH BTH [ext headers] payload pad ICRC VCRC
+//   IB global:    LRH GRH BTH [ext headers] payload pad ICRC VCRC
+// Ethernet frames shorter than the 60-byte minimum (64 with the FCS) are
+// padded with zero bytes after the ICRC, as a MAC would do on the wire; parse()
+// accepts and reports bytes after the IP datagram (`trailer_length`).
+//
+// Hot path: write_headers() writes every header and returns the FrameLayout;
+// the caller puts the payload at layout.payload_offset (DMA straight into the
+// frame), then seal() fills in pad bytes, checksums, ICRC and VCRC. Neither
+// allocates.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "packet/headers.hpp"
+#include "packet/opcode.hpp"
+#include "packet/result.hpp"
+
+namespace rnicsim::packet {
+
+/// How a packet travels.
+enum class LinkKind : std::uint8_t {
+  RoceV2Ipv4,  ///< Ethernet, IPv4, UDP 4791
+  RoceV2Ipv6,  ///< Ethernet, IPv6, UDP 4791
+  IbLocal,     ///< LRH (LNH = 2)
+  IbGlobal,    ///< LRH + GRH (LNH = 3)
+};
+/// What the capture says the frame starts with (pcap link type 1 vs 247).
+enum class LinkType : std::uint8_t { Ethernet, Infiniband };
+
+constexpr bool is_roce(LinkKind k) noexcept { return k == LinkKind::RoceV2Ipv4 || k == LinkKind::RoceV2Ipv6; }
+constexpr bool is_ib(LinkKind k) noexcept { return !is_roce(k); }
+std::string_view to_string(LinkKind k) noexcept;
+
+/// LNH value the LRH carries for an IB link kind.
+constexpr std::uint8_t lnh_for(LinkKind k) noexcept { return k == LinkKind::IbGlobal ? 3 : 2; }
+/// The only valid BTH PadCnt for a payload length.
+constexpr std::uint8_t pad_for(std::size_t payload_length) noexcept {
+  return static_cast<std::uint8_t>((4 - payload_length % 4) % 4);
+}
+
+inline constexpr std::size_t kEthernetMinFrame = 60;  ///< without FCS
+
+struct VlanFields {
+  std::uint8_t pcp = 0;   ///< 3 bits
+  bool dei = false;
+  std::uint16_t vid = 0;  ///< 12 bits
+  bool operator==(const VlanFields&) const = default;
+};
+struct RethFields {
+  std::uint64_t va = 0;
+  std::uint32_t rkey = 0;
+  std::uint32_t dma_length = 0;
+  bool operator==(const RethFields&) const = default;
+};
+struct AethFields {
+  std::uint8_t syndrome = 0;
+  std::uint32_t msn = 0;  ///< 24 bits
+  bool operator==(const AethFields&) const = default;
+};
+struct AtomicEthFields {
+  std::uint64_t va = 0;
+  std::uint32_t rkey = 0;
+  std::uint64_t swap_add = 0;
+  std::uint64_t compare = 0;
+  bool operator==(const AtomicEthFields&) const = default;
+};
+struct AtomicAckEthFields {
+  std::uint64_t orig_remote_data = 0;
+  bool operator==(const AtomicAckEthFields&) const = default;
+};
+struct IethFields {
+  std::uint32_t rkey = 0;
+  bool operator==(const IethFields&) const = default;
+};
+struct DethFields {
+  std::uint32_t qkey = 0;
+  std::uint32_t src_qp = 0;  ///< 24 bits
+  bool operator==(const DethFields&) const = default;
+};
+
+/// Everything a packet says, decoded. Fields of layers the link kind does not
+/// use are ignored by write_headers() and left at their defaults by parse(),
+/// so parse(build(x)) == x holds when they are left at their defaults in x.
+/// Extension headers are present exactly when the opcode carries them.
+struct PacketFields {
+  LinkKind link = LinkKind::RoceV2Ipv4;
+
+  // --- Ethernet (RoCEv2) ---
+  MacAddr eth_dst{};
+  MacAddr eth_src{};
+  std::optional<VlanFields> vlan;
+
+  // --- IP (RoCEv2) ---
+  /// IPv6 addresses; for IPv4 the IPv4-mapped form (see ipv4_mapped()).
+  Ipv6Addr ip_src{};
+  Ipv6Addr ip_dst{};
+  std::uint8_t dscp = 0;            ///< 6 bits (IPv4 TOS / IPv6 traffic class, high bits)
+  std::uint8_t ecn = 0;             ///< 2 bits
+  std::uint8_t ttl = 64;            ///< IPv4 TTL or IPv6 hop limit
+  std::uint16_t ipv4_id = 0;        ///< IPv4 identification
+  bool ipv4_dont_fragment = true;   ///< IPv4 DF flag (RoCEv2 sets it)
+  std::uint32_t ipv6_flow_label = 0;  ///< 20 bits
+  std::uint16_t udp_src_port = 0xC000;  ///< destination port is always 4791
+
+  // --- LRH / GRH (native IB) ---
+  std::uint8_t lrh_vl = 0;    ///< 4 bits
+  std::uint8_t lrh_lver = 0;  ///< 4 bits
+  std::uint8_t lrh_sl = 0;    ///< 4 bits
+  std::uint8_t lrh_lnh = 2;   ///< 2 bits; must equal lnh_for(link) for IB kinds
+  std::uint16_t dlid = 0;
+  std::uint16_t slid = 0;
+  std::uint8_t grh_tclass = 0;
+  std::uint32_t grh_flow_label = 0;  ///< 20 bits
+  std::uint8_t grh_hop_limit = 0;
+  std::uint8_t grh_next_header = kGrhNextHeaderIba;
+  Gid sgid{};
+  Gid dgid{};
+
+  // --- BTH ---
+  Opcode opcode = Opcode::RcSendOnly;
+  bool solicited = false;
+  bool mig_req = false;
+  std::uint8_t pad_count = 0;  ///< must equal pad_for(payload_length)
+  std::uint8_t tver = 0;
+  std::uint16_t pkey = 0xFFFF;
+  bool fecn = false;
+  bool becn = false;
+  std::uint32_t dest_qp = 0;  ///< 24 bits
+  bool ack_req = false;
+  std::uint32_t psn = 0;  ///< 24 bits
+
+  // --- extension headers ---
+  std::optional<RethFields> reth;
+  std::optional<AethFields> aeth;
+  std::optional<AtomicEthFields> atomic_eth;
+  std::optional<AtomicAckEthFields> atomic_ack_eth;
+  std::optional<std::uint32_t> imm;  ///< ImmDt
+  std::optional<IethFields> ieth;
+  std::optional<DethFields> deth;
+
+  /// Payload bytes (pad excluded).
+  std::uint32_t payload_length = 0;
+
+  bool operator==(const PacketFields&) const = default;
+};
+
+/// Sets the fields derived from others: pad_count from payload_length and
+/// lrh_lnh from link. Convenience for callers filling a PacketFields by hand.
+constexpr void derive_fields(PacketFields& f) noexcept {
+  f.pad_count = pad_for(f.payload_length);
+  if (is_ib(f.link)) f.lrh_lnh = lnh_for(f.link);
+}
+
+/// Where everything is in a frame (offsets from the first byte of the frame).
+struct FrameLayout {
+  LinkKind link = LinkKind::RoceV2Ipv4;
+  std::uint16_t l3_offset = 0;      ///< first byte of the IP header / LRH
+  std::uint16_t l3_header_length = 0;  ///< IPv4 header incl. options / 40 / LRH(+GRH)
+  std::uint16_t bth_offset = 0;
+  std::uint16_t payload_offset = 0;
+  std::uint32_t payload_length = 0;  ///< pad excluded
+  std::uint8_t pad_count = 0;
+  std::uint32_t icrc_offset = 0;     ///< = payload_offset + payload_length + pad_count
+  std::uint32_t frame_length = 0;    ///< including VCRC (IB) or Ethernet padding (RoCE)
+  bool operator==(const FrameLayout&) const = default;
+};
+
+/// Length of the frame build() produces: headers + payload + pad + ICRC
+/// (+ VCRC for IB), raised to 60 bytes for Ethernet. FCS not included.
+std::size_t frame_length(const PacketFields& f) noexcept;
+
+/// Writes every header of `f` into `out` (IP/UDP/LRH/GRH lengths included)
+/// and returns the layout. Payload, pad, checksums and CRCs are left for seal().
+BuildResult<FrameLayout> write_headers(const PacketFields& f, std::span<std::byte> out) noexcept;
+
+/// Completes a frame whose headers were written by write_headers() and whose
+/// payload is in place: zero pad and Ethernet trailer bytes, IPv4 header
+/// checksum, UDP checksum (0 over IPv4, as RoCEv2 NICs send; computed over
+/// IPv6, where a zero checksum is not allowed), ICRC and, for IB, VCRC.
+/// `frame` must be at least layout.frame_length bytes.
+void seal(std::span<std::byte> frame, const FrameLayout& layout) noexcept;
+
+/// Same, locating the headers by walking them (for frames built elsewhere or
+/// edited in place). Returns false, leaving the frame untouched, when the
+/// frame does not parse as the given link kind.
+bool seal(std::span<std::byte> frame, LinkKind link) noexcept;
+
+/// write_headers + payload copy + seal. Returns the frame length.
+BuildResult<std::size_t> build(const PacketFields& f, std::span<const std::byte> payload,
+                               std::span<std::byte> out) noexcept;
+
+/// A parsed frame: the fields, where the payload is, and the received CRCs.
+struct ParsedPacket {
+  PacketFields fields;
+  FrameLayout layout;
+  std::span<const std::byte> payload;  ///< pad excluded
+  std::uint32_t icrc = 0;              ///< as received (little-endian on the wire)
+  std::uint16_t vcrc = 0;              ///< as received, IB only
+  std::uint32_t trailer_length = 0;    ///< bytes after the IP datagram (Ethernet pad, FCS)
+  std::uint16_t udp_checksum = 0;      ///< as received, RoCEv2 only
+};
+
+/// Decodes a frame. Never reads outside `frame`. Does not check ICRC, VCRC or
+/// checksums (see icrc_ok / vcrc_ok / ipv4_checksum_ok / udp_checksum_ok).
+ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_type) noexcept;
+
+/// The ICRC recomputed over `frame` equals the one received.
+bool icrc_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept;
+/// The VCRC recomputed over `frame` equals the one received (true for RoCEv2).
+bool vcrc_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept;
+/// IPv4 header checksum is right (true for other link kinds).
+bool ipv4_checksum_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept;
+/// UDP checksum is 0 or right (true for IB).
+bool udp_checksum_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept;
+
+}  // namespace rnicsim::packet
