@@ -1,0 +1,246 @@
+// build -> parse round trips for every valid opcode over every link variant,
+// truncation at every length, and the errors build/parse report.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <memory>
+
+#include "packet/icrc.hpp"
+#include "packet/packet.hpp"
+#include "tests/packet/sample_packets.hpp"
+
+namespace rnicsim::packet {
+namespace {
+
+using testing::all_link_variants;
+using testing::all_valid_opcodes;
+using testing::sample_fields;
+using testing::sample_frame;
+using testing::sample_payload;
+
+/// Copies bytes into a heap block of exactly that size, so that AddressSanitizer
+/// catches any read past the end.
+struct ExactBuffer {
+  explicit ExactBuffer(std::span<const std::byte> b) : p(new std::byte[b.size() ? b.size() : 1]), n(b.size()) {
+    if (n) std::memcpy(p.get(), b.data(), n);
+  }
+  std::span<const std::byte> span() const { return {p.get(), n}; }
+  std::unique_ptr<std::byte[]> p;
+  std::size_t n;
+};
+
+LinkType link_type_of(LinkKind k) { return is_roce(k) ? LinkType::Ethernet : LinkType::Infiniband; }
+
+TEST(RoundTrip, EveryOpcodeEveryLink) {
+  int checked = 0;
+  for (const auto& lv : all_link_variants()) {
+    for (Opcode op : all_valid_opcodes()) {
+      SCOPED_TRACE(std::string(to_string(op)) + " over " + lv.name());
+      const PacketFields f = sample_fields(op, lv);
+      const auto frame = sample_frame(f, static_cast<std::uint8_t>(op));
+      ASSERT_EQ(frame.size(), frame_length(f));
+      const ExactBuffer buf(frame);
+      const auto r = parse(buf.span(), link_type_of(lv.link));
+      ASSERT_TRUE(r) << to_string(r.error());
+      EXPECT_EQ(r->fields, f);
+      EXPECT_TRUE(icrc_ok(buf.span(), *r));
+      EXPECT_TRUE(vcrc_ok(buf.span(), *r));
+      EXPECT_TRUE(ipv4_checksum_ok(buf.span(), *r));
+      EXPECT_TRUE(udp_checksum_ok(buf.span(), *r));
+      const auto payload = sample_payload(f.payload_length, static_cast<std::uint8_t>(op));
+      ASSERT_EQ(r->payload.size(), payload.size());
+      EXPECT_TRUE(std::equal(payload.begin(), payload.end(), r->payload.begin()));
+      EXPECT_EQ(r->layout.frame_length, frame.size());
+      // The pad bytes are zero.
+      for (std::size_t i = 0; i < f.pad_count; ++i) EXPECT_EQ(frame[r->layout.icrc_offset - 1 - i], std::byte{0});
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 6 * 38);
+}
+
+TEST(RoundTrip, WriteHeadersThenSealEqualsBuild) {
+  for (const auto& lv : all_link_variants()) {
+    const PacketFields f = sample_fields(Opcode::RcRdmaWriteOnlyWithImmediate, lv, 1021);
+    const auto payload = sample_payload(f.payload_length);
+    std::vector<std::byte> a(frame_length(f), std::byte{0xEE});
+    auto l = write_headers(f, a);
+    ASSERT_TRUE(l);
+    EXPECT_EQ(l->payload_length, 1021u);
+    EXPECT_EQ(l->pad_count, 3);
+    std::memcpy(a.data() + l->payload_offset, payload.data(), payload.size());  // "DMA"
+    seal(a, *l);
+    std::vector<std::byte> b(frame_length(f));
+    ASSERT_TRUE(build(f, payload, b));
+    EXPECT_EQ(a, b) << lv.name();
+    // seal by link kind finds the same layout and gives the same bytes.
+    std::vector<std::byte> c = a;
+    c[l->icrc_offset] ^= std::byte{0xFF};
+    EXPECT_TRUE(seal(c, lv.link));
+    EXPECT_EQ(a, c);
+    EXPECT_FALSE(seal(c, lv.link == LinkKind::RoceV2Ipv4 ? LinkKind::RoceV2Ipv6 : LinkKind::RoceV2Ipv4));
+  }
+}
+
+TEST(RoundTrip, EthernetMinimumFramePadding) {
+  // SEND_ONLY with no payload over IPv4: 14 + 20 + 8 + 12 + 4 = 58 bytes -> padded to 60.
+  PacketFields f = sample_fields(Opcode::RcSendOnly, {LinkKind::RoceV2Ipv4, false}, 0);
+  EXPECT_EQ(frame_length(f), 60u);
+  const auto frame = sample_frame(f);
+  ASSERT_EQ(frame.size(), 60u);
+  EXPECT_EQ(frame[58], std::byte{0});
+  EXPECT_EQ(frame[59], std::byte{0});
+  const auto r = parse(frame, LinkType::Ethernet);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->trailer_length, 2u);
+  EXPECT_EQ(r->layout.icrc_offset, 54u);
+  EXPECT_TRUE(icrc_ok(frame, *r));
+  // A 4-byte FCS left in a capture is a trailer too.
+  auto with_fcs = sample_frame(sample_fields(Opcode::RcSendOnly, {LinkKind::RoceV2Ipv6, false}));
+  with_fcs.insert(with_fcs.end(), 4, std::byte{0xAA});
+  const auto r2 = parse(with_fcs, LinkType::Ethernet);
+  ASSERT_TRUE(r2);
+  EXPECT_EQ(r2->trailer_length, 4u);
+  EXPECT_TRUE(icrc_ok(with_fcs, *r2));
+}
+
+TEST(Truncation, EveryLengthOfEveryOpcodeIsRejected) {
+  std::size_t rejected = 0;
+  for (const auto& lv : all_link_variants()) {
+    for (Opcode op : all_valid_opcodes()) {
+      const PacketFields f = sample_fields(op, lv);
+      const auto frame = sample_frame(f);
+      const auto full = parse(frame, link_type_of(lv.link));
+      ASSERT_TRUE(full);
+      const std::size_t content = frame.size() - full->trailer_length;
+      for (std::size_t len = 0; len < content; ++len) {
+        const ExactBuffer buf(std::span<const std::byte>(frame).first(len));
+        const auto r = parse(buf.span(), link_type_of(lv.link));
+        EXPECT_FALSE(r) << to_string(op) << " over " << lv.name() << " truncated to " << len;
+        ++rejected;
+      }
+    }
+  }
+  RecordProperty("rejected", static_cast<int>(rejected));
+  EXPECT_GT(rejected, 10000u);
+}
+
+TEST(Truncation, ErrorNamesTheHeader) {
+  const PacketFields f = sample_fields(Opcode::RcRdmaWriteOnlyWithImmediate, {LinkKind::RoceV2Ipv4, true}, 0);
+  const auto frame = sample_frame(f);
+  const std::span<const std::byte> s(frame);
+  EXPECT_EQ(parse(s.first(10), LinkType::Ethernet).error(), ParseError::TruncatedEthernet);
+  EXPECT_EQ(parse(s.first(16), LinkType::Ethernet).error(), ParseError::TruncatedVlan);
+  EXPECT_EQ(parse(s.first(30), LinkType::Ethernet).error(), ParseError::TruncatedIpv4);
+  // Past the UDP header the IP length no longer fits the frame.
+  EXPECT_EQ(parse(s.first(50), LinkType::Ethernet).error(), ParseError::IpLengthMismatch);
+
+  const PacketFields g = sample_fields(Opcode::RcRdmaWriteOnlyWithImmediate, {LinkKind::IbGlobal, false}, 0);
+  const auto ib = sample_frame(g);
+  const std::span<const std::byte> t(ib);
+  EXPECT_EQ(parse(t.first(7), LinkType::Infiniband).error(), ParseError::TruncatedLrh);
+  EXPECT_EQ(parse(t.first(20), LinkType::Infiniband).error(), ParseError::TruncatedGrh);
+  EXPECT_EQ(parse(t.first(ib.size() - 1), LinkType::Infiniband).error(), ParseError::TruncatedVcrc);
+}
+
+/// Builds a valid frame, lets `edit` damage it, reseals nothing, parses.
+ParseError parse_error_after(Opcode op, LinkKind link, std::uint32_t payload,
+                             const std::function<void(std::vector<std::byte>&, const FrameLayout&)>& edit) {
+  const PacketFields f = sample_fields(op, {link, false}, payload);
+  auto frame = sample_frame(f);
+  auto ok = parse(frame, link_type_of(link));
+  if (!ok) return ParseError::NotIp;  // unexpected; makes the caller's check fail
+  edit(frame, ok->layout);
+  auto r = parse(frame, link_type_of(link));
+  return r ? static_cast<ParseError>(0xFF) : r.error();
+}
+
+TEST(ParseErrors, Typed) {
+  using L = LinkKind;
+  const auto set_byte = [](std::size_t off, std::uint8_t v) {
+    return [=](std::vector<std::byte>& b, const FrameLayout&) { b[off] = std::byte{v}; };
+  };
+  const auto set_bth = [](std::size_t off, std::uint8_t v) {
+    return [=](std::vector<std::byte>& b, const FrameLayout& l) { b[l.bth_offset + off] = std::byte{v}; };
+  };
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_byte(12, 0x88)), ParseError::NotIp);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_byte(14, 0x65)), ParseError::BadIpVersion);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_byte(14, 0x44)), ParseError::BadIhl);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_byte(14 + 9, 6)), ParseError::NotUdp);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_byte(14 + 6, 0x20)), ParseError::IpFragment);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_byte(34 + 3, 0xB8)), ParseError::NotRoceV2Port);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_byte(14 + 3, 0xFF)), ParseError::IpLengthMismatch);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_byte(34 + 5, 0x01)), ParseError::UdpLengthMismatch);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv6, 8, set_byte(14, 0x45)), ParseError::BadIpVersion);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv6, 8, set_byte(14 + 6, 0x3A)), ParseError::NotUdp);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv6, 8, set_byte(14 + 5, 0xFF)), ParseError::IpLengthMismatch);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_bth(0, 0x15)), ParseError::InvalidOpcode);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_bth(0, 0x40)), ParseError::InvalidOpcode);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_bth(1, 0x01)), ParseError::BadTver);
+  // PadCnt 3 on a packet with no payload bytes at all.
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 0, set_bth(1, 0x30)), ParseError::PadExceedsPayload);
+  // An 8-byte SEND_ONLY relabelled ACK: the AETH takes 4 bytes, 4 payload bytes remain.
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_bth(0, 0x11)), ParseError::UnexpectedPayload);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_bth(0, 0x00)), ParseError::BadMtuPayload);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendFirst, L::RoceV2Ipv4, 256, set_bth(1, 0x10)), ParseError::BadMtuPayload);
+  EXPECT_EQ(parse_error_after(Opcode::RcRdmaWriteOnly, L::RoceV2Ipv4, 8,
+                              [](std::vector<std::byte>& b, const FrameLayout& l) { b[l.bth_offset + 12 + 15] = std::byte{9}; }),
+            ParseError::DmaLengthMismatch);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::IbLocal, 8, set_byte(0, 0x11)), ParseError::BadLver);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::IbLocal, 8, set_byte(1, 0x01)), ParseError::NotIbaTransport);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::IbLocal, 8, set_byte(5, 0xFF)), ParseError::LrhLengthMismatch);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::IbGlobal, 8, set_byte(8 + 6, 0x11)), ParseError::BadGrh);
+  EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::IbGlobal, 8, set_byte(8 + 5, 0x00)), ParseError::GrhLengthMismatch);
+  for (unsigned e = 0; e <= static_cast<unsigned>(ParseError::DmaLengthMismatch); ++e)
+    EXPECT_FALSE(to_string(static_cast<ParseError>(e)).empty());
+}
+
+TEST(ParseErrors, PayloadNotAlignedAndTooLong) {
+  // A 12-byte SEND_ONLY with one payload byte removed and the IP/UDP lengths
+  // fixed up: 11 bytes with PadCnt 0. (IB lengths are in words: RoCE only.)
+  PacketFields g = sample_fields(Opcode::RcSendOnly, {LinkKind::RoceV2Ipv4, false}, 12);
+  auto r = sample_frame(g);
+  r.erase(r.begin() + 14 + 20 + 8 + 12);  // drop one payload byte
+  store_be16(r.data() + 14 + 2, static_cast<std::uint16_t>(load_be16(r.data() + 14 + 2) - 1));
+  store_be16(r.data() + 34 + 4, static_cast<std::uint16_t>(load_be16(r.data() + 34 + 4) - 1));
+  EXPECT_EQ(parse(r, LinkType::Ethernet).error(), ParseError::PayloadNotAligned);
+
+  PacketFields big = sample_fields(Opcode::RcSendOnly, {LinkKind::RoceV2Ipv4, false}, 4100);
+  auto bf = sample_frame(big);
+  ASSERT_FALSE(bf.empty());
+  EXPECT_EQ(parse(bf, LinkType::Ethernet).error(), ParseError::PayloadTooLong);
+}
+
+TEST(BuildErrors, Typed) {
+  const testing::LinkVariant v4{LinkKind::RoceV2Ipv4, false};
+  std::vector<std::byte> out(9000);
+  PacketFields f = sample_fields(Opcode::RcRdmaWriteOnly, v4);
+  f.reth.reset();
+  EXPECT_EQ(write_headers(f, out).error(), BuildError::MissingHeader);
+  f = sample_fields(Opcode::RcSendOnly, v4);
+  f.imm = 1;
+  EXPECT_EQ(write_headers(f, out).error(), BuildError::UnexpectedHeader);
+  f = sample_fields(Opcode::RcAcknowledge, v4);
+  f.payload_length = 4;
+  EXPECT_EQ(write_headers(f, out).error(), BuildError::UnexpectedPayload);
+  f = sample_fields(Opcode::RcSendOnly, v4, 13);
+  f.pad_count = 0;
+  EXPECT_EQ(write_headers(f, out).error(), BuildError::PadCountMismatch);
+  f = sample_fields(Opcode::RcSendOnly, v4);
+  f.psn = 0x1000000;
+  EXPECT_EQ(write_headers(f, out).error(), BuildError::FieldOutOfRange);
+  f = sample_fields(Opcode::RcSendOnly, {LinkKind::IbGlobal, false});
+  f.lrh_lnh = 2;
+  EXPECT_EQ(write_headers(f, out).error(), BuildError::LnhMismatch);
+  f = sample_fields(Opcode::RcSendOnly, {LinkKind::IbLocal, false}, 8200);
+  EXPECT_EQ(write_headers(f, out).error(), BuildError::PacketTooLong);
+  f = sample_fields(Opcode::RcSendOnly, v4);
+  EXPECT_EQ(write_headers(f, std::span<std::byte>(out).first(frame_length(f) - 1)).error(), BuildError::BufferTooSmall);
+  EXPECT_EQ(build(f, {}, out).error(), BuildError::PayloadSizeMismatch);
+  f.opcode = static_cast<Opcode>(0x15);
+  EXPECT_EQ(write_headers(f, out).error(), BuildError::InvalidOpcode);
+}
+
+}  // namespace
+}  // namespace rnicsim::packet
