@@ -1,0 +1,118 @@
+#include "nic_model/completer.hpp"
+
+#include <array>
+
+#include "nic_model/nic.hpp"
+
+namespace rnicsim::nic {
+
+sim::Duration rnr_timer_duration(uint8_t field) {
+  // IBTA Vol. 1 table 45, in microseconds x 100 (0 means 655.36 ms).
+  static constexpr std::array<int64_t, 32> kCentiUs = {
+      65536, 1,   2,   3,   4,   6,    8,    12,   16,   24,   32,   48,   64,    96,    128,   192,
+      256,   384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
+  return sim::Duration::ns(kCentiUs[field & 0x1F] * 10'000);
+}
+
+sim::Duration local_ack_timeout(uint8_t timeout) {
+  if (timeout == 0) return sim::Duration::max();
+  return sim::Duration::ns(4096) * (int64_t{1} << std::min<uint8_t>(timeout, 31));
+}
+
+void Completer::arm_timer(QpContext& qp) {
+  if (!qp.retransmit_timer || qp.timeout == 0) return;
+  if (qp.una == qp.next_psn) {
+    nic_.scheduler().cancel(*qp.retransmit_timer);
+    return;
+  }
+  if (!qp.retransmit_timer->scheduled())
+    nic_.scheduler().schedule(*qp.retransmit_timer, nic_.now() + local_ack_timeout(qp.timeout));
+}
+
+void Completer::retire_through(QpContext& qp, Psn psn) {
+  // Every WQE whose last packet is at or before `psn` and has been sent is done.
+  while (!qp.send_entries.empty() && qp.next_entry > 0) {
+    const SendEntry& e = qp.send_entries.front();
+    if (Psn::distance(e.last_psn(), psn) < 0) break;
+    const SendEntry done = qp.send_entries.pop_front();
+    --qp.next_entry;
+    nic_.cqe_writer().complete_send(qp, done, WcStatus::Success);
+  }
+  if (Psn::distance(qp.una, psn + 1) > 0) qp.una = psn + 1;
+}
+
+void Completer::receive(QpContext& qp, const packet::ParsedPacket& p) {
+  if (qp.type != QpType::Rc || !p.fields.aeth || qp.state == QpState::Err) return;
+  const Psn psn(p.fields.psn);
+  // Ignore responses for PSNs never sent (stale or bogus).
+  if (Psn::distance(psn, qp.next_psn) <= 0 && Psn::distance(qp.una, psn) < 0) return;
+  const uint8_t syndrome = p.fields.aeth->syndrome;
+  const auto kind = static_cast<AckKind>(syndrome >> 5);
+  switch (kind) {
+    case AckKind::Ack: {
+      ++acks_;
+      const bool progress = Psn::distance(qp.una, psn) >= 0;
+      retire_through(qp, psn);
+      if (progress) {
+        qp.retries_left = qp.retry_cnt;
+        qp.rnr_retries_left = qp.rnr_retry;
+        nic_.scheduler().cancel(*qp.retransmit_timer);
+        arm_timer(qp);
+        nic_.requester().kick(qp);
+      }
+      return;
+    }
+    case AckKind::RnrNak: {
+      ++naks_;
+      retire_through(qp, psn - 1);
+      if (qp.rnr_retry != 7) {
+        if (qp.rnr_retries_left == 0) {
+          nic_.qp_fatal(qp, WcStatus::RnrRetryExcErr);
+          return;
+        }
+        --qp.rnr_retries_left;
+      }
+      // Stop sending, wait the responder's RNR time, then go back to the refused PSN.
+      qp.rnr_waiting = true;
+      nic_.scheduler().reschedule(*qp.retransmit_timer, nic_.now() + rnr_timer_duration(syndrome & 0x1F));
+      return;
+    }
+    case AckKind::Nak: {
+      ++naks_;
+      const auto code = static_cast<NakCode>(syndrome & 0x1F);
+      retire_through(qp, psn - 1);
+      if (code == NakCode::PsnSequenceError) {
+        nic_.requester().rewind(qp, psn);
+        nic_.scheduler().cancel(*qp.retransmit_timer);
+        arm_timer(qp);
+        return;
+      }
+      static constexpr WcStatus kStatus[] = {WcStatus::BadRespErr, WcStatus::RemInvReqErr, WcStatus::RemAccessErr,
+                                             WcStatus::RemOpErr, WcStatus::RemInvRdReqErr};
+      nic_.qp_fatal(qp, static_cast<size_t>(code) < 5 ? kStatus[static_cast<size_t>(code)] : WcStatus::BadRespErr);
+      return;
+    }
+    case AckKind::Reserved: return;
+  }
+}
+
+void Completer::on_timer(QpContext& qp) {
+  if (qp.state != QpState::Rts) return;
+  if (qp.rnr_waiting) {
+    qp.rnr_waiting = false;
+    nic_.requester().rewind(qp, qp.una);
+    arm_timer(qp);
+    return;
+  }
+  if (qp.una == qp.next_psn) return;
+  ++timeouts_;
+  if (qp.retries_left == 0) {
+    nic_.qp_fatal(qp, WcStatus::RetryExcErr);
+    return;
+  }
+  --qp.retries_left;
+  nic_.requester().rewind(qp, qp.una);
+  arm_timer(qp);
+}
+
+}  // namespace rnicsim::nic

@@ -1,0 +1,69 @@
+// The DMA engine: the NIC's only way into host memory. Timing comes from the PCIe
+// link; the memory operation itself happens when the transfer completes (a read
+// samples host memory then; a write becomes visible then). Completions of each
+// direction arrive in issue order, as PCIe orders them, so each direction is a FIFO
+// with one event and requests allocate nothing.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "fabric/frame.hpp"
+#include "nic_model/host_memory.hpp"
+#include "nic_model/pcie_link.hpp"
+#include "sim/ring_queue.hpp"
+#include "sim/simulator.hpp"
+
+namespace rnicsim::nic {
+
+class DmaClient {
+public:
+  virtual ~DmaClient() = default;
+  // `ok` is false if the host memory access failed (address not backed).
+  virtual void dma_done(uint64_t tag, bool ok) = 0;
+};
+
+class DmaEngine {
+public:
+  DmaEngine(sim::Simulator& sim, PcieLink& pcie, HostMemory& memory);
+  DmaEngine(const DmaEngine&) = delete;
+  DmaEngine& operator=(const DmaEngine&) = delete;
+
+  // Reads host memory into `dst`, which must stay valid until dma_done.
+  void read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag);
+  // Writes `src` to host memory; `src` lives in `holder` (a received frame), which
+  // the engine keeps until the write is done.
+  void write(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder, DmaClient* client, uint64_t tag);
+  // Writes up to 64 bytes copied at issue (CQEs, small responses).
+  void write_small(uint64_t addr, std::span<const std::byte> src, DmaClient* client, uint64_t tag);
+
+  PcieLink& pcie() { return pcie_; }
+  HostMemory& memory() { return memory_; }
+  uint64_t reads() const { return reads_; }
+  uint64_t writes() const { return writes_; }
+
+private:
+  struct Request {
+    sim::Time done;
+    uint64_t addr = 0;
+    std::span<std::byte> read_dst;
+    std::span<const std::byte> write_src;
+    fabric::Frame holder;
+    std::array<std::byte, 64> small{};
+    bool use_small = false;
+    DmaClient* client = nullptr;
+    uint64_t tag = 0;
+  };
+  void on_read_done();
+  void on_write_done();
+
+  sim::Simulator& sim_;
+  PcieLink& pcie_;
+  HostMemory& memory_;
+  sim::RingQueue<Request> read_q_, write_q_;
+  sim::Event read_event_, write_event_;
+  uint64_t reads_ = 0, writes_ = 0;
+};
+
+}  // namespace rnicsim::nic

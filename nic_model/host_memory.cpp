@@ -1,0 +1,50 @@
+#include "nic_model/host_memory.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace rnicsim::nic {
+
+uint64_t SimulatedHostMemory::allocate(size_t size, size_t align) {
+  if (size == 0) size = 1;
+  const uint64_t addr = (next_ + align - 1) & ~static_cast<uint64_t>(align - 1);
+  Region r{size, std::make_unique<std::byte[]>(size)};
+  regions_.emplace(addr, std::move(r));
+  next_ = addr + size + 4096;  // an unmapped gap after every region catches overruns
+  allocated_ += size;
+  return addr;
+}
+
+const SimulatedHostMemory::Region* SimulatedHostMemory::find(uint64_t addr, size_t len, uint64_t& offset) const {
+  auto it = regions_.upper_bound(addr);
+  if (it == regions_.begin()) return nullptr;
+  --it;
+  offset = addr - it->first;
+  if (offset > it->second.size || len > it->second.size - offset) return nullptr;
+  return &it->second;
+}
+
+bool SimulatedHostMemory::read(uint64_t addr, std::span<std::byte> dst) const {
+  uint64_t off = 0;
+  const Region* r = find(addr, dst.size(), off);
+  if (r == nullptr) return false;
+  if (!dst.empty()) std::memcpy(dst.data(), r->bytes.get() + off, dst.size());
+  return true;
+}
+
+bool SimulatedHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
+  uint64_t off = 0;
+  const Region* r = find(addr, src.size(), off);
+  if (r == nullptr) return false;
+  if (!src.empty()) std::memcpy(r->bytes.get() + off, src.data(), src.size());
+  return true;
+}
+
+std::span<std::byte> SimulatedHostMemory::span(uint64_t addr, size_t len) {
+  uint64_t off = 0;
+  const Region* r = find(addr, len, off);
+  if (r == nullptr) throw std::out_of_range("address outside simulated host memory");
+  return {r->bytes.get() + off, len};
+}
+
+}  // namespace rnicsim::nic

@@ -1,0 +1,56 @@
+#include "nic_model/memory_translation.hpp"
+
+namespace rnicsim::nic {
+
+const MemoryRegion& MemoryTranslation::add(uint32_t pd, uint64_t addr, uint64_t length, uint64_t iova,
+                                           uint32_t access) {
+  const uint32_t index = next_index_++;
+  // Key = 24-bit index and an 8-bit tag, as NICs build them; lkey and rkey differ.
+  const uint32_t lkey = (index << 8) | 0x11;
+  const uint32_t rkey = (index << 8) | 0x22;
+  MemoryRegion mr{pd, addr, length, iova, access, lkey, rkey};
+  auto [it, _] = by_lkey_.insert_or_assign(lkey, mr);
+  rkey_to_lkey_[rkey] = lkey;
+  return it->second;
+}
+
+bool MemoryTranslation::remove(uint32_t lkey) {
+  auto it = by_lkey_.find(lkey);
+  if (it == by_lkey_.end()) return false;
+  rkey_to_lkey_.erase(it->second.rkey);
+  by_lkey_.erase(it);
+  return true;
+}
+
+const MemoryRegion* MemoryTranslation::by_lkey(uint32_t lkey) const {
+  auto it = by_lkey_.find(lkey);
+  return it == by_lkey_.end() ? nullptr : &it->second;
+}
+
+const MemoryRegion* MemoryTranslation::by_rkey(uint32_t rkey) const {
+  auto it = rkey_to_lkey_.find(rkey);
+  return it == rkey_to_lkey_.end() ? nullptr : by_lkey(it->second);
+}
+
+AccessCheck MemoryTranslation::check(const MemoryRegion* mr, uint32_t pd, uint64_t va, uint64_t len,
+                                     uint32_t needed, uint64_t& host_addr) {
+  if (mr == nullptr) return AccessCheck::BadKey;
+  if (mr->pd != pd) return AccessCheck::BadPd;
+  if (va < mr->iova || va - mr->iova > mr->length || len > mr->length - (va - mr->iova))
+    return AccessCheck::OutOfBounds;
+  if ((mr->access & needed) != needed) return AccessCheck::NoPermission;
+  host_addr = mr->addr + (va - mr->iova);
+  return AccessCheck::Ok;
+}
+
+AccessCheck MemoryTranslation::check_local(uint32_t lkey, uint32_t pd, uint64_t va, uint64_t len, uint32_t needed,
+                                           uint64_t& host_addr) const {
+  return check(by_lkey(lkey), pd, va, len, needed, host_addr);
+}
+
+AccessCheck MemoryTranslation::check_remote(uint32_t rkey, uint32_t pd, uint64_t va, uint64_t len,
+                                            uint32_t needed, uint64_t& host_addr) const {
+  return check(by_rkey(rkey), pd, va, len, needed, host_addr);
+}
+
+}  // namespace rnicsim::nic

@@ -1,0 +1,48 @@
+// Memory translation and protection (the MPT on a real NIC): memory regions with
+// their protection domain, bounds and access rights, found by lkey or rkey. Every
+// local and remote access is checked here before the DMA engine touches memory.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+
+namespace rnicsim::nic {
+
+struct MemoryRegion {
+  uint32_t pd = 0;
+  uint64_t addr = 0;    // host address of the first byte
+  uint64_t length = 0;
+  uint64_t iova = 0;    // address the keys' users name (== addr unless registered with an iova)
+  uint32_t access = 0;  // AccessFlags
+  uint32_t lkey = 0;
+  uint32_t rkey = 0;
+};
+
+enum class AccessCheck : uint8_t { Ok, BadKey, BadPd, OutOfBounds, NoPermission };
+
+class MemoryTranslation {
+public:
+  // Registers a region; keys are derived from an index and a rolling tag.
+  const MemoryRegion& add(uint32_t pd, uint64_t addr, uint64_t length, uint64_t iova, uint32_t access);
+  bool remove(uint32_t lkey);
+  const MemoryRegion* by_lkey(uint32_t lkey) const;
+  const MemoryRegion* by_rkey(uint32_t rkey) const;
+
+  // Checks an access of [va, va+len) with rights `needed` (AccessFlags; 0 means a
+  // local read, always allowed) and, when Ok, yields the host address.
+  AccessCheck check_local(uint32_t lkey, uint32_t pd, uint64_t va, uint64_t len, uint32_t needed,
+                          uint64_t& host_addr) const;
+  AccessCheck check_remote(uint32_t rkey, uint32_t pd, uint64_t va, uint64_t len, uint32_t needed,
+                           uint64_t& host_addr) const;
+  size_t size() const { return by_lkey_.size(); }
+
+private:
+  static AccessCheck check(const MemoryRegion* mr, uint32_t pd, uint64_t va, uint64_t len, uint32_t needed,
+                           uint64_t& host_addr);
+  std::unordered_map<uint32_t, MemoryRegion> by_lkey_;
+  std::unordered_map<uint32_t, uint32_t> rkey_to_lkey_;
+  uint32_t next_index_ = 1;
+};
+
+}  // namespace rnicsim::nic

@@ -1,0 +1,152 @@
+#include "nic_model/nic.hpp"
+
+namespace rnicsim::nic {
+
+Nic::Nic(sim::Simulator& sim, fabric::FramePool& pool, HostMemory& memory, NicConfig config)
+    : sim_(sim),
+      pool_(pool),
+      config_(std::move(config)),
+      clock_(config_.params.clock_hz),
+      pcie_(config_.params.pcie),
+      dma_(sim, pcie_, memory),
+      doorbell_(*this),
+      fetcher_(*this),
+      requester_(*this),
+      responder_(*this),
+      completer_(*this),
+      cqe_writer_(*this),
+      rx_(*this) {}
+
+Nic::~Nic() = default;
+
+void Nic::attach(fabric::Port& port) {
+  port_ = &port;
+  port.set_receiver(this);
+  port.set_tx_ready([this] { requester_.port_ready(); });
+}
+
+uint32_t Nic::create_cq(uint64_t ring_base, uint32_t entries, CompletionListener* listener) {
+  const uint32_t cqn = next_cqn_++;
+  CqContext& c = cqs_[cqn];
+  c.cqn = cqn;
+  c.base = ring_base;
+  c.entries = entries;
+  c.listener = listener;
+  return cqn;
+}
+
+Qpn Nic::create_qp(const QpInit& init) {
+  auto qp = std::make_unique<QpContext>();
+  qp->qpn = Qpn(next_qpn_++);
+  qp->type = init.type;
+  qp->pd = init.pd;
+  qp->send_cq = init.send_cq;
+  qp->recv_cq = init.recv_cq;
+  qp->sq = init.sq;
+  qp->rq = init.rq;
+  qp->sq_sig_all = init.sq_sig_all;
+  // RoCEv2 flow entropy: the UDP source port comes from the QPN.
+  qp->udp_src_port = static_cast<uint16_t>(0xC000 | ((qp->qpn.value() * 2654435761u) >> 18));
+  QpContext* raw = qp.get();
+  qp->retransmit_timer = std::make_unique<sim::Event>([this, raw] { completer_.on_timer(*raw); }, "qp.timer");
+  const Qpn qpn = qp->qpn;
+  qps_.emplace(qpn.value(), std::move(qp));
+  return qpn;
+}
+
+int Nic::modify_qp(Qpn qpn, const QpAttr& attr, uint32_t mask) {
+  QpContext* q = qp(qpn.value());
+  if (q == nullptr) return EINVAL;
+  const QpState before = q->state;
+  const int rc = apply_modify(*q, attr, mask);
+  if (rc == 0 && q->state != before) {
+    sim_.log().log(sim::LogLevel::Debug, config_.name, [&](std::ostream& os) {
+      os << "QP " << qpn.value() << ' ' << to_string(before) << " -> " << to_string(q->state);
+    });
+    if (q->state == QpState::Err) qp_fatal(*q, WcStatus::WrFlushErr);
+    if (q->state == QpState::Rts) requester_.kick(*q);
+  }
+  return rc;
+}
+
+bool Nic::destroy_qp(Qpn qpn) { return qps_.erase(qpn.value()) > 0; }
+
+void Nic::update_cq_consumer(uint32_t, uint64_t) {}
+
+QpContext* Nic::qp(uint32_t qpn) {
+  auto it = qps_.find(qpn);
+  return it == qps_.end() ? nullptr : it->second.get();
+}
+
+CqContext* Nic::cq(uint32_t cqn) {
+  auto it = cqs_.find(cqn);
+  return it == cqs_.end() ? nullptr : &it->second;
+}
+
+packet::PacketFields Nic::packet_template(const QpContext& qp) {
+  packet::PacketFields f;
+  f.link = config_.link;
+  f.eth_src = config_.mac;
+  f.eth_dst = qp.remote.mac;
+  f.ip_src = config_.ip;
+  f.ip_dst = qp.remote.ip;
+  f.dscp = static_cast<uint8_t>(qp.remote.traffic_class >> 2);
+  f.ecn = 0b10;  // ECT(0): RoCEv2 traffic is ECN-capable
+  f.ttl = qp.remote.hop_limit;
+  f.ipv4_id = ipv4_id_++;
+  f.udp_src_port = qp.udp_src_port;
+  f.slid = config_.lid;
+  f.dlid = qp.remote.lid;
+  f.lrh_sl = qp.remote.sl;
+  f.dest_qp = qp.dest_qpn.value();
+  return f;
+}
+
+bool Nic::tx_has_room(size_t bytes) const { return port_ != nullptr && port_->has_room(0, bytes); }
+
+void Nic::transmit(fabric::Frame&& frame) {
+  if (port_ == nullptr) return;
+  ++counters_.tx_packets;
+  counters_.tx_bytes += frame.size();
+  if (!port_->send(std::move(frame))) ++counters_.tx_drops;
+}
+
+void Nic::qp_fatal(QpContext& qp, WcStatus status) {
+  if (qp.state == QpState::Err && status != WcStatus::WrFlushErr) return;
+  qp.state = QpState::Err;
+  scheduler().cancel(*qp.retransmit_timer);
+  bool first = true;
+  while (!qp.send_entries.empty()) {
+    const SendEntry e = qp.send_entries.pop_front();
+    cqe_writer_.complete_send(qp, e, first ? status : WcStatus::WrFlushErr);
+    first = false;
+  }
+  qp.next_entry = 0;
+  qp.next_packet = 0;
+  while (!qp.recv_wqes.empty()) {
+    const RecvWqe w = qp.recv_wqes.pop_front();
+    Cqe c{};
+    c.wr_id = w.wr_id;
+    c.status = WcStatus::WrFlushErr;
+    c.opcode = WcOpcode::Recv;
+    c.qp_num = qp.qpn.value();
+    cqe_writer_.post(qp.recv_cq, c);
+  }
+  sim_.log().log(sim::LogLevel::Info, config_.name, [&](std::ostream& os) {
+    os << "QP " << qp.qpn.value() << " -> ERR (" << to_string(status) << ')';
+  });
+}
+
+const char* to_string(WcStatus s) {
+  static constexpr const char* kNames[] = {
+      "success", "local length error", "local QP operation error", "local EE context operation error",
+      "local protection error", "Work Request Flushed Error", "memory management operation error",
+      "bad response error", "local access error", "remote invalid request error", "remote access error",
+      "remote operation error", "transport retry counter exceeded", "RNR retry counter exceeded",
+      "local RDD violation error", "remote invalid RD request", "aborted error", "invalid EE context number",
+      "invalid EE context state", "fatal error", "response timeout error", "general error"};
+  const auto i = static_cast<size_t>(s);
+  return i < std::size(kNames) ? kNames[i] : "unknown";
+}
+
+}  // namespace rnicsim::nic

@@ -1,0 +1,145 @@
+// The RNIC: its hardware blocks, the contexts they share, the control path that
+// creates them (the verbs' slow path) and the attachment to a fabric port.
+//
+//   host posts WQE -> doorbell -> WQE fetcher -> requester -> port --fabric-->
+//   port -> RX pipeline -> responder (requests) / completer (responses) -> CQE writer
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "fabric/frame.hpp"
+#include "fabric/port.hpp"
+#include "nic_model/completer.hpp"
+#include "nic_model/cqe_writer.hpp"
+#include "nic_model/dma_engine.hpp"
+#include "nic_model/doorbell.hpp"
+#include "nic_model/host_memory.hpp"
+#include "nic_model/memory_translation.hpp"
+#include "nic_model/nic_params.hpp"
+#include "nic_model/pcie_link.hpp"
+#include "nic_model/qp_context.hpp"
+#include "nic_model/qp_state.hpp"
+#include "nic_model/requester.hpp"
+#include "nic_model/responder.hpp"
+#include "nic_model/rx_pipeline.hpp"
+#include "nic_model/wqe_fetcher.hpp"
+#include "packet/packet.hpp"
+#include "sim/simulator.hpp"
+
+namespace rnicsim::nic {
+
+struct NicConfig {
+  std::string name = "nic";
+  NicParams params;
+  packet::LinkKind link = packet::LinkKind::RoceV2Ipv4;
+  packet::MacAddr mac{};
+  packet::Ipv6Addr ip{};  // IPv4-mapped for IPv4
+  uint16_t lid = 0;
+};
+
+struct QpInit {
+  QpType type = QpType::Rc;
+  uint32_t pd = 0;
+  uint32_t send_cq = 0;
+  uint32_t recv_cq = 0;
+  WorkRing sq;  // base and entries; the NIC keeps the indices
+  WorkRing rq;
+  bool sq_sig_all = false;
+};
+
+struct NicCounters {
+  uint64_t tx_packets = 0, tx_bytes = 0, rx_frames = 0, retransmitted_packets = 0, tx_drops = 0;
+};
+
+class Nic : public fabric::FrameSink {
+public:
+  Nic(sim::Simulator& sim, fabric::FramePool& pool, HostMemory& memory, NicConfig config);
+  Nic(const Nic&) = delete;
+  Nic& operator=(const Nic&) = delete;
+  ~Nic() override;
+
+  void attach(fabric::Port& port);
+  const NicConfig& config() const { return config_; }
+  const std::string& name() const { return config_.name; }
+
+  // --- control path ---
+  uint32_t alloc_pd() { return next_pd_++; }
+  // A CQ whose ring of `entries` Cqe lives at `ring_base` in host memory.
+  uint32_t create_cq(uint64_t ring_base, uint32_t entries, CompletionListener* listener);
+  Qpn create_qp(const QpInit& init);
+  int modify_qp(Qpn qpn, const QpAttr& attr, uint32_t mask);
+  bool destroy_qp(Qpn qpn);
+  const MemoryRegion& reg_mr(uint32_t pd, uint64_t addr, uint64_t length, uint32_t access) {
+    return translation_.add(pd, addr, length, addr, access);
+  }
+
+  // --- host MMIO ---
+  void ring_doorbell(QueueKind kind, Qpn qpn, uint64_t producer) { doorbell_.ring(kind, qpn.value(), producer); }
+  // The host consumed CQEs up to `consumer` (for overflow accounting).
+  void update_cq_consumer(uint32_t cqn, uint64_t consumer);
+
+  // --- fabric ---
+  void receive(fabric::Frame&& frame) override { ++counters_.rx_frames; rx_.receive(std::move(frame)); }
+
+  // --- shared by the blocks ---
+  sim::Scheduler& scheduler() { return sim_.scheduler(); }
+  sim::Time now() const { return sim_.now(); }
+  sim::Duration cycles(uint32_t n) const { return clock_.to_duration(sim::Cycles(n)); }
+  const NicParams& params() const { return config_.params; }
+  QpContext* qp(uint32_t qpn);
+  CqContext* cq(uint32_t cqn);
+  fabric::FramePool& frame_pool() { return pool_; }
+  PcieLink& pcie() { return pcie_; }
+  DmaEngine& dma() { return dma_; }
+  MemoryTranslation& translation() { return translation_; }
+  WqeFetcher& wqe_fetcher() { return fetcher_; }
+  Requester& requester() { return requester_; }
+  Responder& responder() { return responder_; }
+  Completer& completer() { return completer_; }
+  CqeWriter& cqe_writer() { return cqe_writer_; }
+  RxPipeline& rx_pipeline() { return rx_; }
+  packet::LinkType capture_link_type() const {
+    return packet::is_roce(config_.link) ? packet::LinkType::Ethernet : packet::LinkType::Infiniband;
+  }
+  // Headers every packet of `qp` shares (addresses, ports, QPN); opcode and the
+  // rest are the caller's.
+  packet::PacketFields packet_template(const QpContext& qp);
+  bool tx_has_room(size_t bytes) const;
+  void transmit(fabric::Frame&& frame);
+  // A QP fails: the oldest outstanding WQE completes with `status`, every other
+  // one with WR_FLUSH_ERR, and the QP enters ERR.
+  void qp_fatal(QpContext& qp, WcStatus status);
+
+  NicCounters& stats() { return counters_; }
+  const NicCounters& stats() const { return counters_; }
+  size_t qp_count() const { return qps_.size(); }
+
+private:
+  sim::Simulator& sim_;
+  fabric::FramePool& pool_;
+  NicConfig config_;
+  sim::ClockDomain clock_;
+  fabric::Port* port_ = nullptr;
+  PcieLink pcie_;
+  DmaEngine dma_;
+  MemoryTranslation translation_;
+  Doorbell doorbell_;
+  WqeFetcher fetcher_;
+  Requester requester_;
+  Responder responder_;
+  Completer completer_;
+  CqeWriter cqe_writer_;
+  RxPipeline rx_;
+  std::unordered_map<uint32_t, std::unique_ptr<QpContext>> qps_;
+  std::unordered_map<uint32_t, CqContext> cqs_;
+  uint32_t next_qpn_ = 0x11;
+  uint32_t next_cqn_ = 1;
+  uint32_t next_pd_ = 1;
+  uint16_t ipv4_id_ = 0;
+  NicCounters counters_;
+};
+
+}  // namespace rnicsim::nic

@@ -1,0 +1,27 @@
+// Timing parameters of the RNIC model. Every parameter has a unit in its name or
+// comment and a default; scenario files override them by name.
+#pragma once
+
+#include <cstdint>
+
+#include "nic_model/pcie_link.hpp"
+
+namespace rnicsim::nic {
+
+struct NicParams {
+  uint64_t clock_hz = 500'000'000;            // NIC core clock
+  uint32_t doorbell_cycles = 4;               // doorbell unit, per MMIO write
+  uint32_t wqe_fetch_batch = 8;               // WQEs read per DMA read at most
+  uint32_t wqe_fetch_outstanding = 8;         // WQE/RQE DMA reads in flight at most
+  uint32_t requester_cycles_per_packet = 20;  // segmentation + header build per packet
+  uint32_t responder_cycles_per_packet = 20;  // checks + DMA set-up per received request
+  uint32_t completer_cycles_per_packet = 10;  // per received ACK/NAK/response
+  uint32_t rx_parse_cycles = 6;               // parse + ICRC check per received packet
+  uint32_t tx_pipeline_packets = 32;          // packets waiting for payload DMA at most
+  uint32_t ack_coalesce_packets = 32;         // responder ACKs at least every N packets
+  uint32_t max_inflight_psns = 1u << 16;      // unacknowledged PSNs per QP at most
+  uint32_t mtu = 4096;                        // port MTU in bytes (path MTU is per QP)
+  PcieParams pcie;
+};
+
+}  // namespace rnicsim::nic

@@ -1,0 +1,44 @@
+#include "nic_model/pcie_link.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace rnicsim::nic {
+
+uint64_t PcieParams::data_rate_bps() const {
+  // Giga-transfers per second per lane and the share left after line coding.
+  struct Gen { uint64_t mtps; uint64_t num, den; };
+  static constexpr std::array<Gen, 5> kGens = {{{2500, 8, 10}, {5000, 8, 10}, {8000, 128, 130},
+                                                {16000, 128, 130}, {32000, 128, 130}}};
+  const Gen& g = kGens[std::clamp<uint32_t>(generation, 1, 5) - 1];
+  return g.mtps * 1'000'000 * lanes * g.num / g.den;
+}
+
+sim::Time PcieLink::reserve(sim::Time& next_free, sim::Time start, uint64_t wire_bytes) {
+  const sim::Time begin = std::max(start, next_free);
+  next_free = begin + sim::serialization_time(wire_bytes, rate_bps_);
+  return next_free;
+}
+
+sim::Time PcieLink::write(sim::Time now, uint64_t bytes) {
+  const uint64_t wire = bytes + tlps(bytes, p_.max_payload_bytes) * p_.tlp_overhead_bytes;
+  up_bytes_ += wire;
+  return reserve(up_free_, now, wire) + p_.latency;
+}
+
+sim::Time PcieLink::read(sim::Time now, uint64_t bytes) {
+  const uint64_t req_wire = tlps(bytes, p_.max_read_request_bytes) * p_.tlp_overhead_bytes;
+  up_bytes_ += req_wire;
+  const sim::Time at_host = reserve(up_free_, now, req_wire) + p_.latency + p_.host_memory_latency;
+  const uint64_t cpl_wire = bytes + tlps(bytes, p_.max_payload_bytes) * p_.tlp_overhead_bytes;
+  down_bytes_ += cpl_wire;
+  return reserve(down_free_, at_host, cpl_wire) + p_.latency;
+}
+
+sim::Time PcieLink::mmio_write(sim::Time now, uint64_t bytes) {
+  const uint64_t wire = bytes + p_.tlp_overhead_bytes;
+  down_bytes_ += wire;
+  return reserve(down_free_, now, wire) + p_.latency;
+}
+
+}  // namespace rnicsim::nic

@@ -1,0 +1,118 @@
+// Queue pair and completion queue contexts: the state the NIC keeps per QP/CQ.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "nic_model/queue_format.hpp"
+#include "nic_model/types.hpp"
+#include "packet/headers.hpp"
+#include "sim/ring_queue.hpp"
+#include "sim/scheduler.hpp"
+
+namespace rnicsim::nic {
+
+enum class QpType : uint8_t { Rc = 2, Uc = 3, Ud = 4 };  // ibv_qp_type
+enum class QpState : uint8_t { Reset = 0, Init = 1, Rtr = 2, Rts = 3, Sqd = 4, Sqe = 5, Err = 6 };  // ibv_qp_state
+std::string_view to_string(QpState s);
+std::string_view to_string(QpType t);
+
+// Where a peer is: Ethernet/IP for RoCEv2, LID (and GID) for InfiniBand.
+struct AddressVector {
+  packet::MacAddr mac{};
+  packet::Ipv6Addr ip{};  // IPv4-mapped for IPv4 peers; the RoCEv2 GID
+  uint16_t lid = 0;
+  uint8_t traffic_class = 0;
+  uint8_t hop_limit = 64;
+  uint8_t sl = 0;
+};
+
+// A ring of WQEs in host memory: the host advances `producer` (by doorbell), the
+// NIC's fetcher advances `fetched`.
+struct WorkRing {
+  uint64_t base = 0;
+  uint32_t entries = 0;
+  uint64_t producer = 0;
+  uint64_t fetched = 0;
+  static constexpr uint32_t kStride = 128;
+  uint64_t slot_addr(uint64_t index) const { return base + (index % entries) * kStride; }
+};
+
+// A send WQE the NIC has fetched, with its place in the PSN space.
+struct SendEntry {
+  SendWqe wqe{};
+  uint32_t length = 0;   // message bytes
+  uint32_t packets = 0;  // packets the message takes at the path MTU
+  Psn first_psn;
+  bool signaled = false;
+  Psn last_psn() const { return first_psn + (packets - 1); }
+};
+
+struct QpContext {
+  Qpn qpn;
+  QpType type = QpType::Rc;
+  QpState state = QpState::Reset;
+  uint32_t pd = 0;
+  uint32_t send_cq = 0;
+  uint32_t recv_cq = 0;
+  bool sq_sig_all = false;
+  WorkRing sq, rq;
+
+  // Connection (set by INIT->RTR->RTS).
+  uint32_t path_mtu = 1024;
+  Qpn dest_qpn;
+  AddressVector remote;
+  uint32_t qkey = 0;
+  uint8_t timeout = 14;     // local ACK timeout 4.096 us * 2^timeout (0 = infinite)
+  uint8_t retry_cnt = 7;
+  uint8_t rnr_retry = 7;    // 7 = infinite
+  uint8_t min_rnr_timer = 12;
+  uint16_t udp_src_port = 0xC000;
+
+  // Requester: fetched WQEs from the oldest unacknowledged on; `next_entry` and
+  // `next_packet` say what goes on the wire next (moved back by go-back-N).
+  sim::RingQueue<SendEntry> send_entries{16};
+  size_t next_entry = 0;
+  uint32_t next_packet = 0;
+  Psn next_psn;         // PSN of the next new packet
+  Psn assign_psn;       // PSN the next fetched WQE starts at
+  Psn una;              // oldest unacknowledged PSN
+  uint32_t retries_left = 7;
+  uint32_t rnr_retries_left = 7;
+  bool in_requester_list = false;
+  bool rnr_waiting = false;  // after an RNR NAK, until the RNR timer fires
+  std::unique_ptr<sim::Event> retransmit_timer;
+
+  // Responder.
+  Psn epsn;             // expected PSN
+  uint32_t msn = 0;     // message sequence number (24 bits)
+  bool nak_outstanding = false;
+  uint32_t unacked_packets = 0;
+  uint64_t write_addr = 0;       // host address of the next byte of the current RDMA WRITE
+  uint32_t write_remaining = 0;
+  uint32_t write_length = 0;     // DMA length of the current RDMA WRITE (RETH)
+  sim::RingQueue<RecvWqe> recv_wqes{16};
+  uint32_t recv_offset = 0;      // bytes of the current SEND placed so far
+
+  uint64_t tx_packets = 0, rx_packets = 0, retransmitted_packets = 0;
+};
+
+class CompletionListener {
+public:
+  virtual ~CompletionListener() = default;
+  // A CQE is visible in the CQ ring in host memory.
+  virtual void on_completion(uint32_t cqn) = 0;
+};
+
+struct CqContext {
+  uint32_t cqn = 0;
+  uint64_t base = 0;       // ring of Cqe in host memory
+  uint32_t entries = 0;
+  uint64_t producer = 0;   // next slot the NIC writes
+  CompletionListener* listener = nullptr;
+  uint64_t written = 0;
+};
+
+}  // namespace rnicsim::nic

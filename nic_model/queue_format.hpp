@@ -1,0 +1,177 @@
+// The layout of work queue entries and completion queue entries in host memory.
+// The host side (scenario workload drivers, the verbs shim) writes WQEs and reads
+// CQEs in exactly this format; the NIC reads WQEs and writes CQEs by DMA.
+// All fields are little-endian (x86 host order), except imm_data, which is kept in
+// network byte order exactly as ibv_send_wr/ibv_wc carry it. Enumerator values match
+// <infiniband/verbs.h>, so the shim passes them through unchanged.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+namespace rnicsim::nic {
+
+enum class WrOpcode : uint8_t {  // ibv_wr_opcode
+  RdmaWrite = 0,
+  RdmaWriteWithImm = 1,
+  Send = 2,
+  SendWithImm = 3,
+  RdmaRead = 4,
+  AtomicCmpSwap = 5,
+  AtomicFetchAdd = 6,
+  LocalInv = 7,
+  BindMw = 8,
+  SendWithInv = 9,
+};
+
+enum SendFlags : uint8_t {  // ibv_send_flags
+  kSendFence = 1,
+  kSendSignaled = 2,
+  kSendSolicited = 4,
+  kSendInline = 8,
+};
+
+enum class WcStatus : uint8_t {  // ibv_wc_status
+  Success = 0,
+  LocLenErr = 1,
+  LocQpOpErr = 2,
+  LocEecOpErr = 3,
+  LocProtErr = 4,
+  WrFlushErr = 5,
+  MwBindErr = 6,
+  BadRespErr = 7,
+  LocAccessErr = 8,
+  RemInvReqErr = 9,
+  RemAccessErr = 10,
+  RemOpErr = 11,
+  RetryExcErr = 12,
+  RnrRetryExcErr = 13,
+  LocRddViolErr = 14,
+  RemInvRdReqErr = 15,
+  RemAbortErr = 16,
+  InvEecnErr = 17,
+  InvEecStateErr = 18,
+  FatalErr = 19,
+  RespTimeoutErr = 20,
+  GeneralErr = 21,
+};
+const char* to_string(WcStatus s);
+
+enum class WcOpcode : uint8_t {  // ibv_wc_opcode (RECV values 128, 129)
+  Send = 0,
+  RdmaWrite = 1,
+  RdmaRead = 2,
+  CompSwap = 3,
+  FetchAdd = 4,
+  BindMw = 5,
+  LocalInv = 6,
+  Recv = 128,
+  RecvRdmaWithImm = 129,
+};
+
+enum WcFlags : uint8_t {  // ibv_wc_flags
+  kWcGrh = 1,
+  kWcWithImm = 2,
+  kWcWithInv = 8,
+};
+
+enum AccessFlags : uint32_t {  // ibv_access_flags
+  kAccessLocalWrite = 1,
+  kAccessRemoteWrite = 2,
+  kAccessRemoteRead = 4,
+  kAccessRemoteAtomic = 8,
+};
+
+// One scatter/gather element.
+struct Sge {
+  uint64_t addr;
+  uint32_t length;
+  uint32_t lkey;
+};
+static_assert(sizeof(Sge) == 16);
+
+inline constexpr size_t kMaxSge = 4;
+inline constexpr size_t kMaxInline = kMaxSge * sizeof(Sge);
+
+// A send queue entry: 128 bytes, a 64-byte control/remote segment then either up
+// to four SGEs or up to 64 bytes of inline data.
+struct SendWqe {
+  uint64_t wr_id;        //  0
+  WrOpcode opcode;       //  8
+  uint8_t send_flags;    //  9  SendFlags
+  uint8_t num_sge;       // 10
+  uint8_t reserved0;     // 11
+  uint32_t imm_data;     // 12  network order; the rkey to invalidate for SendWithInv
+  uint64_t remote_addr;  // 16
+  uint32_t rkey;         // 24
+  uint32_t inline_len;   // 28  bytes of inline data (kSendInline)
+  uint64_t compare_add;  // 32  atomics
+  uint64_t swap;         // 40  atomics
+  uint32_t ud_remote_qpn;   // 48  UD destination
+  uint32_t ud_remote_qkey;  // 52
+  uint32_t ud_ah;           // 56  address handle index
+  uint32_t reserved1;       // 60
+  union {
+    std::array<Sge, kMaxSge> sge;                 // 64
+    std::array<std::byte, kMaxInline> inline_data;  // 64
+  };
+};
+static_assert(sizeof(SendWqe) == 128);
+static_assert(offsetof(SendWqe, remote_addr) == 16);
+static_assert(offsetof(SendWqe, ud_remote_qpn) == 48);
+static_assert(offsetof(SendWqe, sge) == 64);
+
+// A receive queue entry: 128 bytes.
+struct RecvWqe {
+  uint64_t wr_id;     //  0
+  uint8_t num_sge;    //  8
+  uint8_t reserved[55];
+  std::array<Sge, kMaxSge> sge;  // 64
+};
+static_assert(sizeof(RecvWqe) == 128);
+static_assert(offsetof(RecvWqe, sge) == 64);
+
+// A completion queue entry: 64 bytes. `owner` flips on every pass over the ring:
+// an entry is valid when owner == ((index / entries) & 1) ^ 1, so a zeroed ring
+// holds no valid entry.
+struct Cqe {
+  uint64_t wr_id;       //  0
+  WcStatus status;      //  8
+  WcOpcode opcode;      //  9
+  uint8_t wc_flags;     // 10  WcFlags
+  uint8_t owner;        // 11
+  uint32_t byte_len;    // 12
+  uint32_t imm_data;    // 16  network order (or the invalidated rkey)
+  uint32_t qp_num;      // 20
+  uint32_t src_qp;      // 24
+  uint16_t slid;        // 28
+  uint8_t sl;           // 30
+  uint8_t dlid_path_bits;  // 31
+  uint16_t pkey_index;  // 32
+  uint16_t reserved0;   // 34
+  uint32_t vendor_err;  // 36
+  uint8_t reserved1[24];
+};
+static_assert(sizeof(Cqe) == 64);
+static_assert(offsetof(Cqe, byte_len) == 12);
+static_assert(offsetof(Cqe, vendor_err) == 36);
+
+inline constexpr uint8_t cqe_owner_for(uint64_t index, uint32_t entries) {
+  return static_cast<uint8_t>(((index / entries) & 1) ^ 1);
+}
+
+template <class T>
+T load_struct(std::span<const std::byte> bytes) {
+  T v;
+  std::memcpy(&v, bytes.data(), sizeof(T));
+  return v;
+}
+template <class T>
+std::span<const std::byte> bytes_of(const T& v) {
+  return {reinterpret_cast<const std::byte*>(&v), sizeof(T)};
+}
+
+}  // namespace rnicsim::nic

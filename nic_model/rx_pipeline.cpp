@@ -1,0 +1,58 @@
+#include "nic_model/rx_pipeline.hpp"
+
+#include <algorithm>
+
+#include "nic_model/nic.hpp"
+
+namespace rnicsim::nic {
+
+RxPipeline::RxPipeline(Nic& nic) : nic_(nic), process_([this] { process(); }, "rx.process") {}
+
+void RxPipeline::receive(fabric::Frame&& frame) {
+  queue_.push_back(std::move(frame));
+  if (!stalled_ && !process_.scheduled()) nic_.scheduler().schedule(process_, std::max(nic_.now(), busy_until_));
+}
+
+void RxPipeline::resume(uint32_t qpn) {
+  if (!stalled_ || qpn != stalled_qpn_) return;
+  stalled_ = false;
+  if (!queue_.empty() && !process_.scheduled())
+    nic_.scheduler().schedule(process_, std::max(nic_.now(), busy_until_));
+}
+
+void RxPipeline::process() {
+  if (queue_.empty() || stalled_) return;
+  fabric::Frame& frame = queue_.front();
+  uint32_t cycles = nic_.params().rx_parse_cycles;
+  bool done = true;
+  auto parsed = packet::parse(frame.bytes(), nic_.capture_link_type());
+  if (!parsed) {
+    ++counters_.malformed;
+  } else if (!packet::icrc_ok(frame.bytes(), *parsed) || !packet::vcrc_ok(frame.bytes(), *parsed)) {
+    ++counters_.bad_icrc;
+  } else {
+    ++counters_.packets;
+    const packet::PacketFields& f = parsed->fields;
+    QpContext* qp = nic_.qp(f.dest_qp);
+    if (qp == nullptr) {
+      ++counters_.unknown_qp;
+    } else if (packet::opcode_info(f.opcode).is_response()) {
+      cycles += nic_.params().completer_cycles_per_packet;
+      nic_.completer().receive(*qp, *parsed);
+    } else if (f.opcode == packet::Opcode::Cnp) {
+      // Congestion notification: no congestion control in this model yet.
+    } else {
+      cycles += nic_.params().responder_cycles_per_packet;
+      if (nic_.responder().receive(*qp, *parsed, frame) == Responder::Verdict::Stall) {
+        stalled_ = true;
+        stalled_qpn_ = f.dest_qp;
+        done = false;
+      }
+    }
+  }
+  busy_until_ = nic_.now() + nic_.cycles(cycles);
+  if (done) queue_.pop_front();
+  if (!stalled_ && !queue_.empty()) nic_.scheduler().schedule(process_, busy_until_);
+}
+
+}  // namespace rnicsim::nic

@@ -1,0 +1,41 @@
+// The receive pipeline: frames from the port are parsed by the packet layer and
+// their ICRC (and VCRC) checked; malformed packets and bad CRCs are counted and
+// dropped. Good packets go to the completer (responses) or the responder
+// (requests), one at a time, each costing its cycles. A request waiting for a
+// receive WQE from host memory stalls the pipeline, as in a simple in-order NIC.
+#pragma once
+
+#include <cstdint>
+
+#include "fabric/frame.hpp"
+#include "sim/ring_queue.hpp"
+#include "sim/scheduler.hpp"
+
+namespace rnicsim::nic {
+
+class Nic;
+
+class RxPipeline {
+public:
+  explicit RxPipeline(Nic& nic);
+  void receive(fabric::Frame&& frame);
+  // A stalled request of `qpn` may go on.
+  void resume(uint32_t qpn);
+
+  struct Counters {
+    uint64_t packets = 0, malformed = 0, bad_icrc = 0, unknown_qp = 0, not_for_us = 0;
+  };
+  const Counters& counters() const { return counters_; }
+
+private:
+  void process();
+  Nic& nic_;
+  sim::RingQueue<fabric::Frame> queue_;
+  sim::Event process_;
+  sim::Time busy_until_;
+  bool stalled_ = false;
+  uint32_t stalled_qpn_ = 0;
+  Counters counters_;
+};
+
+}  // namespace rnicsim::nic

@@ -1,0 +1,72 @@
+#include "nic_model/wqe_fetcher.hpp"
+
+#include <algorithm>
+
+#include "nic_model/nic.hpp"
+
+namespace rnicsim::nic {
+
+WqeFetcher::WqeFetcher(Nic& nic) : nic_(nic) {
+  slots_.resize(nic.params().wqe_fetch_outstanding);
+  for (Slot& s : slots_) s.buffer.resize(static_cast<size_t>(nic.params().wqe_fetch_batch) * WorkRing::kStride);
+}
+
+void WqeFetcher::kick(QueueKind kind, uint32_t qpn) {
+  pending_.push_back(Pending{kind, qpn});
+  issue();
+}
+
+bool WqeFetcher::recv_fetch_pending(uint32_t qpn) const {
+  for (const Slot& s : slots_)
+    if (s.busy && s.kind == QueueKind::Recv && s.qpn == qpn) return true;
+  return false;
+}
+
+void WqeFetcher::issue() {
+  while (!pending_.empty() && busy_slots_ < slots_.size()) {
+    const Pending p = pending_.pop_front();
+    QpContext* qp = nic_.qp(p.qpn);
+    if (qp == nullptr || qp->state == QpState::Reset || qp->state == QpState::Err) continue;
+    WorkRing& ring = p.kind == QueueKind::Send ? qp->sq : qp->rq;
+    if (ring.fetched >= ring.producer || ring.entries == 0) continue;
+    // One contiguous read: up to the batch size, not across the end of the ring.
+    const uint64_t to_wrap = ring.entries - ring.fetched % ring.entries;
+    const uint32_t n = static_cast<uint32_t>(
+        std::min<uint64_t>({ring.producer - ring.fetched, to_wrap, nic_.params().wqe_fetch_batch}));
+    auto it = std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.busy; });
+    Slot& slot = *it;
+    slot.busy = true;
+    slot.kind = p.kind;
+    slot.qpn = p.qpn;
+    slot.count = n;
+    ++busy_slots_;
+    nic_.dma().read(ring.slot_addr(ring.fetched), std::span(slot.buffer.data(), size_t{n} * WorkRing::kStride), this,
+                    static_cast<uint64_t>(it - slots_.begin()));
+    ring.fetched += n;
+    if (ring.fetched < ring.producer) pending_.push_back(p);
+  }
+}
+
+void WqeFetcher::dma_done(uint64_t tag, bool ok) {
+  Slot& slot = slots_[tag];
+  slot.busy = false;
+  --busy_slots_;
+  QpContext* qp = nic_.qp(slot.qpn);
+  if (qp != nullptr && ok) {
+    for (uint32_t i = 0; i < slot.count; ++i) {
+      const auto bytes = std::span<const std::byte>(slot.buffer).subspan(size_t{i} * WorkRing::kStride);
+      if (slot.kind == QueueKind::Send) {
+        nic_.requester().accept_wqe(*qp, load_struct<SendWqe>(bytes));
+      } else {
+        qp->recv_wqes.push_back(load_struct<RecvWqe>(bytes));
+      }
+      ++fetched_;
+    }
+    if (slot.kind == QueueKind::Recv) nic_.responder().recv_wqes_arrived(slot.qpn);
+  } else if (qp != nullptr) {
+    nic_.qp_fatal(*qp, WcStatus::LocQpOpErr);
+  }
+  issue();
+}
+
+}  // namespace rnicsim::nic

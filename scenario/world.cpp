@@ -1,0 +1,69 @@
+#include "scenario/world.hpp"
+
+#include <arpa/inet.h>
+
+#include <stdexcept>
+
+namespace rnicsim::scenario {
+namespace {
+
+packet::Ipv6Addr host_ip(const HostSpec& h, size_t index, LinkLayer layer) {
+  packet::Ipv6Addr ip{};
+  if (layer == LinkLayer::RoceV2Ipv6) {
+    const std::string text = h.ip.empty() ? "fd00::" + std::to_string(index + 1) : h.ip;
+    if (inet_pton(AF_INET6, text.c_str(), ip.data()) != 1) throw std::invalid_argument("bad IPv6 address " + text);
+    return ip;
+  }
+  const std::string text = h.ip.empty() ? "10.0.0." + std::to_string(index + 1) : h.ip;
+  in_addr v4{};
+  if (inet_pton(AF_INET, text.c_str(), &v4) != 1) throw std::invalid_argument("bad IPv4 address " + text);
+  ip[10] = ip[11] = 0xFF;  // IPv4-mapped: ::ffff:a.b.c.d
+  std::memcpy(ip.data() + 12, &v4, 4);
+  return ip;
+}
+
+}  // namespace
+
+World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink)
+    : sim_(seed, log_sink),
+      pool_(s.nic.mtu + 512),
+      link_kind_(s.link_layer == LinkLayer::RoceV2Ipv6 ? packet::LinkKind::RoceV2Ipv6 : packet::LinkKind::RoceV2Ipv4) {
+  for (size_t i = 0; i < s.hosts.size(); ++i) {
+    auto h = std::make_unique<Host>();
+    h->name = s.hosts[i].name;
+    // Locally administered MACs 02:00:00:00:00:NN.
+    h->address.mac = {0x02, 0x00, 0x00, 0x00, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i + 1)};
+    h->address.ip = host_ip(s.hosts[i], i, s.link_layer);
+    h->address.lid = static_cast<uint16_t>(i + 1);
+    nic::NicConfig cfg;
+    cfg.name = h->name + ".nic";
+    cfg.params = s.nic;
+    cfg.link = link_kind_;
+    cfg.mac = h->address.mac;
+    cfg.ip = h->address.ip;
+    cfg.lid = h->address.lid;
+    h->nic = std::make_unique<nic::Nic>(sim_, pool_, h->memory, cfg);
+    hosts_.push_back(std::move(h));
+  }
+  for (const LinkSpec& l : s.links) {
+    fabric::PortParams p;
+    p.rate_bps = l.rate_bps;
+    p.delay = l.delay;
+    p.loss_rate = l.loss;
+    Host& a = host(l.a);
+    Host& b = host(l.b);
+    a.port = std::make_unique<fabric::Port>(sim_, a.name + ".port0", p);
+    b.port = std::make_unique<fabric::Port>(sim_, b.name + ".port0", p);
+    fabric::Port::connect(*a.port, *b.port);
+    a.nic->attach(*a.port);
+    b.nic->attach(*b.port);
+  }
+}
+
+Host& World::host(const std::string& name) {
+  for (auto& h : hosts_)
+    if (h->name == name) return *h;
+  throw std::out_of_range("no host " + name);
+}
+
+}  // namespace rnicsim::scenario

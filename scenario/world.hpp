@@ -1,0 +1,42 @@
+// The simulated world a scenario describes: hosts (simulated memory + an RNIC with
+// one port) joined by links, all on one simulator.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fabric/frame.hpp"
+#include "fabric/port.hpp"
+#include "nic_model/host_memory.hpp"
+#include "nic_model/nic.hpp"
+#include "scenario/scenario.hpp"
+#include "sim/simulator.hpp"
+
+namespace rnicsim::scenario {
+
+struct Host {
+  std::string name;
+  nic::SimulatedHostMemory memory;
+  std::unique_ptr<fabric::Port> port;
+  std::unique_ptr<nic::Nic> nic;
+  nic::AddressVector address;  // how peers reach this host
+};
+
+class World {
+public:
+  World(const Scenario& s, uint64_t seed, std::ostream& log_sink);
+  sim::Simulator& sim() { return sim_; }
+  Host& host(const std::string& name);
+  std::vector<std::unique_ptr<Host>>& hosts() { return hosts_; }
+  fabric::FramePool& pool() { return pool_; }
+  packet::LinkKind link_kind() const { return link_kind_; }
+
+private:
+  sim::Simulator sim_;
+  fabric::FramePool pool_;
+  packet::LinkKind link_kind_;
+  std::vector<std::unique_ptr<Host>> hosts_;
+};
+
+}  // namespace rnicsim::scenario
