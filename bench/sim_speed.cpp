@@ -13,6 +13,7 @@
 //   sim_speed [--packets N] [--smoke]
 
 #include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -41,14 +42,26 @@ struct Options {
 struct RnicsimResult {
   std::uint64_t messages = 0;
   std::uint64_t bytes = 0;
-  std::uint64_t data_packets = 0;   // messages * packets per message
-  std::uint64_t total_packets = 0;  // every packet on the wire, ACKs included
+  std::uint64_t data_packets = 0;   // request packets, retransmissions included
+  std::uint64_t total_packets = 0;  // every frame on the wire, ACKs included
   std::uint64_t retransmissions = 0;
+  std::uint64_t drops = 0;
+  bool completed = false;
+  std::string failure;
   std::uint64_t events = 0;
   double sim_seconds = 0;
   double run_seconds = 0;   // the runner's own wall time
   double wall_seconds = 0;  // around run_text: parse, build, run, tear down
+  double cpu_seconds = 0;   // process CPU time over the same span
 };
+
+// CPU time of this process. Beside wall time it shows how much of a run was
+// lost to other load on the machine (the program itself is single-threaded).
+double cpu_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 void usage(std::FILE* to) {
   std::fprintf(to,
@@ -108,20 +121,28 @@ RnicsimResult run_rnicsim_stream(std::uint64_t messages) {
   options.quiet = true;
   const std::string text = stream_scenario(messages);
 
+  const double cpu_start = cpu_now();
   const auto start = std::chrono::steady_clock::now();
   const sc::Summary summary = sc::run_text(text, "sim_speed.yaml", options);
   const auto stop = std::chrono::steady_clock::now();
+  const double cpu_stop = cpu_now();
 
   RnicsimResult result;
   result.messages = summary.messages;
   result.bytes = summary.bytes;
-  result.data_packets = summary.messages * kPacketsPerMessage;
+  result.data_packets = summary.data_packets;
   result.total_packets = summary.packets;
   result.retransmissions = summary.retransmissions;
+  result.drops = summary.drops;
+  result.completed = summary.completed;
+  for (const sc::WorkloadSummary& w : summary.workloads) {
+    if (!w.failure.empty()) result.failure += (result.failure.empty() ? "" : "; ") + w.name + ": " + w.failure;
+  }
   result.events = summary.events;
   result.sim_seconds = summary.sim_seconds;
   result.run_seconds = summary.wall_seconds;
   result.wall_seconds = std::chrono::duration<double>(stop - start).count();
+  result.cpu_seconds = cpu_stop - cpu_start;
   return result;
 }
 
@@ -150,7 +171,9 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(messages), options->smoke ? " [smoke]" : "");
   std::fflush(stdout);
 
+  const double ns3_cpu_start = cpu_now();
   const rnicsim::bench::Ns3Result ns3 = rnicsim::bench::run_ns3_p2p(packets, kPayloadBytes);
+  const double ns3_cpu_seconds = cpu_now() - ns3_cpu_start;
 
   RnicsimResult rn;
   try {
@@ -172,13 +195,20 @@ int main(int argc, char** argv) {
               ns3.version.c_str(), ns3_rate, static_cast<unsigned long long>(ns3.packets_received),
               static_cast<unsigned long long>(ns3.packets_sent), ns3.sim_seconds, ns3_gbps);
   std::printf("rnicsim packets/s: %.0f data, %.0f total incl. ACKs (%llu data, %llu total, "
-              "%llu retransmitted, %.6f s simulated, %.1f Gb/s payload)\n",
+              "%llu retransmitted, %llu dropped, %.6f s simulated, %.1f Gb/s payload)\n",
               rn_rate, rn_total_rate, static_cast<unsigned long long>(rn.data_packets),
               static_cast<unsigned long long>(rn.total_packets),
-              static_cast<unsigned long long>(rn.retransmissions), rn.sim_seconds, rn_gbps);
-  std::printf("ns-3 wall: %.3f s (run %.3f s)\n", ns3.wall_seconds, ns3.run_seconds);
-  std::printf("rnicsim wall: %.3f s (run %.3f s, %llu events)\n", rn.wall_seconds, rn.run_seconds,
-              static_cast<unsigned long long>(rn.events));
+              static_cast<unsigned long long>(rn.retransmissions),
+              static_cast<unsigned long long>(rn.drops), rn.sim_seconds, rn_gbps);
+  std::printf("ns-3 wall: %.3f s (run %.3f s, CPU %.3f s)\n", ns3.wall_seconds, ns3.run_seconds,
+              ns3_cpu_seconds);
+  std::printf("rnicsim wall: %.3f s (run %.3f s, CPU %.3f s, %llu events)\n", rn.wall_seconds,
+              rn.run_seconds, rn.cpu_seconds, static_cast<unsigned long long>(rn.events));
+  std::printf("CPU-time ratio: %.2fx\n",
+              ns3.packets_received > 0 && rn.cpu_seconds > 0
+                  ? per_second(rn.data_packets, rn.cpu_seconds) /
+                        per_second(ns3.packets_received, ns3_cpu_seconds)
+                  : 0.0);
   std::printf("ratio rnicsim/ns-3: %.2fx\n", ns3_rate > 0 ? rn_rate / ns3_rate : 0.0);
 
   bool ok = true;
@@ -190,16 +220,21 @@ int main(int argc, char** argv) {
                  static_cast<unsigned long long>(ns3.packets_lost));
     ok = false;
   }
-  if (rn.messages != messages || rn.bytes != messages * kMessageBytes ||
-      rn.total_packets < rn.data_packets) {
+  if (!rn.completed || rn.messages != messages || rn.bytes != messages * kMessageBytes ||
+      rn.data_packets - rn.retransmissions != packets || rn.total_packets < rn.data_packets) {
     std::fprintf(stderr,
-                 "sim_speed: rnicsim completed %llu of %llu messages, %llu of %llu bytes, "
-                 "%llu packets on the wire\n",
+                 "sim_speed: rnicsim %s: %llu of %llu messages, %llu of %llu bytes, "
+                 "%llu data packets (%llu retransmitted) of %llu, %llu frames on the wire%s%s\n",
+                 rn.completed ? "completed" : "did not complete",
                  static_cast<unsigned long long>(rn.messages),
                  static_cast<unsigned long long>(messages),
                  static_cast<unsigned long long>(rn.bytes),
                  static_cast<unsigned long long>(messages * kMessageBytes),
-                 static_cast<unsigned long long>(rn.total_packets));
+                 static_cast<unsigned long long>(rn.data_packets),
+                 static_cast<unsigned long long>(rn.retransmissions),
+                 static_cast<unsigned long long>(packets),
+                 static_cast<unsigned long long>(rn.total_packets),
+                 rn.failure.empty() ? "" : "; ", rn.failure.c_str());
     ok = false;
   }
   return ok ? 0 : 1;
