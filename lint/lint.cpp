@@ -1,0 +1,379 @@
+#include "lint/lint.hpp"
+
+#include <arpa/inet.h>
+#include <pcap/pcap.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+
+#include "packet/icrc.hpp"
+
+namespace rnicsim::lint {
+
+using packet::Hdr;
+using packet::LinkKind;
+using packet::OpcodeInfo;
+using packet::Operation;
+using packet::ParseError;
+using packet::Position;
+using packet::Psn;
+
+namespace {
+
+constexpr int kLinktypeInfiniband = 247;
+
+std::string hex(std::uint64_t v, int width) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%0*llx", width, static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string address(const packet::Ipv6Addr& a, bool lid) {
+  if (lid) return "LID " + hex((a[14] << 8) | a[15], 4);
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (packet::is_ipv4_mapped(a)) {
+    inet_ntop(AF_INET, a.data() + 12, buf, sizeof buf);
+  } else {
+    inet_ntop(AF_INET6, a.data(), buf, sizeof buf);
+  }
+  return buf;
+}
+
+/// Frames that are simply not RoCEv2/IB transport packets: counted and skipped.
+bool is_foreign(ParseError e) {
+  return e == ParseError::NotIp || e == ParseError::NotUdp || e == ParseError::NotRoceV2Port ||
+         e == ParseError::NotIbaTransport;
+}
+
+std::string_view nak_name(std::uint8_t syndrome) {
+  switch (syndrome & 0x1F) {
+    case 0: return "PSN sequence error";
+    case 1: return "invalid request";
+    case 2: return "remote access error";
+    case 3: return "remote operational error";
+    case 4: return "invalid RD request";
+    default: return "reserved NAK code";
+  }
+}
+
+std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+std::string_view to_string(Severity s) noexcept {
+  switch (s) {
+    case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
+    case Severity::Observation: return "observation";
+  }
+  return "?";
+}
+
+std::string describe(const StreamKey& k) {
+  std::string s = address(k.src, k.lid) + " -> " + address(k.dst, k.lid) + " QPN " + hex(k.dest_qp, 6);
+  if (k.src_qp != 0) s += " from QPN " + hex(k.src_qp, 6);
+  switch (k.kind) {
+    case StreamKind::Request: s += " requests"; break;
+    case StreamKind::Response: s += " responses"; break;
+    case StreamKind::Cnp: s += " CNPs"; break;
+  }
+  return s;
+}
+
+void Linter::add(std::uint64_t frame, Severity s, std::string message, StreamStats* st) {
+  switch (s) {
+    case Severity::Error:
+      ++report_.errors;
+      if (st) ++st->errors;
+      break;
+    case Severity::Warning: ++report_.warnings; break;
+    case Severity::Observation: ++report_.observations; break;
+  }
+  report_.findings.push_back(Finding{frame, s, std::move(message)});
+}
+
+void Linter::note(std::uint64_t frame_number, Severity s, std::string message) { add(frame_number, s, std::move(message)); }
+
+void Linter::add_frame(std::uint64_t frame, std::span<const std::byte> data, std::size_t original_length) {
+  ++report_.frames;
+  auto r = packet::parse(data, link_type_);
+  if (!r) {
+    if (is_foreign(r.error())) {
+      ++report_.skipped;
+      return;
+    }
+    if (original_length > data.size()) {
+      ++report_.skipped;
+      add(frame, Severity::Warning,
+          "frame cut by the capture (" + std::to_string(data.size()) + " of " + std::to_string(original_length) +
+              " bytes), not checked");
+      return;
+    }
+    ++report_.checked;
+    add(frame, Severity::Error, "malformed packet: " + std::string(to_string(r.error())));
+    return;
+  }
+  ++report_.checked;
+  const packet::ParsedPacket& p = *r;
+  const packet::PacketFields& f = p.fields;
+  const OpcodeInfo& info = packet::opcode_info(f.opcode);
+
+  StreamKey key;
+  if (packet::is_roce(f.link)) {
+    key.src = f.ip_src;
+    key.dst = f.ip_dst;
+  } else if (f.link == LinkKind::IbGlobal) {
+    key.src = f.sgid;
+    key.dst = f.dgid;
+  } else {
+    key.lid = true;
+    key.src[14] = static_cast<std::uint8_t>(f.slid >> 8);
+    key.src[15] = static_cast<std::uint8_t>(f.slid);
+    key.dst[14] = static_cast<std::uint8_t>(f.dlid >> 8);
+    key.dst[15] = static_cast<std::uint8_t>(f.dlid);
+  }
+  key.dest_qp = f.dest_qp;
+  key.kind = info.operation == Operation::Cnp ? StreamKind::Cnp
+             : info.is_response()             ? StreamKind::Response
+                                              : StreamKind::Request;
+  if (f.deth) key.src_qp = f.deth->src_qp;
+  StreamStats& st = report_.streams[key];
+  st.transport = info.transport;
+  ++st.packets;
+  st.bytes += original_length;
+  st.payload_bytes += f.payload_length;
+  if (f.ecn == 3 || f.fecn) ++st.ecn_ce;
+
+  bool trusted = true;
+  if (!packet::icrc_ok(data, p)) {
+    add(frame, Severity::Error,
+        "bad ICRC: received " + hex(p.icrc, 8) + ", computed " + hex(packet::compute_icrc(data, p.layout), 8) + " (" +
+            std::string(info.name) + " on " + describe(key) + ")",
+        &st);
+    trusted = false;
+  }
+  if (!packet::vcrc_ok(data, p)) {
+    add(frame, Severity::Error,
+        "bad VCRC: received " + hex(p.vcrc, 4) + ", computed " + hex(packet::compute_vcrc(data, p.layout), 4), &st);
+    trusted = false;
+  }
+  if (!packet::ipv4_checksum_ok(data, p)) {
+    add(frame, Severity::Error, "bad IPv4 header checksum", &st);
+    trusted = false;
+  }
+  if (!packet::udp_checksum_ok(data, p))
+    add(frame, Severity::Warning, "bad UDP checksum (ignored by RoCEv2 receivers)", &st);
+  if (!trusted) return;  // a receiver drops it: its PSN and opcode say nothing
+
+  if (f.aeth) {
+    const unsigned kind = (f.aeth->syndrome >> 5) & 0x3;
+    if (kind == 1) {
+      ++st.naks;
+      add(frame, Severity::Observation, "RNR NAK, PSN " + hex(f.psn, 6) + " on " + describe(key), &st);
+    } else if (kind == 3) {
+      ++st.naks;
+      add(frame, Severity::Observation,
+          "NAK (" + std::string(nak_name(f.aeth->syndrome)) + "), PSN " + hex(f.psn, 6) + " on " + describe(key), &st);
+    } else if (kind == 2) {
+      add(frame, Severity::Error, "reserved AETH syndrome " + hex(f.aeth->syndrome, 2), &st);
+    }
+  }
+  // Path MTU, learnt from full-size FIRST/MIDDLE payloads between two addresses.
+  if (info.position == Position::First || info.position == Position::Middle) {
+    auto pair = std::minmax(key.src, key.dst);
+    std::uint32_t& m = pmtu_[{pair.first, pair.second}];
+    m = std::max(m, f.payload_length);
+  }
+  if (key.kind != StreamKind::Cnp) check_sequence(frame, p, key, st);
+}
+
+void Linter::check_sequence(std::uint64_t frame, const packet::ParsedPacket& pp, const StreamKey& key,
+                            StreamStats& st) {
+  const packet::PacketFields& f = pp.fields;
+  const OpcodeInfo& info = packet::opcode_info(f.opcode);
+  SeqState& s = seq_[key];
+  const Psn p(f.psn);
+  const std::string where = " on " + describe(key);
+  bool disrupted = false;
+
+  if (!s.started) {
+    s.started = true;
+    s.msg = SeqState::Msg::Unknown;  // the capture may start inside a message
+  } else if (key.kind == StreamKind::Request) {
+    const std::int32_t lo = Psn::distance(s.expect_lo, p);
+    const std::int32_t hi = Psn::distance(s.expect_hi, p);
+    if (hi > 0) {
+      ++st.psn_gaps;
+      st.missing_psns += static_cast<std::uint64_t>(hi);
+      add(frame, Severity::Observation,
+          "PSN gap: expected " + hex(s.expect_hi.value(), 6) + ", got " + hex(p.value(), 6) + " (" +
+              std::to_string(hi) + " missing)" + where);
+      disrupted = true;
+    } else if (lo < 0) {
+      if (p == s.last) {
+        ++st.duplicates;
+        add(frame, Severity::Observation, "duplicate PSN " + hex(p.value(), 6) + where);
+      } else {
+        ++st.retransmissions;
+        add(frame, Severity::Observation,
+            "retransmission: PSN back from " + hex(s.expect_lo.value(), 6) + " to " + hex(p.value(), 6) + where);
+      }
+      disrupted = true;
+    }
+  } else {  // responses
+    if (s.msg == SeqState::Msg::Open) {
+      const std::int32_t d = Psn::distance(s.last + 1, p);
+      if (d > 0) {
+        ++st.psn_gaps;
+        st.missing_psns += static_cast<std::uint64_t>(d);
+        add(frame, Severity::Observation,
+            "PSN gap in RDMA READ response: expected " + hex((s.last + 1).value(), 6) + ", got " + hex(p.value(), 6) +
+                where);
+        disrupted = true;
+      } else if (d < 0) {
+        (p == s.last ? st.duplicates : st.retransmissions)++;
+        add(frame, Severity::Observation, "response PSN back from " + hex(s.last.value(), 6) + " to " + hex(p.value(), 6) + where);
+        disrupted = true;
+      }
+    } else {
+      const std::int32_t d = Psn::distance(s.last, p);  // ACKs coalesce: forward jumps are normal
+      if (d == 0 && info.operation != Operation::RdmaReadResponse) {
+        ++st.duplicates;
+        add(frame, Severity::Observation, "duplicate response PSN " + hex(p.value(), 6) + where);
+      } else if (d < 0) {
+        ++st.retransmissions;
+        add(frame, Severity::Observation, "response PSN back from " + hex(s.last.value(), 6) + " to " + hex(p.value(), 6) + where);
+        disrupted = true;
+      }
+    }
+  }
+  if (disrupted) s.msg = SeqState::Msg::Unknown;
+
+  // Opcode sequence within a message.
+  const std::string op_name(info.name);
+  const auto open_name = [&] { return std::string(packet::to_string(s.open_op)); };
+  switch (info.position) {
+    case Position::First:
+      if (s.msg == SeqState::Msg::Open)
+        add(frame, Severity::Error, op_name + " while a " + open_name() + " message is open (its LAST is missing)" + where, &st);
+      s.msg = SeqState::Msg::Open;
+      s.open_op = info.operation;
+      break;
+    case Position::Middle:
+    case Position::Last:
+      if (s.msg == SeqState::Msg::Idle) {
+        add(frame, Severity::Error, op_name + " without a FIRST" + where, &st);
+      } else if (s.msg == SeqState::Msg::Open && s.open_op != info.operation) {
+        add(frame, Severity::Error, op_name + " inside a " + open_name() + " message" + where, &st);
+      }
+      if (info.position == Position::Last) {
+        s.msg = SeqState::Msg::Idle;
+        ++st.messages;
+      } else {
+        s.msg = SeqState::Msg::Open;
+        s.open_op = info.operation;
+      }
+      break;
+    case Position::Only:
+      if (s.msg == SeqState::Msg::Open)
+        add(frame, Severity::Error, op_name + " while a " + open_name() + " message is open (its LAST is missing)" + where, &st);
+      s.msg = SeqState::Msg::Idle;
+      ++st.messages;
+      break;
+    case Position::None:
+      break;
+  }
+
+  // Where the next request PSN should be: one PSN per packet, except an RDMA
+  // READ request, which reserves one PSN per response packet.
+  std::uint32_t span_lo = 1, span_hi = 1;
+  if (info.operation == Operation::RdmaReadRequest && f.reth && f.reth->dma_length > 0) {
+    auto pair = std::minmax(key.src, key.dst);
+    const auto it = pmtu_.find({pair.first, pair.second});
+    if (it != pmtu_.end() && it->second >= 256) {
+      span_lo = span_hi = ceil_div(f.reth->dma_length, it->second);
+    } else {
+      span_lo = ceil_div(f.reth->dma_length, 4096);
+      span_hi = ceil_div(f.reth->dma_length, 256);
+    }
+  }
+  s.last = p;
+  s.expect_lo = p + span_lo;
+  s.expect_hi = p + span_hi;
+}
+
+void print_report(const Report& r, std::ostream& out) {
+  out << "frames: " << r.frames << ", RoCEv2/IB transport packets: " << r.checked << ", skipped (other): " << r.skipped
+      << "\n";
+  out << "streams: " << r.streams.size() << "\n";
+  for (const auto& [k, s] : r.streams) {
+    out << "  " << describe(k) << " [" << packet::to_string(s.transport) << "]: " << s.packets << " packets, "
+        << s.bytes << " bytes, " << s.payload_bytes << " payload bytes, " << s.messages << " messages, " << s.psn_gaps
+        << " PSN gaps (" << s.missing_psns << " PSNs missing), " << s.retransmissions << " retransmissions, "
+        << s.duplicates << " duplicates, " << s.naks << " NAKs, " << s.ecn_ce << " CE/FECN marked, " << s.errors
+        << " errors\n";
+  }
+  constexpr std::size_t kMaxPerSeverity = 10000;
+  std::size_t shown[3] = {0, 0, 0}, hidden[3] = {0, 0, 0};
+  if (!r.findings.empty()) out << "findings:\n";
+  for (const Finding& f : r.findings) {
+    const auto i = static_cast<std::size_t>(f.severity);
+    if (shown[i] >= kMaxPerSeverity) {
+      ++hidden[i];
+      continue;
+    }
+    ++shown[i];
+    out << "  frame " << f.frame << ": " << to_string(f.severity) << ": " << f.message << "\n";
+  }
+  for (std::size_t i = 0; i < 3; ++i)
+    if (hidden[i]) out << "  ... " << hidden[i] << " more " << to_string(static_cast<Severity>(i)) << "s not shown\n";
+  out << "result: " << r.errors << " errors, " << r.warnings << " warnings, " << r.observations << " observations\n";
+}
+
+int run_lint(const std::string& pcap_path, std::ostream& out, std::ostream& err) {
+  char errbuf[PCAP_ERRBUF_SIZE] = {};
+  pcap_t* pc = pcap_open_offline_with_tstamp_precision(pcap_path.c_str(), PCAP_TSTAMP_PRECISION_NANO, errbuf);
+  if (!pc) {
+    err << "rnicsim lint: " << pcap_path << ": " << errbuf << "\n";
+    return 2;
+  }
+  const int dlt = pcap_datalink(pc);
+  packet::LinkType lt;
+  if (dlt == DLT_EN10MB) {
+    lt = packet::LinkType::Ethernet;
+  } else if (dlt == kLinktypeInfiniband) {
+    lt = packet::LinkType::Infiniband;
+  } else {
+    err << "rnicsim lint: " << pcap_path << ": unsupported link type " << dlt
+        << " (expected Ethernet (1) or InfiniBand (247))\n";
+    pcap_close(pc);
+    return 2;
+  }
+  Linter linter(lt);
+  std::uint64_t n = 0;
+  for (;;) {
+    pcap_pkthdr* h = nullptr;
+    const u_char* data = nullptr;
+    const int rc = pcap_next_ex(pc, &h, &data);
+    if (rc == 1) {
+      ++n;
+      linter.add_frame(n, std::span(reinterpret_cast<const std::byte*>(data), h->caplen),
+                       std::max<std::size_t>(h->len, h->caplen));
+      continue;
+    }
+    if (rc == -1) {
+      linter.note(n + 1, Severity::Warning,
+                  std::string("capture file damaged or truncated, stopped reading: ") + pcap_geterr(pc));
+    }
+    break;
+  }
+  pcap_close(pc);
+  out << "rnicsim lint: " << pcap_path << " (" << (lt == packet::LinkType::Ethernet ? "Ethernet" : "InfiniBand")
+      << ")\n";
+  print_report(linter.report(), out);
+  return linter.report().errors > 0 ? 1 : 0;
+}
+
+}  // namespace rnicsim::lint

@@ -1,0 +1,125 @@
+// rnicsim lint: a protocol checker for RoCEv2 and native InfiniBand captures.
+//
+// Per packet: parse (malformed or inconsistent packets are errors), ICRC and
+// VCRC, IPv4 header checksum (errors), UDP checksum over IPv6 (warning: RoCEv2
+// receivers ignore it). Per stream: the FIRST/MIDDLE/LAST/ONLY opcode sequence
+// (impossible sequences are errors) and PSN continuity (gaps, duplicates and
+// go-back-N retransmissions are observations: loss is not a protocol error).
+//
+// A stream is (source address, destination address, destination QPN, kind),
+// where kind separates requests from responses (ACK, READ RESPONSE, ATOMIC
+// ACK: they carry the requester's PSNs back in the reverse direction) and
+// CNPs; UD streams are further split by the DETH source QPN. Addresses are IP
+// addresses for RoCEv2, GIDs for IB global and LIDs for IB local packets.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "packet/packet.hpp"
+#include "packet/psn.hpp"
+
+namespace rnicsim::lint {
+
+enum class Severity : std::uint8_t { Error, Warning, Observation };
+std::string_view to_string(Severity s) noexcept;
+
+struct Finding {
+  std::uint64_t frame = 0;  ///< 1-based frame number in the capture
+  Severity severity = Severity::Error;
+  std::string message;
+};
+
+enum class StreamKind : std::uint8_t { Request, Response, Cnp };
+
+struct StreamKey {
+  packet::Ipv6Addr src{};  ///< IP address, GID, or LID in the last two bytes (IB local)
+  packet::Ipv6Addr dst{};
+  std::uint32_t dest_qp = 0;
+  StreamKind kind = StreamKind::Request;
+  std::uint32_t src_qp = 0;  ///< UD only (DETH SrcQP), else 0
+  bool lid = false;          ///< addresses are LIDs
+  auto operator<=>(const StreamKey&) const = default;
+};
+
+struct StreamStats {
+  packet::Transport transport = packet::Transport::Invalid;
+  std::uint64_t packets = 0;
+  std::uint64_t bytes = 0;          ///< frame bytes
+  std::uint64_t payload_bytes = 0;
+  std::uint64_t messages = 0;       ///< completed (LAST or ONLY)
+  std::uint64_t psn_gaps = 0;       ///< forward jumps
+  std::uint64_t missing_psns = 0;   ///< PSNs skipped by those jumps
+  std::uint64_t retransmissions = 0;  ///< backward jumps (go-back-N restarts)
+  std::uint64_t duplicates = 0;     ///< same PSN as the packet before
+  std::uint64_t naks = 0;           ///< NAK and RNR NAK ACKs
+  std::uint64_t ecn_ce = 0;         ///< IP ECN = CE or BTH FECN set
+  std::uint64_t errors = 0;
+};
+
+struct Report {
+  std::uint64_t frames = 0;
+  std::uint64_t checked = 0;     ///< RoCEv2/IB transport packets
+  std::uint64_t skipped = 0;     ///< other frames (not RoCEv2, PFC pause, raw IB, ...)
+  std::uint64_t errors = 0;
+  std::uint64_t warnings = 0;
+  std::uint64_t observations = 0;
+  std::vector<Finding> findings;
+  std::map<StreamKey, StreamStats> streams;
+};
+
+/// The checker, fed one frame at a time (usable without a pcap file).
+class Linter {
+ public:
+  explicit Linter(packet::LinkType link_type) noexcept : link_type_(link_type) {}
+
+  /// Checks one captured frame. `frame_number` is 1-based; `original_length`
+  /// is the length on the wire (pcap len), larger than data.size() when the
+  /// capture cut the frame (snaplen).
+  void add_frame(std::uint64_t frame_number, std::span<const std::byte> data, std::size_t original_length);
+  void add_frame(std::uint64_t frame_number, std::span<const std::byte> data) {
+    add_frame(frame_number, data, data.size());
+  }
+  /// A finding not tied to a packet check (e.g. a truncated capture file).
+  void note(std::uint64_t frame_number, Severity s, std::string message);
+
+  const Report& report() const noexcept { return report_; }
+
+ private:
+  struct SeqState {
+    enum class Msg : std::uint8_t { Idle, Open, Unknown } msg = Msg::Idle;
+    packet::Operation open_op = packet::Operation::None;
+    bool started = false;
+    packet::Psn last;        ///< PSN of the previous packet
+    packet::Psn expect_lo;   ///< next in-order PSN range (requests)
+    packet::Psn expect_hi;
+  };
+  void check_sequence(std::uint64_t frame, const packet::ParsedPacket& p, const StreamKey& key, StreamStats& st);
+  void add(std::uint64_t frame, Severity s, std::string message, StreamStats* st = nullptr);
+
+  packet::LinkType link_type_;
+  Report report_;
+  std::map<StreamKey, SeqState> seq_;
+  std::map<std::pair<packet::Ipv6Addr, packet::Ipv6Addr>, std::uint32_t> pmtu_;  ///< seen per address pair
+};
+
+/// "10.0.0.1 -> 10.0.0.2 QPN 0x000123 requests".
+std::string describe(const StreamKey& k);
+
+/// Writes the per-stream summary and every finding to `out`.
+void print_report(const Report& r, std::ostream& out);
+
+/// `rnicsim lint FILE.pcap`: reads a pcap (or pcapng) with nanosecond
+/// timestamps, Ethernet (RoCEv2) or LINKTYPE_INFINIBAND (247). Returns 0 when
+/// no error was found, 1 when errors were found, 2 when the file cannot be
+/// read, is not a capture, or has an unsupported link type. A capture file
+/// that ends inside a record is checked up to there and reported as a warning.
+int run_lint(const std::string& pcap_path, std::ostream& out, std::ostream& err);
+
+}  // namespace rnicsim::lint

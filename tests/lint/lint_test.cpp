@@ -1,0 +1,436 @@
+// rnicsim lint on captures written here with libpcap.
+#include <gtest/gtest.h>
+#include <pcap/pcap.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+
+#include "lint/lint.hpp"
+#include "packet/icrc.hpp"
+#include "tests/packet/sample_packets.hpp"
+
+namespace rnicsim::lint {
+namespace {
+
+using namespace packet;
+using packet::testing::LinkVariant;
+using packet::testing::sample_fields;
+using packet::testing::sample_frame;
+using Frame = std::vector<std::byte>;
+
+const LinkVariant kV4{LinkKind::RoceV2Ipv4, false};
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "rnicsim_lint_XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void write_pcap(const std::string& path, const std::vector<Frame>& frames, int dlt = DLT_EN10MB) {
+  pcap_t* dead = pcap_open_dead_with_tstamp_precision(dlt, 65535, PCAP_TSTAMP_PRECISION_NANO);
+  ASSERT_NE(dead, nullptr);
+  pcap_dumper_t* d = pcap_dump_open(dead, path.c_str());
+  ASSERT_NE(d, nullptr);
+  long ns = 0;
+  for (const Frame& f : frames) {
+    pcap_pkthdr h{};
+    h.ts.tv_sec = 1;
+    h.ts.tv_usec = ns += 1000;
+    h.caplen = h.len = static_cast<bpf_u_int32>(f.size());
+    pcap_dump(reinterpret_cast<u_char*>(d), &h, reinterpret_cast<const u_char*>(f.data()));
+  }
+  pcap_dump_close(d);
+  pcap_close(dead);
+}
+
+struct LintRun {
+  int rc;
+  std::string out;
+  std::string err;
+};
+
+LintRun lint_file(const std::string& path) {
+  std::ostringstream out, err;
+  const int rc = run_lint(path, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+LintRun lint_frames(const std::vector<Frame>& frames, int dlt = DLT_EN10MB) {
+  TempDir dir;
+  write_pcap(dir.file("c.pcap"), frames, dlt);
+  return lint_file(dir.file("c.pcap"));
+}
+
+/// A packet of opcode `op` with PSN `psn` on the sample QP (10.0.0.1 -> 10.0.0.2, QPN 0x123).
+Frame pkt(Opcode op, std::uint32_t psn, LinkVariant lv = kV4, bool reverse = false) {
+  PacketFields f = sample_fields(op, lv);
+  f.psn = psn;
+  // One QP per transport: the same QPN cannot be RC and UC at once.
+  if (opcode_info(op).transport == Transport::Uc) f.dest_qp = 0x124;
+  if (reverse) {
+    std::swap(f.ip_src, f.ip_dst);
+    std::swap(f.eth_src, f.eth_dst);
+    std::swap(f.slid, f.dlid);
+    std::swap(f.sgid, f.dgid);
+    f.dest_qp = 0x456;
+  }
+  return sample_frame(f, static_cast<std::uint8_t>(psn));
+}
+Frame resp(Opcode op, std::uint32_t psn, LinkVariant lv = kV4) { return pkt(op, psn, lv, true); }
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+/// Frame numbers of error findings in lint output.
+std::vector<int> error_frames(const std::string& out) {
+  std::vector<int> v;
+  static const std::regex re(R"(frame (\d+): error:)");
+  for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it) v.push_back(std::stoi((*it)[1]));
+  return v;
+}
+
+Frame pfc_pause() {
+  Frame f(60);
+  const std::uint8_t head[] = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01, 0x02, 0, 0, 0, 0, 1, 0x88, 0x08, 0x01, 0x01, 0x00, 0x08};
+  for (std::size_t i = 0; i < sizeof head; ++i) f[i] = std::byte{head[i]};
+  return f;
+}
+
+std::vector<Frame> clean_conversation(LinkVariant lv) {
+  std::vector<Frame> v;
+  v.push_back(pkt(Opcode::RcSendFirst, 100, lv));
+  v.push_back(pkt(Opcode::RcSendMiddle, 101, lv));
+  v.push_back(pkt(Opcode::RcSendLast, 102, lv));
+  v.push_back(resp(Opcode::RcAcknowledge, 102, lv));
+  v.push_back(pkt(Opcode::RcRdmaWriteFirst, 103, lv));
+  v.push_back(pkt(Opcode::RcRdmaWriteLastWithImmediate, 104, lv));
+  v.push_back(pkt(Opcode::RcRdmaWriteOnly, 105, lv));
+  v.push_back(pkt(Opcode::RcSendOnlyWithInvalidate, 106, lv));
+  // RDMA READ of 8192 bytes at PMTU 256 reserves PSNs 107..138 (32 responses);
+  // here only 3 responses are shown, so PMTU must be learnt: read 3*256 instead.
+  {
+    PacketFields f = sample_fields(Opcode::RcRdmaReadRequest, lv);
+    f.psn = 107;
+    f.reth->dma_length = 3 * 256 - 3;
+    v.push_back(sample_frame(f));
+  }
+  v.push_back(resp(Opcode::RcRdmaReadResponseFirst, 107, lv));
+  v.push_back(resp(Opcode::RcRdmaReadResponseMiddle, 108, lv));
+  v.push_back(resp(Opcode::RcRdmaReadResponseLast, 109, lv));
+  v.push_back(pkt(Opcode::RcCompareSwap, 110, lv));
+  v.push_back(resp(Opcode::RcAtomicAcknowledge, 110, lv));
+  v.push_back(pkt(Opcode::RcFetchAdd, 111, lv));
+  v.push_back(resp(Opcode::RcAtomicAcknowledge, 111, lv));
+  v.push_back(pkt(Opcode::RcSendOnlyWithImmediate, 112, lv));
+  v.push_back(resp(Opcode::RcAcknowledge, 112, lv));  // coalesced: ACKs 105..112
+  v.push_back(pkt(Opcode::UcSendFirst, 7, lv));
+  v.push_back(pkt(Opcode::UcSendLastWithImmediate, 8, lv));
+  v.push_back(pkt(Opcode::UdSendOnly, 1, lv));
+  v.push_back(pkt(Opcode::UdSendOnlyWithImmediate, 2, lv));
+  v.push_back(pkt(Opcode::Cnp, 0, lv));
+  return v;
+}
+
+TEST(Lint, CleanCaptureExitsZero) {
+  for (LinkVariant lv : {LinkVariant{LinkKind::RoceV2Ipv4, false}, LinkVariant{LinkKind::RoceV2Ipv6, true}}) {
+    auto frames = clean_conversation(lv);
+    frames.insert(frames.begin() + 3, pfc_pause());
+    const auto r = lint_frames(frames);
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_EQ(count(r.out, ": error:"), 0u) << r.out;
+    EXPECT_EQ(count(r.out, ": observation:"), 0u) << r.out;
+    EXPECT_NE(r.out.find("skipped (other): 1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("requests [RC]: 11 packets"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("0 PSN gaps"), std::string::npos) << r.out;
+  }
+}
+
+TEST(Lint, CleanInfinibandCaptureExitsZero) {
+  for (LinkVariant lv : {LinkVariant{LinkKind::IbLocal, false}, LinkVariant{LinkKind::IbGlobal, false}}) {
+    const auto r = lint_frames(clean_conversation(lv), 247);
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("(InfiniBand)"), std::string::npos);
+    EXPECT_EQ(count(r.out, ": error:"), 0u) << r.out;
+  }
+}
+
+/// Bits of `frame` whose flip a receiver cannot notice by CRC alone, or that
+/// turn the frame into something that is not RoCEv2/IB transport at all.
+enum class FlipClass { Covered, Ipv4Variant, UdpChecksum, NotCovered, Foreign, ErrorOrForeign };
+
+FlipClass classify(const Frame& frame, LinkKind link, std::size_t byte, int bit) {
+  const auto r = parse(frame, is_roce(link) ? LinkType::Ethernet : LinkType::Infiniband);
+  const FrameLayout& l = r->layout;
+  if (is_roce(link)) {
+    if (byte < 12) return FlipClass::NotCovered;                  // MAC addresses (FCS territory)
+    if (l.l3_offset == 18 && (byte == 14 || byte == 15)) return FlipClass::NotCovered;  // 802.1Q TCI
+    if (byte < l.l3_offset) return FlipClass::Foreign;            // EtherType
+    const std::size_t o = byte - l.l3_offset;
+    // IPv4 IHL: the UDP header moves, and what is read as its port is not 4791
+    // (a foreign UDP packet) or the IHL is invalid (an error).
+    if (link == LinkKind::RoceV2Ipv4 && o == 0 && bit < 4) return FlipClass::ErrorOrForeign;
+    const std::size_t udp = l.l3_header_length;
+    if (link == LinkKind::RoceV2Ipv4) {
+      if (o == 9) return FlipClass::Foreign;                                      // protocol
+      if (o == 1 || o == 8 || o == 10 || o == 11) return FlipClass::Ipv4Variant;  // TOS, TTL, checksum
+    } else {
+      if (o == 6) return FlipClass::Foreign;  // next header
+      // Traffic class, flow label, hop limit: masked in the ICRC, outside the UDP checksum.
+      if ((o == 0 && bit < 4) || o == 1 || o == 2 || o == 3 || o == 7) return FlipClass::NotCovered;
+    }
+    if (o == udp + 2 || o == udp + 3) return FlipClass::Foreign;  // UDP destination port
+    if (o == udp + 6 || o == udp + 7) return FlipClass::UdpChecksum;
+    if (byte == l.bth_offset + 4u) return FlipClass::NotCovered;  // BTH FECN/BECN/resv
+    if (byte >= l.icrc_offset + 4u) return FlipClass::NotCovered;  // Ethernet pad
+    return FlipClass::Covered;
+  }
+  // IB: the VCRC covers every bit; only LNH 2 -> 0 (raw) makes it foreign.
+  if (byte == 1 && bit == 1) return FlipClass::Foreign;
+  return FlipClass::Covered;
+}
+
+void flip_every_bit(LinkVariant lv) {
+  const Frame before = pkt(Opcode::RcSendOnly, 10, lv);
+  const Frame target = pkt(Opcode::RcRdmaWriteOnlyWithImmediate, 11, lv);
+  const Frame after = pkt(Opcode::RcSendOnly, 12, lv);
+  int covered = 0, icrc_reported = 0, malformed_reported = 0;
+  for (std::size_t byte = 0; byte < target.size(); ++byte) {
+    for (int bit = 0; bit < 8; ++bit) {
+      Frame bad = target;
+      bad[byte] ^= static_cast<std::byte>(1u << bit);
+      const FlipClass c = classify(target, lv.link, byte, bit);
+      // A frame 2 that is dropped as foreign or unparsable leaves a PSN gap
+      // (an observation) on frame 3, never an error there.
+      Linter linter(is_roce(lv.link) ? LinkType::Ethernet : LinkType::Infiniband);
+      linter.add_frame(1, before);
+      linter.add_frame(2, bad);
+      linter.add_frame(3, after);
+      const Report& rep = linter.report();
+      SCOPED_TRACE("byte " + std::to_string(byte) + " bit " + std::to_string(bit));
+      std::vector<std::uint64_t> err;
+      std::string messages;
+      for (const Finding& f : rep.findings)
+        if (f.severity == Severity::Error) {
+          err.push_back(f.frame);
+          messages += f.message + "\n";
+        }
+      switch (c) {
+        case FlipClass::Covered: {
+          ++covered;
+          ASSERT_FALSE(err.empty());
+          for (auto fr : err) EXPECT_EQ(fr, 2u) << messages;
+          const auto parsed = parse(bad, is_roce(lv.link) ? LinkType::Ethernet : LinkType::Infiniband);
+          if (parsed) {
+            EXPECT_TRUE(messages.find("bad ICRC") != std::string::npos || messages.find("bad VCRC") != std::string::npos)
+                << messages;
+            ++icrc_reported;
+          } else {
+            EXPECT_NE(messages.find("malformed packet"), std::string::npos) << messages;
+            ++malformed_reported;
+          }
+          break;
+        }
+        case FlipClass::Ipv4Variant:
+          EXPECT_EQ(err, std::vector<std::uint64_t>{2}) << messages;
+          EXPECT_NE(messages.find("IPv4 header checksum"), std::string::npos);
+          break;
+        case FlipClass::UdpChecksum:  // 0 over IPv4 (now nonzero and wrong), computed over IPv6
+          EXPECT_TRUE(err.empty()) << messages;
+          EXPECT_EQ(rep.warnings, 1u);
+          break;
+        case FlipClass::NotCovered:
+          EXPECT_TRUE(err.empty()) << messages;
+          break;
+        case FlipClass::Foreign:
+          EXPECT_TRUE(err.empty()) << messages;
+          EXPECT_EQ(rep.skipped, 1u);
+          break;
+        case FlipClass::ErrorOrForeign:
+          EXPECT_TRUE(err == std::vector<std::uint64_t>{2} || (err.empty() && rep.skipped == 1u)) << messages;
+          break;
+      }
+    }
+  }
+  std::printf("%s: %d covered bit flips: %d reported as bad ICRC/VCRC, %d as malformed\n", lv.name().c_str(),
+              covered, icrc_reported, malformed_reported);
+  EXPECT_GT(icrc_reported, 8 * 40);
+}
+
+TEST(Lint, FlippedBitIsReportedOnThatFrameRoceV4) { flip_every_bit(kV4); }
+TEST(Lint, FlippedBitIsReportedOnThatFrameRoceV6Vlan) { flip_every_bit({LinkKind::RoceV2Ipv6, true}); }
+TEST(Lint, FlippedBitIsReportedOnThatFrameIbGlobal) { flip_every_bit({LinkKind::IbGlobal, false}); }
+
+TEST(Lint, FlippedBitThroughPcapFile) {
+  // The same through run_lint and a file: a payload bit of frame 3 of 4.
+  auto frames = clean_conversation(kV4);
+  frames.resize(4);
+  frames[2][60] ^= std::byte{0x10};
+  const auto r = lint_frames(frames);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(error_frames(r.out), std::vector<int>{3}) << r.out;
+  EXPECT_NE(r.out.find("frame 3: error: bad ICRC"), std::string::npos) << r.out;
+}
+
+struct SeqCase {
+  const char* name;
+  std::vector<Frame> frames;
+  int bad_frame;
+  const char* message;
+};
+
+TEST(Lint, BadOpcodeSequencesAreErrors) {
+  const std::vector<SeqCase> cases = {
+      {"middle without first", {pkt(Opcode::RcSendOnly, 1), pkt(Opcode::RcSendMiddle, 2)}, 2, "without a FIRST"},
+      {"last without first", {pkt(Opcode::RcSendOnly, 1), pkt(Opcode::RcRdmaWriteLast, 2)}, 2, "without a FIRST"},
+      {"first while open",
+       {pkt(Opcode::RcSendFirst, 1), pkt(Opcode::RcSendMiddle, 2), pkt(Opcode::RcSendFirst, 3)}, 3, "is open"},
+      {"only while open", {pkt(Opcode::RcRdmaWriteFirst, 1), pkt(Opcode::RcSendOnly, 2)}, 2, "is open"},
+      {"operation changes",
+       {pkt(Opcode::RcRdmaWriteFirst, 1), pkt(Opcode::RcRdmaWriteMiddle, 2), pkt(Opcode::RcSendLast, 3)}, 3,
+       "inside a RDMA WRITE message"},
+      {"read response middle without first",
+       {pkt(Opcode::RcRdmaReadRequest, 1), resp(Opcode::RcRdmaReadResponseOnly, 1),
+        resp(Opcode::RcRdmaReadResponseMiddle, 2)},
+       3, "without a FIRST"},
+      {"uc last without first", {pkt(Opcode::UcSendOnly, 1), pkt(Opcode::UcSendLast, 2)}, 2, "without a FIRST"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto r = lint_frames(c.frames);
+    EXPECT_EQ(r.rc, 1) << r.out;
+    EXPECT_EQ(error_frames(r.out), std::vector<int>{c.bad_frame}) << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << r.out;
+  }
+}
+
+TEST(Lint, PsnGapIsAnObservation) {
+  const auto r = lint_frames({pkt(Opcode::RcSendFirst, 10), pkt(Opcode::RcSendMiddle, 11),
+                              /* 12, 13 lost */ pkt(Opcode::RcSendMiddle, 14), pkt(Opcode::RcSendLast, 15)});
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("frame 3: observation: PSN gap: expected 0x00000c, got 0x00000e (2 missing)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("1 PSN gaps (2 PSNs missing)"), std::string::npos) << r.out;
+  // A gap that swallows a LAST and a FIRST: not a sequence error either.
+  const auto r2 = lint_frames({pkt(Opcode::RcSendFirst, 10), pkt(Opcode::RcSendMiddle, 13), pkt(Opcode::RcSendLast, 14)});
+  EXPECT_EQ(r2.rc, 0) << r2.out;
+}
+
+TEST(Lint, GoBackNRetransmissionIsAnObservation) {
+  // 10 FIRST, 11 MIDDLE, (12 lost), 13 MIDDLE: NAK; the requester goes back to 12.
+  const auto r = lint_frames({pkt(Opcode::RcSendFirst, 10), pkt(Opcode::RcSendMiddle, 11), pkt(Opcode::RcSendMiddle, 13),
+                              pkt(Opcode::RcSendLast, 14), pkt(Opcode::RcSendMiddle, 12), pkt(Opcode::RcSendMiddle, 13),
+                              pkt(Opcode::RcSendLast, 14),
+                              // ... and a whole-message restart from its FIRST.
+                              pkt(Opcode::RcSendFirst, 10), pkt(Opcode::RcSendMiddle, 11), pkt(Opcode::RcSendMiddle, 12),
+                              pkt(Opcode::RcSendMiddle, 13), pkt(Opcode::RcSendLast, 14), pkt(Opcode::RcSendLast, 14)});
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("frame 5: observation: retransmission: PSN back from 0x00000f to 0x00000c"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("frame 8: observation: retransmission"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("frame 13: observation: duplicate PSN 0x00000e"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 retransmissions, 1 duplicates"), std::string::npos) << r.out;
+}
+
+TEST(Lint, NakAndCoalescedAcksAreNotGaps) {
+  PacketFields nak = sample_fields(Opcode::RcAcknowledge, kV4);
+  std::swap(nak.ip_src, nak.ip_dst);
+  nak.dest_qp = 0x456;
+  nak.psn = 12;
+  nak.aeth = AethFields{0x60, 3};  // NAK, PSN sequence error
+  const auto r = lint_frames({pkt(Opcode::RcSendOnly, 10), pkt(Opcode::RcSendOnly, 11), pkt(Opcode::RcSendOnly, 13),
+                              resp(Opcode::RcAcknowledge, 11), sample_frame(nak), resp(Opcode::RcAcknowledge, 20)});
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("frame 5: observation: NAK (PSN sequence error)"), std::string::npos) << r.out;
+  EXPECT_EQ(count(r.out, "observation: PSN gap"), 1u) << r.out;  // the lost request 12 only
+}
+
+TEST(Lint, MalformedPacketIsAnError) {
+  Frame f = pkt(Opcode::RcSendOnly, 1);
+  f[14 + 20 + 8] = std::byte{0x1F};  // reserved opcode
+  const auto r = lint_frames({pkt(Opcode::RcSendOnly, 0), f});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("frame 2: error: malformed packet: reserved or unsupported BTH opcode"), std::string::npos)
+      << r.out;
+}
+
+TEST(Lint, UnreadableFileExitsTwo) {
+  TempDir dir;
+  auto r = lint_file(dir.file("does_not_exist.pcap"));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_FALSE(r.err.empty());
+  std::ofstream(dir.file("text.pcap")) << "this is not a capture file\n";
+  r = lint_file(dir.file("text.pcap"));
+  EXPECT_EQ(r.rc, 2);
+  std::ofstream(dir.file("empty.pcap")).flush();
+  EXPECT_EQ(lint_file(dir.file("empty.pcap")).rc, 2);
+  write_pcap(dir.file("raw_ip.pcap"), {pkt(Opcode::RcSendOnly, 1)}, DLT_RAW);
+  r = lint_file(dir.file("raw_ip.pcap"));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("unsupported link type"), std::string::npos);
+}
+
+TEST(Lint, TruncatedPcapFileNeverCrashes) {
+  TempDir dir;
+  write_pcap(dir.file("full.pcap"), clean_conversation(kV4));
+  std::ifstream in(dir.file("full.pcap"), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  int warned = 0;
+  for (std::size_t len = 0; len < bytes.size(); ++len) {
+    std::ofstream(dir.file("cut.pcap"), std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(len));
+    const auto r = lint_file(dir.file("cut.pcap"));
+    if (len < 24) {
+      EXPECT_EQ(r.rc, 2) << len;
+    } else {
+      EXPECT_EQ(r.rc, 0) << len << "\n" << r.out;  // whole records are clean; a cut record is a warning
+      warned += r.out.find("damaged or truncated") != std::string::npos;
+    }
+  }
+  EXPECT_GT(warned, 0);
+}
+
+TEST(Lint, GarbageFramesNeverCrash) {
+  std::mt19937 rng(42);
+  Linter eth(LinkType::Ethernet), ib(LinkType::Infiniband);
+  const Frame base = pkt(Opcode::RcRdmaWriteFirst, 5);
+  for (std::uint64_t n = 1; n <= 20000; ++n) {
+    Frame f;
+    if (n % 2) {
+      f.resize(rng() % 200);
+      for (auto& b : f) b = static_cast<std::byte>(rng());
+    } else {  // a valid frame with a few random bytes and a random length
+      f = base;
+      for (int k = 0; k < 3; ++k) f[rng() % f.size()] = static_cast<std::byte>(rng());
+      f.resize(rng() % (f.size() + 8));
+    }
+    eth.add_frame(n, f);
+    ib.add_frame(n, f);
+  }
+  EXPECT_EQ(eth.report().frames, 20000u);
+  EXPECT_EQ(ib.report().frames, 20000u);
+}
+
+TEST(Lint, SnaplenCutFramesAreWarnings) {
+  Linter l(LinkType::Ethernet);
+  const Frame f = pkt(Opcode::RcSendFirst, 1);
+  l.add_frame(1, std::span(f).first(64), f.size());
+  EXPECT_EQ(l.report().errors, 0u);
+  EXPECT_EQ(l.report().warnings, 1u);
+}
+
+}  // namespace
+}  // namespace rnicsim::lint
