@@ -1,0 +1,302 @@
+// Error paths and recovery of the RC transport: remote access errors, local
+// protection errors, loss and go-back-N, retry exhaustion, RNR.
+#include <gtest/gtest.h>
+
+#include "nic_fixture.hpp"
+#include "nic_model/completer.hpp"
+
+using namespace rnicsim;
+using namespace rnicsim::nictest;
+
+namespace {
+
+TEST(RemoteAccess, WrongRkeyFailsAndFlushesTheRest) {
+  TestBed bed;
+  auto [x, y] = bed.pair();
+  fill_random(x->bytes(0, 8192), 1);
+  SendWqe bad = x->write_wqe(1, 0, 4096, *y, 0);
+  bad.rkey = y->mr.rkey ^ 0x100;  // no such region
+  x->post_send(bad);
+  x->post_send(x->write_wqe(2, 0, 4096, *y, 8192));
+  x->post_send(x->write_wqe(3, 4096, 4096, *y, 16384, false));  // unsignaled: flushed all the same
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 3u);
+  EXPECT_EQ(x->cqes[0].cqe.wr_id, 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::RemAccessErr);
+  EXPECT_EQ(x->cqes[1].cqe.wr_id, 2u);
+  EXPECT_EQ(x->cqes[1].cqe.status, WcStatus::WrFlushErr);
+  EXPECT_EQ(x->cqes[2].cqe.wr_id, 3u);
+  EXPECT_EQ(x->cqes[2].cqe.status, WcStatus::WrFlushErr);
+  EXPECT_TRUE(all_zero(y->bytes(0, 32768))) << "no byte of any of the three writes may land";
+  EXPECT_GE(y->nic().responder().counters().access_errors, 1u);
+  EXPECT_TRUE(y->cqes.empty());
+  const QpContext* q = x->nic().qp(x->qpn.value());
+  EXPECT_EQ(q->state, QpState::Err);
+}
+
+TEST(RemoteAccess, OutOfBoundsRemoteAddress) {
+  TestBed bed;
+  QpOptions o;
+  o.buffer_size = 64 * 1024;
+  auto [x, y] = bed.pair(o);
+  fill_random(x->bytes(0, 200), 2);
+  // 100 bytes starting 10 bytes before the end of the target region.
+  x->post_send(x->write_wqe(9, 0, 100, *y, o.buffer_size - 10));
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::RemAccessErr);
+  EXPECT_EQ(x->cqes[0].cqe.byte_len, 0u);
+  EXPECT_TRUE(all_zero(y->bytes(0, o.buffer_size)));
+}
+
+TEST(RemoteAccess, RegionWithoutRemoteWriteIsRefused) {
+  TestBed bed;
+  auto [x, y] = bed.pair();
+  const uint64_t ro = y->host().memory.allocate(4096);
+  const MemoryRegion& mr = y->nic().reg_mr(y->pd, ro, 4096, kAccessLocalWrite | kAccessRemoteRead);
+  SendWqe w = x->write_wqe(1, 0, 64, *y, 0);
+  w.remote_addr = ro;
+  w.rkey = mr.rkey;
+  std::fill_n(x->bytes(0, 64).begin(), 64, std::byte{0x5A});
+  x->post_send(w);
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::RemAccessErr);
+  EXPECT_TRUE(all_zero(y->host().memory.span(ro, 4096)));
+}
+
+TEST(RemoteAccess, RegionOfAnotherPdIsRefused) {
+  TestBed bed;
+  auto [x, y] = bed.pair();
+  const uint32_t other_pd = y->nic().alloc_pd();
+  ASSERT_NE(other_pd, y->pd);
+  const uint64_t addr = y->host().memory.allocate(4096);
+  const MemoryRegion& mr = y->nic().reg_mr(other_pd, addr, 4096, kAccessLocalWrite | kAccessRemoteWrite);
+  SendWqe w = x->write_wqe(1, 0, 64, *y, 0);
+  w.remote_addr = addr;
+  w.rkey = mr.rkey;
+  std::fill_n(x->bytes(0, 64).begin(), 64, std::byte{0x5A});
+  x->post_send(w);
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::RemAccessErr);
+  EXPECT_TRUE(all_zero(y->host().memory.span(addr, 4096)));
+}
+
+TEST(LocalProtection, WrongLkey) {
+  TestBed bed;
+  auto [x, y] = bed.pair();
+  SendWqe w = x->write_wqe(4, 0, 256, *y, 0);
+  w.sge[0].lkey = x->mr.lkey + 0x1000;
+  // One doorbell for both, so both are fetched before the first fails.
+  x->post_sends({w, x->write_wqe(5, 0, 256, *y, 0)});
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 2u);
+  EXPECT_EQ(x->cqes[0].cqe.wr_id, 4u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::LocProtErr);
+  EXPECT_EQ(x->cqes[1].cqe.wr_id, 5u);
+  EXPECT_EQ(x->cqes[1].cqe.status, WcStatus::WrFlushErr);
+  EXPECT_EQ(x->nic().stats().tx_packets, 0u) << "nothing goes on the wire for a WQE that failed its lkey check";
+  EXPECT_EQ(y->nic().responder().counters().requests, 0u);
+}
+
+TEST(LocalProtection, LocalSgeBeyondTheRegion) {
+  TestBed bed;
+  QpOptions o;
+  o.buffer_size = 8192;
+  auto [x, y] = bed.pair(o);
+  x->post_send(x->write_wqe(4, 8000, 500, *y, 0));
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::LocProtErr);
+  EXPECT_TRUE(all_zero(y->bytes(0, 8192)));
+}
+
+class LossRecovery : public ::testing::TestWithParam<std::tuple<double, double, uint32_t>> {};
+
+TEST_P(LossRecovery, OneMebibyteStreamArrivesExactly) {
+  const auto [loss_ab, loss_ba, mtu] = GetParam();
+  TestBed bed(loss_ab, loss_ba, 2024);
+  QpOptions o;
+  o.path_mtu = mtu;
+  o.timeout = 10;  // 4.2 ms: a lost tail is recovered by the timer
+  auto [x, y] = bed.pair(o);
+  constexpr uint32_t kMsgs = 16, kSize = 64 * 1024;
+  fill_random(x->bytes(0, kMsgs * kSize), 31);
+  for (uint32_t i = 0; i < kMsgs; ++i) x->post_send(x->write_wqe(i, uint64_t{i} * kSize, kSize, *y, uint64_t{i} * kSize));
+  bed.run(sim::Duration::s(2));
+  EXPECT_TRUE(same(y->bytes(0, kMsgs * kSize), x->bytes(0, kMsgs * kSize)));
+  ASSERT_EQ(x->cqes.size(), kMsgs);
+  for (uint32_t i = 0; i < kMsgs; ++i) {
+    EXPECT_EQ(x->cqes[i].cqe.wr_id, i);
+    EXPECT_EQ(x->cqes[i].cqe.status, WcStatus::Success);
+    EXPECT_EQ(x->cqes[i].cqe.byte_len, kSize);
+  }
+  EXPECT_GT(x->host().port->counters().drops_loss + y->host().port->counters().drops_loss, 0u);
+  if (loss_ab > 0) {
+    EXPECT_GT(x->nic().stats().retransmitted_packets, 0u);
+    EXPECT_GT(y->nic().responder().counters().out_of_sequence + x->nic().completer().timeouts(), 0u);
+  }
+  EXPECT_TRUE(y->cqes.empty());
+  const QpContext* q = x->nic().qp(x->qpn.value());
+  EXPECT_EQ(q->state, QpState::Rts);
+  EXPECT_EQ(q->una, q->next_psn);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rates, LossRecovery,
+                         ::testing::Values(std::make_tuple(0.01, 0.0, 1024u), std::make_tuple(0.01, 0.0, 4096u),
+                                           std::make_tuple(0.02, 0.02, 1024u), std::make_tuple(0.0, 0.2, 1024u)));
+
+TEST(LossRecoverySend, EveryMessageDeliveredOnce) {
+  TestBed bed(0.02, 0.01, 5);
+  QpOptions o;
+  o.path_mtu = 1024;
+  o.timeout = 10;
+  auto [x, y] = bed.pair(o);
+  constexpr uint32_t kMsgs = 32, kSize = 5000;
+  fill_random(x->bytes(0, kMsgs * kSize), 6);
+  for (uint32_t i = 0; i < kMsgs; ++i) y->post_recv(y->recv_wqe(1000 + i, uint64_t{i} * 8192, 8192));
+  for (uint32_t i = 0; i < kMsgs; ++i) x->post_send(x->send_wqe(i, uint64_t{i} * kSize, kSize));
+  bed.run(sim::Duration::s(2));
+  ASSERT_EQ(x->cqes.size(), kMsgs);
+  ASSERT_EQ(y->cqes.size(), kMsgs) << "a retransmitted SEND must not consume a second receive WQE";
+  for (uint32_t i = 0; i < kMsgs; ++i) {
+    EXPECT_EQ(x->cqes[i].cqe.status, WcStatus::Success);
+    EXPECT_EQ(y->cqes[i].cqe.status, WcStatus::Success);
+    EXPECT_EQ(y->cqes[i].cqe.wr_id, 1000u + i);
+    EXPECT_EQ(y->cqes[i].cqe.byte_len, kSize);
+    EXPECT_TRUE(same(y->bytes(uint64_t{i} * 8192, kSize), x->bytes(uint64_t{i} * kSize, kSize))) << "message " << i;
+  }
+  EXPECT_GT(x->nic().stats().retransmitted_packets, 0u);
+}
+
+TEST(RetryExhaustion, RetryExcErrAfterRetryCntPlusOneTimeouts) {
+  TestBed bed(1.0, 0.0);  // nothing reaches the responder
+  QpOptions o;
+  o.timeout = 8;
+  o.retry_cnt = 3;
+  auto [x, y] = bed.pair(o);
+  const sim::Time posted = bed.sim.now();
+  x->post_send(x->write_wqe(1, 0, 1000, *y, 0));
+  x->post_send(x->write_wqe(2, 0, 1000, *y, 4096));
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 2u);
+  EXPECT_EQ(x->cqes[0].cqe.wr_id, 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::RetryExcErr);
+  EXPECT_EQ(x->cqes[1].cqe.status, WcStatus::WrFlushErr);
+  const sim::Duration t = local_ack_timeout(8);
+  EXPECT_EQ(t, sim::Duration::ps(4096'000) * 256);
+  const sim::Duration took = x->cqes[0].at - posted;
+  EXPECT_GE(took, t * 4);
+  EXPECT_LE(took, t * 4 + sim::Duration::us(5)) << "took " << took.microseconds() << " us";
+  EXPECT_EQ(x->nic().completer().timeouts(), 4u);
+  // Each retry resends both messages' packets.
+  EXPECT_EQ(x->nic().stats().retransmitted_packets, 3u * 2u);
+  EXPECT_EQ(y->nic().responder().counters().requests, 0u);
+  EXPECT_TRUE(all_zero(y->bytes(0, 8192)));
+}
+
+TEST(RetryExhaustion, RetryCntZeroFailsAtTheFirstTimeout) {
+  TestBed bed(1.0, 0.0);
+  QpOptions o;
+  o.timeout = 6;
+  o.retry_cnt = 0;
+  auto [x, y] = bed.pair(o);
+  x->post_send(x->write_wqe(1, 0, 64, *y, 0));
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::RetryExcErr);
+  EXPECT_GE(x->cqes[0].at - sim::Time::zero(), local_ack_timeout(6));
+  EXPECT_LE(x->cqes[0].at - sim::Time::zero(), local_ack_timeout(6) + sim::Duration::us(5));
+  EXPECT_EQ(x->nic().stats().retransmitted_packets, 0u);
+}
+
+TEST(RetryExhaustion, LostAcksAreRecoveredByDuplicates) {
+  // Requests arrive, every ACK is lost: the requester times out and resends, the
+  // responder sees duplicates and re-acknowledges; with all ACKs lost the QP
+  // eventually fails, and the data is nevertheless in place (executed once).
+  TestBed bed(0.0, 1.0);
+  QpOptions o;
+  o.timeout = 5;
+  o.retry_cnt = 2;
+  auto [x, y] = bed.pair(o);
+  fill_random(x->bytes(0, 3000), 4);
+  x->post_send(x->write_wqe(1, 0, 3000, *y, 0));
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::RetryExcErr);
+  EXPECT_TRUE(same(y->bytes(0, 3000), x->bytes(0, 3000)));
+  EXPECT_EQ(y->nic().responder().counters().duplicates, 2u);
+}
+
+TEST(Rnr, NoReceivePostedExhaustsRnrRetry) {
+  TestBed bed;
+  QpOptions o;
+  o.rnr_retry = 2;
+  o.min_rnr_timer = 1;  // 10 us
+  auto [x, y] = bed.pair(o);
+  x->post_send(x->send_wqe(1, 0, 100));
+  x->post_send(x->send_wqe(2, 0, 100));
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 2u);
+  EXPECT_EQ(x->cqes[0].cqe.wr_id, 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::RnrRetryExcErr);
+  EXPECT_EQ(x->cqes[1].cqe.status, WcStatus::WrFlushErr);
+  // The first attempt and rnr_retry retries are each refused.
+  EXPECT_EQ(y->nic().responder().counters().rnr_naks, 3u);
+  EXPECT_TRUE(y->cqes.empty());
+  EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Rts) << "RNR does not break the responder";
+}
+
+TEST(Rnr, ReceivePostedLaterSucceeds) {
+  TestBed bed;
+  QpOptions o;
+  o.rnr_retry = 7;      // infinite
+  o.min_rnr_timer = 1;  // 10 us: several refusals before the receive comes
+  auto [x, y] = bed.pair(o);
+  fill_random(x->bytes(0, 300), 9);
+  Endpoint* yp = y.get();
+  sim::Event late([yp] { yp->post_recv(yp->recv_wqe(77, 0, 512)); }, "test.late_recv");
+  bed.sim.scheduler().schedule(late, sim::Time::zero() + sim::Duration::us(30));
+  x->post_send(x->send_wqe(1, 0, 300));
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::Success);
+  EXPECT_GT(x->cqes[0].at - sim::Time::zero(), sim::Duration::us(30));
+  ASSERT_EQ(y->cqes.size(), 1u);
+  EXPECT_EQ(y->cqes[0].cqe.wr_id, 77u);
+  EXPECT_EQ(y->cqes[0].cqe.byte_len, 300u);
+  EXPECT_TRUE(same(y->bytes(0, 300), x->bytes(0, 300)));
+  EXPECT_GT(y->nic().responder().counters().rnr_naks, 1u);
+  EXPECT_GT(x->nic().completer().naks(), 1u);
+}
+
+TEST(Rnr, FiniteRetrySucceedsWhenTheReceiveComesInTime) {
+  TestBed bed;
+  QpOptions o;
+  o.rnr_retry = 6;
+  o.min_rnr_timer = 14;  // 1.28 ms: one RNR wait covers the late receive
+  auto [x, y] = bed.pair(o);
+  Endpoint* yp = y.get();
+  sim::Event late([yp] { yp->post_recv(yp->recv_wqe(1, 0, 64)); }, "test.late_recv");
+  bed.sim.scheduler().schedule(late, sim::Time::zero() + sim::Duration::us(100));
+  x->post_send(x->send_wqe(1, 0, 64));
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::Success);
+  EXPECT_EQ(y->nic().responder().counters().rnr_naks, 1u);
+  EXPECT_GE(x->cqes[0].at - sim::Time::zero(), rnr_timer_duration(14));
+}
+
+TEST(Timers, LocalAckTimeoutAndRnrTable) {
+  EXPECT_EQ(local_ack_timeout(1), sim::Duration::ns(8192));
+  EXPECT_EQ(local_ack_timeout(14), sim::Duration::ns(4096) * 16384);
+  EXPECT_EQ(local_ack_timeout(0), sim::Duration::max());
+  EXPECT_EQ(rnr_timer_duration(0), sim::Duration::us(655360));
+  EXPECT_EQ(rnr_timer_duration(1), sim::Duration::us(10));  // IBTA table 45: 0.01 ms
+  EXPECT_EQ(rnr_timer_duration(12), sim::Duration::us(640));
+  EXPECT_EQ(rnr_timer_duration(14), sim::Duration::us(1280));
+  EXPECT_EQ(rnr_timer_duration(31), sim::Duration::us(491520));
+}
+
+}  // namespace

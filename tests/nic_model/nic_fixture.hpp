@@ -1,0 +1,246 @@
+// Two hosts (simulated memory + RNIC + port) back to back, and QP endpoints on
+// them wired the way a verbs program does it: rings in host memory, a registered
+// buffer, RESET -> INIT -> RTR -> RTS, WQEs through the rings and doorbells, CQEs
+// reaped from the CQ ring the moment the NIC reports them.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "fabric/port.hpp"
+#include "nic_model/host_queues.hpp"
+#include "nic_model/nic.hpp"
+#include "sim/random.hpp"
+#include "sim/simulator.hpp"
+
+namespace rnicsim::nictest {
+
+using namespace rnicsim::nic;
+
+struct TestHost {
+  std::string name;
+  SimulatedHostMemory memory;
+  std::unique_ptr<fabric::Port> port;
+  std::unique_ptr<Nic> nic;
+  AddressVector address;
+};
+
+struct Completion {
+  Cqe cqe;
+  sim::Time at;
+};
+
+struct QpOptions {
+  QpType type = QpType::Rc;
+  uint32_t path_mtu = 4096;
+  uint8_t timeout = 14;
+  uint8_t retry_cnt = 7;
+  uint8_t rnr_retry = 7;
+  uint8_t min_rnr_timer = 12;
+  uint32_t psn = 0;
+  bool sq_sig_all = false;
+  uint32_t sq_entries = 64, rq_entries = 64;
+  uint64_t buffer_size = 2u << 20;
+};
+
+class Endpoint : public CompletionListener {
+public:
+  Endpoint(TestHost& host, const QpOptions& o) : host_(host), opts_(o) {
+    const uint32_t cq_entries = o.sq_entries + o.rq_entries;
+    cq_base_ = host.memory.allocate(size_t{cq_entries} * sizeof(Cqe), 4096);
+    sq_base_ = host.memory.allocate(size_t{o.sq_entries} * sizeof(SendWqe), 4096);
+    rq_base_ = host.memory.allocate(size_t{o.rq_entries} * sizeof(RecvWqe), 4096);
+    buffer = host.memory.allocate(o.buffer_size, 4096);
+    cq_.emplace(host.memory.span(cq_base_, size_t{cq_entries} * sizeof(Cqe)), cq_entries);
+    sq_.emplace(host.memory.span(sq_base_, size_t{o.sq_entries} * sizeof(SendWqe)), o.sq_entries);
+    rq_.emplace(host.memory.span(rq_base_, size_t{o.rq_entries} * sizeof(RecvWqe)), o.rq_entries);
+    Nic& n = *host.nic;
+    pd = n.alloc_pd();
+    cqn = n.create_cq(cq_base_, cq_entries, this);
+    QpInit init;
+    init.type = o.type;
+    init.pd = pd;
+    init.send_cq = init.recv_cq = cqn;
+    init.sq = WorkRing{sq_base_, o.sq_entries};
+    init.rq = WorkRing{rq_base_, o.rq_entries};
+    init.sq_sig_all = o.sq_sig_all;
+    qpn = n.create_qp(init);
+    mr = n.reg_mr(pd, buffer, o.buffer_size, kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead);
+  }
+
+  int to_init() {
+    QpAttr a;
+    a.state = QpState::Init;
+    a.access_flags = kAccessRemoteWrite | kAccessRemoteRead;
+    return nic().modify_qp(qpn, a, kQpState | kQpPkeyIndex | kQpPort | kQpAccessFlags);
+  }
+  int to_rtr(const Endpoint& peer) {
+    QpAttr a;
+    a.state = QpState::Rtr;
+    a.path_mtu = opts_.path_mtu;
+    a.dest_qpn = peer.qpn.value();
+    a.rq_psn = peer.opts_.psn;
+    a.av = peer.host_.address;
+    a.min_rnr_timer = opts_.min_rnr_timer;
+    uint32_t mask = kQpState | kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn;
+    if (opts_.type == QpType::Rc) mask |= kQpMaxDestRdAtomic | kQpMinRnrTimer;
+    return nic().modify_qp(qpn, a, mask);
+  }
+  int to_rts() {
+    QpAttr a;
+    a.state = QpState::Rts;
+    a.sq_psn = opts_.psn;
+    a.timeout = opts_.timeout;
+    a.retry_cnt = opts_.retry_cnt;
+    a.rnr_retry = opts_.rnr_retry;
+    uint32_t mask = kQpState | kQpSqPsn;
+    if (opts_.type == QpType::Rc) mask |= kQpTimeout | kQpRetryCnt | kQpRnrRetry | kQpMaxQpRdAtomic;
+    return nic().modify_qp(qpn, a, mask);
+  }
+  void connect(const Endpoint& peer) {
+    ASSERT_EQ(to_init(), 0);
+    ASSERT_EQ(to_rtr(peer), 0);
+    ASSERT_EQ(to_rts(), 0);
+  }
+
+  void on_completion(uint32_t) override {
+    while (auto c = cq_->poll()) cqes.push_back(Completion{*c, host_.nic->now()});
+  }
+
+  void post_send(const SendWqe& w) { nic().ring_doorbell(QueueKind::Send, qpn, sq_->post(w)); }
+  // A chain of WQEs behind one doorbell, as ibv_post_send with a linked list does.
+  void post_sends(std::initializer_list<SendWqe> ws) {
+    uint64_t producer = 0;
+    for (const SendWqe& w : ws) producer = sq_->post(w);
+    nic().ring_doorbell(QueueKind::Send, qpn, producer);
+  }
+  void post_recv(const RecvWqe& w) { nic().ring_doorbell(QueueKind::Recv, qpn, rq_->post(w)); }
+
+  // One-SGE helpers over this endpoint's buffer.
+  SendWqe write_wqe(uint64_t wr_id, uint64_t offset, uint32_t len, const Endpoint& target, uint64_t remote_offset,
+                    bool signaled = true) const {
+    SendWqe w{};
+    w.wr_id = wr_id;
+    w.opcode = WrOpcode::RdmaWrite;
+    w.send_flags = signaled ? kSendSignaled : 0;
+    w.num_sge = 1;
+    w.sge[0] = Sge{buffer + offset, len, mr.lkey};
+    w.remote_addr = target.buffer + remote_offset;
+    w.rkey = target.mr.rkey;
+    return w;
+  }
+  SendWqe send_wqe(uint64_t wr_id, uint64_t offset, uint32_t len, bool signaled = true) const {
+    SendWqe w{};
+    w.wr_id = wr_id;
+    w.opcode = WrOpcode::Send;
+    w.send_flags = signaled ? kSendSignaled : 0;
+    w.num_sge = 1;
+    w.sge[0] = Sge{buffer + offset, len, mr.lkey};
+    return w;
+  }
+  RecvWqe recv_wqe(uint64_t wr_id, uint64_t offset, uint32_t len) const {
+    RecvWqe r{};
+    r.wr_id = wr_id;
+    r.num_sge = 1;
+    r.sge[0] = Sge{buffer + offset, len, mr.lkey};
+    return r;
+  }
+
+  std::span<std::byte> bytes(uint64_t offset, size_t len) { return host_.memory.span(buffer + offset, len); }
+  Nic& nic() { return *host_.nic; }
+  TestHost& host() { return host_; }
+
+  uint64_t buffer = 0;
+  uint32_t pd = 0, cqn = 0;
+  Qpn qpn;
+  MemoryRegion mr;
+  std::vector<Completion> cqes;
+
+private:
+  TestHost& host_;
+  QpOptions opts_;
+  uint64_t cq_base_ = 0, sq_base_ = 0, rq_base_ = 0;
+  std::optional<CqRingReader> cq_;
+  std::optional<WqeRingWriter<SendWqe>> sq_;
+  std::optional<WqeRingWriter<RecvWqe>> rq_;
+};
+
+// Two hosts joined by one link; loss is per direction.
+class TestBed {
+public:
+  explicit TestBed(double loss_a_to_b = 0.0, double loss_b_to_a = 0.0, uint64_t seed = 7,
+                   uint64_t rate_bps = 100'000'000'000, sim::Duration delay = sim::Duration::us(1))
+      : sim(seed, log), pool(4096 + 512) {
+    for (int i = 0; i < 2; ++i) {
+      auto& h = hosts[i];
+      h = std::make_unique<TestHost>();
+      h->name = i == 0 ? "a" : "b";
+      h->address.mac = {0x02, 0, 0, 0, 0, static_cast<uint8_t>(i + 1)};
+      h->address.ip = {};
+      h->address.ip[10] = h->address.ip[11] = 0xFF;
+      h->address.ip[12] = 10;
+      h->address.ip[15] = static_cast<uint8_t>(i + 1);
+      h->address.lid = static_cast<uint16_t>(i + 1);
+      NicConfig cfg;
+      cfg.name = h->name + ".nic";
+      cfg.mac = h->address.mac;
+      cfg.ip = h->address.ip;
+      cfg.lid = h->address.lid;
+      h->nic = std::make_unique<Nic>(sim, pool, h->memory, cfg);
+      fabric::PortParams p;
+      p.rate_bps = rate_bps;
+      p.delay = delay;
+      p.loss_rate = i == 0 ? loss_a_to_b : loss_b_to_a;
+      h->port = std::make_unique<fabric::Port>(sim, h->name + ".port0", p);
+    }
+    fabric::Port::connect(*hosts[0]->port, *hosts[1]->port);
+    hosts[0]->nic->attach(*hosts[0]->port);
+    hosts[1]->nic->attach(*hosts[1]->port);
+  }
+
+  TestHost& a() { return *hosts[0]; }
+  TestHost& b() { return *hosts[1]; }
+
+  // A connected pair: the first on host a, the second on host b.
+  std::pair<std::unique_ptr<Endpoint>, std::unique_ptr<Endpoint>> pair(const QpOptions& oa, const QpOptions& ob) {
+    auto x = std::make_unique<Endpoint>(a(), oa);
+    auto y = std::make_unique<Endpoint>(b(), ob);
+    x->connect(*y);
+    y->connect(*x);
+    return {std::move(x), std::move(y)};
+  }
+  std::pair<std::unique_ptr<Endpoint>, std::unique_ptr<Endpoint>> pair(const QpOptions& o = {}) { return pair(o, o); }
+
+  // Runs until nothing is pending (or `limit` of simulated time from now).
+  void run(sim::Duration limit = sim::Duration::s(1)) { sim.scheduler().run_until(sim.now() + limit); }
+
+  std::ostringstream log;
+  sim::Simulator sim;
+  fabric::FramePool pool;
+  std::unique_ptr<TestHost> hosts[2];
+};
+
+inline void fill_random(std::span<std::byte> s, uint64_t seed) {
+  sim::RandomStream r(seed, "test.data");
+  for (size_t i = 0; i < s.size(); i += 8) {
+    const uint64_t v = r.next_u64();
+    std::memcpy(s.data() + i, &v, std::min<size_t>(8, s.size() - i));
+  }
+}
+
+inline bool all_zero(std::span<const std::byte> s) {
+  for (std::byte b : s)
+    if (b != std::byte{0}) return false;
+  return true;
+}
+
+inline bool same(std::span<const std::byte> x, std::span<const std::byte> y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size()) == 0;
+}
+
+}  // namespace rnicsim::nictest
