@@ -16,9 +16,9 @@ TEST(RemoteAccess, WrongRkeyFailsAndFlushesTheRest) {
   fill_random(x->bytes(0, 8192), 1);
   SendWqe bad = x->write_wqe(1, 0, 4096, *y, 0);
   bad.rkey = y->mr.rkey ^ 0x100;  // no such region
-  x->post_send(bad);
-  x->post_send(x->write_wqe(2, 0, 4096, *y, 8192));
-  x->post_send(x->write_wqe(3, 4096, 4096, *y, 16384, false));  // unsignaled: flushed all the same
+  // One doorbell: all three are fetched before the NAK comes back.
+  x->post_sends({bad, x->write_wqe(2, 0, 4096, *y, 8192),
+                 x->write_wqe(3, 4096, 4096, *y, 16384, false)});  // unsignaled: flushed all the same
   bed.run();
   ASSERT_EQ(x->cqes.size(), 3u);
   EXPECT_EQ(x->cqes[0].cqe.wr_id, 1u);
