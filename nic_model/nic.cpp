@@ -123,18 +123,19 @@ void Nic::qp_fatal(QpContext& qp, WcStatus status) {
   }
   qp.next_entry = 0;
   qp.next_packet = 0;
-  while (!qp.recv_wqes.empty()) {
-    const RecvWqe w = qp.recv_wqes.pop_front();
-    Cqe c{};
-    c.wr_id = w.wr_id;
-    c.status = WcStatus::WrFlushErr;
-    c.opcode = WcOpcode::Recv;
-    c.qp_num = qp.qpn.value();
-    cqe_writer_.post(qp.recv_cq, c);
-  }
+  while (!qp.recv_wqes.empty()) flush_recv(qp, qp.recv_wqes.pop_front());
   sim_.log().log(sim::LogLevel::Info, config_.name, [&](std::ostream& os) {
     os << "QP " << qp.qpn.value() << " -> ERR (" << to_string(status) << ')';
   });
+}
+
+void Nic::flush_recv(QpContext& qp, const RecvWqe& w) {
+  Cqe c{};
+  c.wr_id = w.wr_id;
+  c.status = WcStatus::WrFlushErr;
+  c.opcode = WcOpcode::Recv;
+  c.qp_num = qp.qpn.value();
+  cqe_writer_.post(qp.recv_cq, c);
 }
 
 const char* to_string(WcStatus s) {

@@ -112,6 +112,8 @@ public:
   // A QP fails: the oldest outstanding WQE completes with `status`, every other
   // one with WR_FLUSH_ERR, and the QP enters ERR.
   void qp_fatal(QpContext& qp, WcStatus status);
+  // Completes a receive WQE of a QP in ERR with WR_FLUSH_ERR.
+  void flush_recv(QpContext& qp, const RecvWqe& w);
 
   NicCounters& stats() { return counters_; }
   const NicCounters& stats() const { return counters_; }

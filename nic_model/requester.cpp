@@ -65,6 +65,10 @@ void Requester::accept_wqe(QpContext& qp, const SendWqe& wqe) {
   e.packets = qp.type == QpType::Ud ? 1 : std::max<uint32_t>(1, (e.length + mtu - 1) / mtu);
   e.first_psn = qp.assign_psn;
   qp.assign_psn = qp.assign_psn + e.packets;
+  if (qp.state == QpState::Err) {  // posted to (or fetched for) a broken QP
+    nic_.cqe_writer().complete_send(qp, e, WcStatus::WrFlushErr);
+    return;
+  }
   if (bad) {
     // The WQE cannot be executed: it completes in error and the QP breaks.
     nic_.cqe_writer().complete_send(qp, e, WcStatus::LocQpOpErr);

@@ -26,7 +26,8 @@ void WqeFetcher::issue() {
   while (!pending_.empty() && busy_slots_ < slots_.size()) {
     const Pending p = pending_.pop_front();
     QpContext* qp = nic_.qp(p.qpn);
-    if (qp == nullptr || qp->state == QpState::Reset || qp->state == QpState::Err) continue;
+    // A QP in ERR still has its WQEs fetched: they complete with WR_FLUSH_ERR.
+    if (qp == nullptr || qp->state == QpState::Reset) continue;
     WorkRing& ring = p.kind == QueueKind::Send ? qp->sq : qp->rq;
     if (ring.fetched >= ring.producer || ring.entries == 0) continue;
     // One contiguous read: up to the batch size, not across the end of the ring.
@@ -57,6 +58,8 @@ void WqeFetcher::dma_done(uint64_t tag, bool ok) {
       const auto bytes = std::span<const std::byte>(slot.buffer).subspan(size_t{i} * WorkRing::kStride);
       if (slot.kind == QueueKind::Send) {
         nic_.requester().accept_wqe(*qp, load_struct<SendWqe>(bytes));
+      } else if (qp->state == QpState::Err) {
+        nic_.flush_recv(*qp, load_struct<RecvWqe>(bytes));
       } else {
         qp->recv_wqes.push_back(load_struct<RecvWqe>(bytes));
       }

@@ -300,3 +300,42 @@ TEST(Timers, LocalAckTimeoutAndRnrTable) {
 }
 
 }  // namespace
+
+namespace {
+
+// Work requests posted to a QP that is already in ERR complete with WR_FLUSH_ERR,
+// whether the QP broke by itself or was moved to ERR, on both queues.
+TEST(ErrState, SendsPostedAfterTheFailureAreFlushed) {
+  TestBed bed;
+  auto [x, y] = bed.pair();
+  SendWqe w = x->write_wqe(4, 0, 256, *y, 0);
+  w.sge[0].lkey = x->mr.lkey + 0x1000;
+  x->post_send(w);  // separate doorbells: the second arrives after the QP broke
+  x->post_send(x->write_wqe(5, 0, 256, *y, 0));
+  bed.run();
+  x->post_send(x->write_wqe(6, 0, 256, *y, 0, false));  // unsignaled, flushed all the same
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 3u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::LocProtErr);
+  EXPECT_EQ(x->cqes[1].cqe.wr_id, 5u);
+  EXPECT_EQ(x->cqes[1].cqe.status, WcStatus::WrFlushErr);
+  EXPECT_EQ(x->cqes[2].cqe.wr_id, 6u);
+  EXPECT_EQ(x->cqes[2].cqe.status, WcStatus::WrFlushErr);
+  EXPECT_EQ(y->nic().responder().counters().requests, 0u);
+}
+
+TEST(ErrState, ReceivesPostedInErrAreFlushed) {
+  TestBed bed;
+  auto [x, y] = bed.pair();
+  nic::QpAttr a;
+  a.state = QpState::Err;
+  ASSERT_EQ(y->nic().modify_qp(y->qpn, a, nic::kQpState), 0);
+  y->post_recv(y->recv_wqe(77, 0, 128));
+  bed.run();
+  ASSERT_EQ(y->cqes.size(), 1u);
+  EXPECT_EQ(y->cqes[0].cqe.wr_id, 77u);
+  EXPECT_EQ(y->cqes[0].cqe.status, WcStatus::WrFlushErr);
+  EXPECT_EQ(y->cqes[0].cqe.opcode, WcOpcode::Recv);
+}
+
+}  // namespace
