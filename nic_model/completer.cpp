@@ -1,6 +1,7 @@
 #include "nic_model/completer.hpp"
 
 #include <array>
+#include <cstring>
 
 #include "nic_model/nic.hpp"
 
@@ -30,10 +31,20 @@ void Completer::arm_timer(QpContext& qp) {
 }
 
 void Completer::retire_through(QpContext& qp, Psn psn) {
-  // Every WQE whose last packet is at or before `psn` and has been sent is done.
+  // Every WQE whose last packet is at or before `psn` and has been sent is done,
+  // up to a READ or atomic still missing its answer.
   while (!qp.send_entries.empty() && qp.next_entry > 0) {
     const SendEntry& e = qp.send_entries.front();
     if (Psn::distance(e.last_psn(), psn) < 0) break;
+    if (!e.responses_complete()) {
+      // Acknowledged past a READ/atomic whose answer never came: the answer was
+      // lost (IBTA 9.7.5.1.3, implicit NAK); ask again.
+      if (!qp.response_gap_rewound) {
+        qp.response_gap_rewound = true;
+        nic_.requester().rewind(qp, e.first_psn + e.responses_placed);
+      }
+      return;
+    }
     const SendEntry done = qp.send_entries.pop_front();
     --qp.next_entry;
     nic_.cqe_writer().complete_send(qp, done, WcStatus::Success);
@@ -41,25 +52,99 @@ void Completer::retire_through(QpContext& qp, Psn psn) {
   if (Psn::distance(qp.una, psn + 1) > 0) qp.una = psn + 1;
 }
 
-void Completer::receive(QpContext& qp, const packet::ParsedPacket& p) {
-  if (qp.type != QpType::Rc || !p.fields.aeth || qp.state == QpState::Err) return;
+void Completer::progress(QpContext& qp) {
+  qp.retries_left = qp.retry_cnt;
+  qp.rnr_retries_left = qp.rnr_retry;
+  qp.response_gap_rewound = false;
+  nic_.scheduler().cancel(*qp.retransmit_timer);
+  arm_timer(qp);
+  nic_.requester().kick(qp);
+}
+
+void Completer::place_response(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) {
   const Psn psn(p.fields.psn);
-  // Ignore responses for PSNs never sent (stale or bogus).
-  if (Psn::distance(psn, qp.next_psn) <= 0 && Psn::distance(qp.una, psn) < 0) return;
+  const auto& info = packet::opcode_info(p.fields.opcode);
+  // Everything before this response is acknowledged by it.
+  if (info.position == packet::Position::First || info.position == packet::Position::Only ||
+      info.operation == packet::Operation::AtomicAcknowledge)
+    retire_through(qp, psn - 1);
+  if (qp.send_entries.empty() || qp.next_entry == 0) return;
+  SendEntry& e = qp.send_entries.front();
+  if (!e.reads_remote || psn != e.first_psn + e.responses_placed) {
+    // Not the answer expected next (lost or reordered response): go back once.
+    ++stale_responses_;
+    if (!qp.response_gap_rewound && !e.responses_complete() && Psn::distance(e.first_psn + e.responses_placed, psn) > 0) {
+      qp.response_gap_rewound = true;
+      nic_.requester().rewind(qp, e.first_psn + e.responses_placed);
+    }
+    return;
+  }
+  const bool atomic = info.operation == packet::Operation::AtomicAcknowledge;
+  if (atomic != (e.wqe.opcode != WrOpcode::RdmaRead)) {
+    nic_.qp_fatal(qp, WcStatus::BadRespErr);
+    return;
+  }
+  // Where the returned bytes go in the WQE's local buffers.
+  const uint64_t offset = atomic ? 0 : uint64_t{e.responses_placed} * qp.path_mtu;
+  const uint64_t len = atomic ? 8 : p.payload.size();
+  if (!atomic && offset + len > e.length) {
+    nic_.qp_fatal(qp, WcStatus::BadRespErr);
+    return;
+  }
+  SgeMap map;
+  const AccessCheck c = nic_.translation().map_sges(std::span(e.wqe.sge.data(), e.wqe.num_sge), qp.pd, offset, len,
+                                                    kAccessLocalWrite, map);
+  if (c != AccessCheck::Ok) {
+    nic_.qp_fatal(qp, c == AccessCheck::TooShort ? WcStatus::LocLenErr : WcStatus::LocProtErr);
+    return;
+  }
+  if (atomic) {
+    // The original value travels big-endian; host memory is little-endian.
+    const uint64_t orig = p.fields.atomic_ack_eth->orig_remote_data;
+    std::array<std::byte, 8> bytes;
+    std::memcpy(bytes.data(), &orig, 8);
+    for (uint32_t i = 0, done = 0; i < map.count; done += map.pieces[i].length, ++i)
+      nic_.dma().write_small(map.pieces[i].host_addr, std::span(bytes).subspan(done, map.pieces[i].length), nullptr, 0);
+  } else {
+    for (uint32_t i = 0; i < map.count; ++i) {
+      const auto src = p.payload.subspan(map.pieces[i].offset, map.pieces[i].length);
+      // The last write holds the frame, whose bytes all the writes read.
+      nic_.dma().write(map.pieces[i].host_addr, src, i + 1 == map.count ? std::move(frame) : fabric::Frame(), nullptr, 0);
+    }
+  }
+  ++e.responses_placed;
+  qp.una = psn + 1;
+  if (e.responses_complete()) {
+    const SendEntry done = qp.send_entries.pop_front();
+    --qp.next_entry;
+    if (qp.rd_atomic_inflight > 0) --qp.rd_atomic_inflight;
+    nic_.cqe_writer().complete_send(qp, done, WcStatus::Success);
+  }
+  progress(qp);
+}
+
+void Completer::receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) {
+  if (qp.type != QpType::Rc || qp.state == QpState::Err) return;
+  const Psn psn(p.fields.psn);
+  // Ignore responses for PSNs never sent or already acknowledged (stale or bogus).
+  if (Psn::distance(psn, qp.next_psn) <= 0 || Psn::distance(qp.una, psn) < 0) {
+    ++stale_responses_;
+    return;
+  }
+  const auto op = packet::opcode_info(p.fields.opcode).operation;
+  const bool nak = p.fields.aeth && (p.fields.aeth->syndrome >> 5) != 0;
+  if (!nak && (op == packet::Operation::RdmaReadResponse || op == packet::Operation::AtomicAcknowledge)) {
+    place_response(qp, p, frame);
+    return;
+  }
+  if (!p.fields.aeth) return;
   const uint8_t syndrome = p.fields.aeth->syndrome;
   const auto kind = static_cast<AckKind>(syndrome >> 5);
   switch (kind) {
     case AckKind::Ack: {
       ++acks_;
-      const bool progress = Psn::distance(qp.una, psn) >= 0;
       retire_through(qp, psn);
-      if (progress) {
-        qp.retries_left = qp.retry_cnt;
-        qp.rnr_retries_left = qp.rnr_retry;
-        nic_.scheduler().cancel(*qp.retransmit_timer);
-        arm_timer(qp);
-        nic_.requester().kick(qp);
-      }
+      progress(qp);
       return;
     }
     case AckKind::RnrNak: {

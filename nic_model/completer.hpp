@@ -1,4 +1,5 @@
-// The completer (requester side of RC): takes ACKs and NAKs, retires the WQEs they
+// The completer (requester side of RC): takes ACKs, NAKs, READ responses and atomic
+// ACKs, places returned data in the requester's memory, retires the WQEs they
 // cover, has completions written, and runs the retransmission machinery: the
 // local ACK timer (4.096 us x 2^timeout), retry_cnt, RNR NAK back-off and
 // rnr_retry, and go-back-N through the requester.
@@ -6,6 +7,7 @@
 
 #include <cstdint>
 
+#include "fabric/frame.hpp"
 #include "nic_model/qp_context.hpp"
 #include "packet/packet.hpp"
 
@@ -29,7 +31,7 @@ sim::Duration local_ack_timeout(uint8_t timeout);
 class Completer {
 public:
   explicit Completer(Nic& nic) : nic_(nic) {}
-  void receive(QpContext& qp, const packet::ParsedPacket& p);
+  void receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame);
   // (Re)starts the retransmission timer of a QP with packets outstanding.
   void arm_timer(QpContext& qp);
   void on_timer(QpContext& qp);
@@ -37,11 +39,15 @@ public:
   uint64_t acks() const { return acks_; }
   uint64_t naks() const { return naks_; }
   uint64_t timeouts() const { return timeouts_; }
+  uint64_t stale_responses() const { return stale_responses_; }
 
 private:
   void retire_through(QpContext& qp, Psn psn);
+  // A READ response or atomic ACK for `psn`; false if it was not the one expected.
+  void place_response(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame);
+  void progress(QpContext& qp);
   Nic& nic_;
-  uint64_t acks_ = 0, naks_ = 0, timeouts_ = 0;
+  uint64_t acks_ = 0, naks_ = 0, timeouts_ = 0, stale_responses_ = 0;
 };
 
 }  // namespace rnicsim::nic

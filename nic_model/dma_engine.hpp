@@ -17,6 +17,14 @@
 
 namespace rnicsim::nic {
 
+// A piece of a message in host memory: `length` bytes at `host_addr` that are
+// bytes [offset, offset+length) of the part of the message being moved.
+struct DmaPiece {
+  uint64_t host_addr = 0;
+  uint32_t offset = 0;
+  uint32_t length = 0;
+};
+
 class DmaClient {
 public:
   virtual ~DmaClient() = default;

@@ -11,20 +11,21 @@ namespace rnicsim::nic {
 
 class Nic;
 
-enum class QueueKind : uint8_t { Send, Recv };
+enum class QueueKind : uint8_t { Send, Recv, Srq };
 
 class Doorbell {
 public:
   explicit Doorbell(Nic& nic);
-  // The host wrote `producer` to the doorbell register of a queue of `qpn`.
-  void ring(QueueKind kind, uint32_t qpn, uint64_t producer);
+  // The host wrote `producer` to the doorbell register of a queue (a QP's send or
+  // receive queue by QPN, or a shared receive queue by SRQ number).
+  void ring(QueueKind kind, uint32_t id, uint64_t producer);
   uint64_t rung() const { return rung_; }
 
 private:
   struct Write {
     sim::Time arrival;
     QueueKind kind;
-    uint32_t qpn;
+    uint32_t id;
     uint64_t producer;
   };
   void on_arrival();

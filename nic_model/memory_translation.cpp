@@ -1,5 +1,7 @@
 #include "nic_model/memory_translation.hpp"
 
+#include <algorithm>
+
 namespace rnicsim::nic {
 
 const MemoryRegion& MemoryTranslation::add(uint32_t pd, uint64_t addr, uint64_t length, uint64_t iova,
@@ -51,6 +53,34 @@ AccessCheck MemoryTranslation::check_local(uint32_t lkey, uint32_t pd, uint64_t 
 AccessCheck MemoryTranslation::check_remote(uint32_t rkey, uint32_t pd, uint64_t va, uint64_t len,
                                             uint32_t needed, uint64_t& host_addr) const {
   return check(by_rkey(rkey), pd, va, len, needed, host_addr);
+}
+
+AccessCheck MemoryTranslation::map_sges(std::span<const Sge> sges, uint32_t pd, uint64_t offset, uint64_t len,
+                                        uint32_t needed, SgeMap& out) const {
+  out.count = 0;
+  uint64_t skip = offset, placed = 0;
+  for (const Sge& s : sges) {
+    if (placed == len) break;
+    if (skip >= s.length) {
+      skip -= s.length;
+      continue;
+    }
+    const uint64_t n = std::min<uint64_t>(s.length - skip, len - placed);
+    uint64_t host = 0;
+    const AccessCheck c = check_local(s.lkey, pd, s.addr + skip, n, needed, host);
+    if (c != AccessCheck::Ok) return c;
+    out.pieces[out.count++] = DmaPiece{host, static_cast<uint32_t>(placed), static_cast<uint32_t>(n)};
+    placed += n;
+    skip = 0;
+  }
+  return placed == len ? AccessCheck::Ok : AccessCheck::TooShort;
+}
+
+bool MemoryTranslation::invalidate_rkey(uint32_t rkey) {
+  auto it = rkey_to_lkey_.find(rkey);
+  if (it == rkey_to_lkey_.end()) return false;
+  rkey_to_lkey_.erase(it);
+  return true;
 }
 
 }  // namespace rnicsim::nic

@@ -3,9 +3,14 @@
 // local and remote access is checked here before the DMA engine touches memory.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <unordered_map>
+
+#include "nic_model/dma_engine.hpp"
+#include "nic_model/queue_format.hpp"
 
 namespace rnicsim::nic {
 
@@ -19,7 +24,13 @@ struct MemoryRegion {
   uint32_t rkey = 0;
 };
 
-enum class AccessCheck : uint8_t { Ok, BadKey, BadPd, OutOfBounds, NoPermission };
+enum class AccessCheck : uint8_t { Ok, BadKey, BadPd, OutOfBounds, NoPermission, TooShort };
+
+// Where bytes of a message described by scatter/gather elements are in host memory.
+struct SgeMap {
+  std::array<DmaPiece, kMaxSge> pieces{};
+  uint32_t count = 0;
+};
 
 class MemoryTranslation {
 public:
@@ -35,6 +46,12 @@ public:
                           uint64_t& host_addr) const;
   AccessCheck check_remote(uint32_t rkey, uint32_t pd, uint64_t va, uint64_t len, uint32_t needed,
                            uint64_t& host_addr) const;
+  // Maps bytes [offset, offset+len) of the message the SGEs describe to host
+  // memory, checking every key (TooShort: the SGEs hold fewer bytes).
+  AccessCheck map_sges(std::span<const Sge> sges, uint32_t pd, uint64_t offset, uint64_t len, uint32_t needed,
+                       SgeMap& out) const;
+  // Send with invalidate: the region behind `rkey` no longer takes remote access.
+  bool invalidate_rkey(uint32_t rkey);
   size_t size() const { return by_lkey_.size(); }
 
 private:

@@ -15,14 +15,15 @@ Nic::Nic(sim::Simulator& sim, fabric::FramePool& pool, HostMemory& memory, NicCo
       responder_(*this),
       completer_(*this),
       cqe_writer_(*this),
-      rx_(*this) {}
+      rx_(*this),
+      tx_(*this) {}
 
 Nic::~Nic() = default;
 
 void Nic::attach(fabric::Port& port) {
   port_ = &port;
   port.set_receiver(this);
-  port.set_tx_ready([this] { requester_.port_ready(); });
+  port.set_tx_ready([this] { tx_space_available(); });
 }
 
 uint32_t Nic::create_cq(uint64_t ring_base, uint32_t entries, CompletionListener* listener) {
@@ -45,6 +46,8 @@ Qpn Nic::create_qp(const QpInit& init) {
   qp->sq = init.sq;
   qp->rq = init.rq;
   qp->sq_sig_all = init.sq_sig_all;
+  qp->srq = init.srq;
+  qp->path_mtu = config_.params.mtu;  // UD uses the port MTU; RC/UC set theirs at RTR
   // RoCEv2 flow entropy: the UDP source port comes from the QPN.
   qp->udp_src_port = static_cast<uint16_t>(0xC000 | ((qp->qpn.value() * 2654435761u) >> 18));
   QpContext* raw = qp.get();
@@ -73,6 +76,58 @@ bool Nic::destroy_qp(Qpn qpn) { return qps_.erase(qpn.value()) > 0; }
 
 void Nic::update_cq_consumer(uint32_t, uint64_t) {}
 
+uint32_t Nic::create_srq(uint32_t pd, const WorkRing& ring) {
+  auto srq = std::make_unique<SrqContext>();
+  srq->srqn = next_srqn_++;
+  srq->pd = pd;
+  srq->ring = WorkRing{ring.base, ring.entries};
+  const uint32_t n = srq->srqn;
+  srqs_.emplace(n, std::move(srq));
+  return n;
+}
+
+bool Nic::arm_srq_limit(uint32_t srqn, uint32_t limit) {
+  SrqContext* s = srq(srqn);
+  if (s == nullptr || limit > s->ring.entries) return false;
+  s->limit = limit;
+  return true;
+}
+
+SrqContext* Nic::srq(uint32_t srqn) {
+  auto it = srqs_.find(srqn);
+  return it == srqs_.end() ? nullptr : it->second.get();
+}
+
+uint32_t Nic::create_ah(const AddressVector& av) {
+  address_handles_.push_back(av);
+  return static_cast<uint32_t>(address_handles_.size() - 1);
+}
+
+const AddressVector* Nic::address_handle(uint32_t index) const {
+  return index < address_handles_.size() ? &address_handles_[index] : nullptr;
+}
+
+void Nic::async_event(AsyncEvent event, uint32_t id) {
+  sim_.log().log(sim::LogLevel::Debug, config_.name,
+                 [&](std::ostream& os) { os << "async event " << static_cast<int>(event) << " on " << id; });
+  if (async_listener_ != nullptr) async_listener_->on_async_event(event, id);
+}
+
+WorkRing* Nic::work_ring(QueueKind kind, uint32_t id) {
+  if (kind == QueueKind::Srq) {
+    SrqContext* s = srq(id);
+    return s == nullptr ? nullptr : &s->ring;
+  }
+  QpContext* q = qp(id);
+  if (q == nullptr) return nullptr;
+  return kind == QueueKind::Send ? &q->sq : &q->rq;
+}
+
+void Nic::tx_space_available() {
+  requester_.resume();
+  responder_.resume();
+}
+
 QpContext* Nic::qp(uint32_t qpn) {
   auto it = qps_.find(qpn);
   return it == qps_.end() ? nullptr : it->second.get();
@@ -95,10 +150,24 @@ packet::PacketFields Nic::packet_template(const QpContext& qp) {
   f.ttl = qp.remote.hop_limit;
   f.ipv4_id = ipv4_id_++;
   f.udp_src_port = qp.udp_src_port;
-  f.slid = config_.lid;
-  f.dlid = qp.remote.lid;
-  f.lrh_sl = qp.remote.sl;
+  if (packet::is_ib(f.link)) {
+    // LRH: LIDs, SL from the address vector. VL = SL for now: there is no
+    // SL-to-VL table until the fabric models switches and VL arbitration; SL 15
+    // goes on VL 0, as VL 15 carries subnet management packets only.
+    f.slid = config_.lid;
+    f.dlid = qp.remote.lid;
+    f.lrh_sl = static_cast<uint8_t>(qp.remote.sl & 0x0F);
+    f.lrh_vl = f.lrh_sl == 15 ? 0 : f.lrh_sl;
+    // GRH (IbGlobal): GIDs, traffic class and hop limit from the address vector.
+    // The address vector has no flow label yet: 0, as an SM path record gives by default.
+    f.sgid = config_.ip;
+    f.dgid = qp.remote.ip;
+    f.grh_tclass = qp.remote.traffic_class;
+    f.grh_flow_label = 0;
+    f.grh_hop_limit = qp.remote.hop_limit;
+  }
   f.dest_qp = qp.dest_qpn.value();
+  packet::derive_fields(f);  // LNH from the link kind
   return f;
 }
 
@@ -123,6 +192,8 @@ void Nic::qp_fatal(QpContext& qp, WcStatus status) {
   }
   qp.next_entry = 0;
   qp.next_packet = 0;
+  qp.rd_atomic_inflight = 0;
+  qp.responses_queued = 0;
   while (!qp.recv_wqes.empty()) flush_recv(qp, qp.recv_wqes.pop_front());
   sim_.log().log(sim::LogLevel::Info, config_.name, [&](std::ostream& os) {
     os << "QP " << qp.qpn.value() << " -> ERR (" << to_string(status) << ')';

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "fabric/frame.hpp"
 #include "fabric/port.hpp"
@@ -25,6 +26,7 @@
 #include "nic_model/requester.hpp"
 #include "nic_model/responder.hpp"
 #include "nic_model/rx_pipeline.hpp"
+#include "nic_model/tx_pipeline.hpp"
 #include "nic_model/wqe_fetcher.hpp"
 #include "packet/packet.hpp"
 #include "sim/simulator.hpp"
@@ -34,10 +36,31 @@ namespace rnicsim::nic {
 struct NicConfig {
   std::string name = "nic";
   NicParams params;
+  // RoCEv2 (IPv4/IPv6) or native IB: IbLocal (LRH only) or IbGlobal (LRH + GRH).
   packet::LinkKind link = packet::LinkKind::RoceV2Ipv4;
-  packet::MacAddr mac{};
-  packet::Ipv6Addr ip{};  // IPv4-mapped for IPv4
-  uint16_t lid = 0;
+  packet::MacAddr mac{};  // RoCEv2 only
+  packet::Ipv6Addr ip{};  // IPv4-mapped for IPv4; the port GID for IB (the GRH SGID)
+  uint16_t lid = 0;       // IB: the port's LID (the LRH SLID)
+};
+
+// Asynchronous events (values match ibv_event_type).
+enum class AsyncEvent : uint8_t {
+  CqErr = 0,
+  QpFatal = 1,
+  QpReqErr = 2,
+  QpAccessErr = 3,
+  CommEst = 4,
+  SqDrained = 5,
+  SrqErr = 14,
+  SrqLimitReached = 15,
+  QpLastWqeReached = 16,
+};
+
+class AsyncEventListener {
+public:
+  virtual ~AsyncEventListener() = default;
+  // `id` is a QPN, CQN or SRQ number, as the event says.
+  virtual void on_async_event(AsyncEvent event, uint32_t id) = 0;
 };
 
 struct QpInit {
@@ -48,6 +71,7 @@ struct QpInit {
   WorkRing sq;  // base and entries; the NIC keeps the indices
   WorkRing rq;
   bool sq_sig_all = false;
+  uint32_t srq = 0;  // take receive WQEs from this shared receive queue
 };
 
 struct NicCounters {
@@ -72,6 +96,15 @@ public:
   Qpn create_qp(const QpInit& init);
   int modify_qp(Qpn qpn, const QpAttr& attr, uint32_t mask);
   bool destroy_qp(Qpn qpn);
+  // A shared receive queue whose ring of RecvWqe lives at `ring.base`.
+  uint32_t create_srq(uint32_t pd, const WorkRing& ring);
+  // Arms the SRQ limit: an SrqLimitReached event when fewer WQEs remain posted.
+  bool arm_srq_limit(uint32_t srqn, uint32_t limit);
+  // Address handles for UD: the index goes in SendWqe::ud_ah.
+  uint32_t create_ah(const AddressVector& av);
+  const AddressVector* address_handle(uint32_t index) const;
+  void set_async_listener(AsyncEventListener* l) { async_listener_ = l; }
+  void async_event(AsyncEvent event, uint32_t id);
   const MemoryRegion& reg_mr(uint32_t pd, uint64_t addr, uint64_t length, uint32_t access) {
     return translation_.add(pd, addr, length, addr, access);
   }
@@ -91,6 +124,9 @@ public:
   const NicParams& params() const { return config_.params; }
   QpContext* qp(uint32_t qpn);
   CqContext* cq(uint32_t cqn);
+  SrqContext* srq(uint32_t srqn);
+  // The ring a doorbell of `kind` for `id` (QPN or SRQ number) advances.
+  WorkRing* work_ring(QueueKind kind, uint32_t id);
   fabric::FramePool& frame_pool() { return pool_; }
   PcieLink& pcie() { return pcie_; }
   DmaEngine& dma() { return dma_; }
@@ -101,6 +137,9 @@ public:
   Completer& completer() { return completer_; }
   CqeWriter& cqe_writer() { return cqe_writer_; }
   RxPipeline& rx_pipeline() { return rx_; }
+  TxPipeline& tx_pipeline() { return tx_; }
+  // The transmit pipeline or the port has room again: blocked producers go on.
+  void tx_space_available();
   packet::LinkType capture_link_type() const {
     return packet::is_roce(config_.link) ? packet::LinkType::Ethernet : packet::LinkType::Infiniband;
   }
@@ -135,8 +174,13 @@ private:
   Completer completer_;
   CqeWriter cqe_writer_;
   RxPipeline rx_;
+  TxPipeline tx_;
   std::unordered_map<uint32_t, std::unique_ptr<QpContext>> qps_;
   std::unordered_map<uint32_t, CqContext> cqs_;
+  std::unordered_map<uint32_t, std::unique_ptr<SrqContext>> srqs_;
+  std::vector<AddressVector> address_handles_;
+  AsyncEventListener* async_listener_ = nullptr;
+  uint32_t next_srqn_ = 1;
   uint32_t next_qpn_ = 0x11;
   uint32_t next_cqn_ = 1;
   uint32_t next_pd_ = 1;

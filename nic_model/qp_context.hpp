@@ -44,10 +44,43 @@ struct WorkRing {
 struct SendEntry {
   SendWqe wqe{};
   uint32_t length = 0;   // message bytes
-  uint32_t packets = 0;  // packets the message takes at the path MTU
+  uint32_t packets = 0;  // PSNs the message takes (READ: its response packets)
   Psn first_psn;
   bool signaled = false;
+  bool reads_remote = false;       // RDMA READ or atomic: completes on its responses
+  uint32_t responses_placed = 0;   // response packets placed so far
   Psn last_psn() const { return first_psn + (packets - 1); }
+  bool responses_complete() const { return !reads_remote || responses_placed == packets; }
+};
+
+// An RDMA READ or atomic the responder is answering.
+struct ResponseJob {
+  uint32_t qpn = 0;
+  bool atomic = false;
+  uint64_t host_addr = 0;      // READ: where the data comes from
+  uint32_t length = 0;         // READ: bytes
+  Psn first_psn;
+  uint32_t packets = 1;
+  uint32_t next_packet = 0;
+  uint64_t atomic_original = 0;
+  uint32_t msn = 0;            // the MSN the answer's AETH carries
+};
+
+// Answers of executed atomics, replayed when a request is retransmitted.
+struct AtomicReplay {
+  Psn psn;
+  uint64_t original = 0;
+  bool valid = false;
+};
+
+// A shared receive queue.
+struct SrqContext {
+  uint32_t srqn = 0;
+  uint32_t pd = 0;
+  WorkRing ring;
+  sim::RingQueue<RecvWqe> wqes{16};
+  uint64_t consumed = 0;
+  uint32_t limit = 0;  // armed when non-zero: event when fewer WQEs than this remain
 };
 
 struct QpContext {
@@ -58,6 +91,8 @@ struct QpContext {
   uint32_t send_cq = 0;
   uint32_t recv_cq = 0;
   bool sq_sig_all = false;
+  uint32_t srq = 0;           // shared receive queue, 0 = the QP's own RQ
+  uint32_t access_flags = 0;  // remote access the responder allows (AccessFlags)
   WorkRing sq, rq;
 
   // Connection (set by INIT->RTR->RTS).
@@ -69,6 +104,8 @@ struct QpContext {
   uint8_t retry_cnt = 7;
   uint8_t rnr_retry = 7;    // 7 = infinite
   uint8_t min_rnr_timer = 12;
+  uint8_t max_rd_atomic = 1;       // ORD: READ/atomic requests in flight as requester
+  uint8_t max_dest_rd_atomic = 1;  // IRD: READ/atomic requests answered at once as responder
   uint16_t udp_src_port = 0xC000;
 
   // Requester: fetched WQEs from the oldest unacknowledged on; `next_entry` and
@@ -83,6 +120,8 @@ struct QpContext {
   uint32_t rnr_retries_left = 7;
   bool in_requester_list = false;
   bool rnr_waiting = false;  // after an RNR NAK, until the RNR timer fires
+  uint32_t rd_atomic_inflight = 0;  // READ/atomic requests sent and not answered
+  bool response_gap_rewound = false;  // go-back-N already started for a gap in responses
   std::unique_ptr<sim::Event> retransmit_timer;
 
   // Responder.
@@ -95,6 +134,9 @@ struct QpContext {
   uint32_t write_length = 0;     // DMA length of the current RDMA WRITE (RETH)
   sim::RingQueue<RecvWqe> recv_wqes{16};
   uint32_t recv_offset = 0;      // bytes of the current SEND placed so far
+  uint32_t responses_queued = 0; // READ/atomic answers waiting to go out
+  std::array<AtomicReplay, 16> atomic_replay{};
+  uint32_t atomic_replay_next = 0;
 
   uint64_t tx_packets = 0, rx_packets = 0, retransmitted_packets = 0;
 };

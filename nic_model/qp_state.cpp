@@ -1,5 +1,6 @@
 #include "nic_model/qp_state.hpp"
 
+#include <algorithm>
 #include <cerrno>
 
 namespace rnicsim::nic {
@@ -88,6 +89,9 @@ int apply_modify(QpContext& qp, const QpAttr& a, uint32_t mask) {
   if (mask & kQpRetryCnt) qp.retry_cnt = a.retry_cnt, qp.retries_left = a.retry_cnt;
   if (mask & kQpRnrRetry) qp.rnr_retry = a.rnr_retry, qp.rnr_retries_left = a.rnr_retry;
   if (mask & kQpMinRnrTimer) qp.min_rnr_timer = a.min_rnr_timer;
+  if (mask & kQpAccessFlags) qp.access_flags = a.access_flags;
+  if (mask & kQpMaxQpRdAtomic) qp.max_rd_atomic = std::max<uint8_t>(a.max_rd_atomic, 1);
+  if (mask & kQpMaxDestRdAtomic) qp.max_dest_rd_atomic = std::max<uint8_t>(a.max_dest_rd_atomic, 1);
   qp.state = to;
   return 0;
 }

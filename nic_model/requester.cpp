@@ -11,8 +11,8 @@ namespace {
 using packet::Opcode;
 using packet::Position;
 
-// Packet opcode for a work request at a position in its message, RC numbering
-// (UC adds 0x20). 0xFF: the position does not exist for that request.
+// Packet opcode of a work request at a position in its message, RC numbering
+// (UC adds 0x20).
 struct OpcodeRow {
   WrOpcode wr;
   uint8_t first, middle, last, only;
@@ -23,6 +23,9 @@ constexpr OpcodeRow kOpcodes[] = {
     {WrOpcode::SendWithInv, 0x00, 0x01, 0x16, 0x17},
     {WrOpcode::RdmaWrite, 0x06, 0x07, 0x08, 0x0A},
     {WrOpcode::RdmaWriteWithImm, 0x06, 0x07, 0x09, 0x0B},
+    {WrOpcode::RdmaRead, 0x0C, 0x0C, 0x0C, 0x0C},
+    {WrOpcode::AtomicCmpSwap, 0x13, 0x13, 0x13, 0x13},
+    {WrOpcode::AtomicFetchAdd, 0x14, 0x14, 0x14, 0x14},
 };
 
 Opcode packet_opcode(QpType type, WrOpcode wr, Position pos) {
@@ -36,10 +39,22 @@ Opcode packet_opcode(QpType type, WrOpcode wr, Position pos) {
   return Opcode::RcSendOnly;
 }
 
+bool reads_remote(WrOpcode wr) {
+  return wr == WrOpcode::RdmaRead || wr == WrOpcode::AtomicCmpSwap || wr == WrOpcode::AtomicFetchAdd;
+}
+bool is_atomic(WrOpcode wr) { return wr == WrOpcode::AtomicCmpSwap || wr == WrOpcode::AtomicFetchAdd; }
+
+// Which transports carry which work requests (IBTA 9.8.1 / verbs).
 bool is_supported(QpType type, WrOpcode wr) {
-  if (type == QpType::Ud) return wr == WrOpcode::Send || wr == WrOpcode::SendWithImm;
-  if (type == QpType::Uc && wr == WrOpcode::SendWithInv) return false;
-  return std::any_of(std::begin(kOpcodes), std::end(kOpcodes), [wr](const OpcodeRow& r) { return r.wr == wr; });
+  switch (type) {
+    case QpType::Ud: return wr == WrOpcode::Send || wr == WrOpcode::SendWithImm;
+    case QpType::Uc:
+      return wr == WrOpcode::Send || wr == WrOpcode::SendWithImm || wr == WrOpcode::RdmaWrite ||
+             wr == WrOpcode::RdmaWriteWithImm;
+    case QpType::Rc:
+      return std::any_of(std::begin(kOpcodes), std::end(kOpcodes), [wr](const OpcodeRow& r) { return r.wr == wr; });
+  }
+  return false;
 }
 
 uint32_t message_length(const SendWqe& w) {
@@ -58,20 +73,23 @@ void Requester::accept_wqe(QpContext& qp, const SendWqe& wqe) {
   e.wqe = wqe;
   e.length = message_length(wqe);
   e.signaled = qp.sq_sig_all || (wqe.send_flags & kSendSignaled);
-  const bool bad = !is_supported(qp.type, wqe.opcode) || wqe.num_sge > kMaxSge ||
-                   ((wqe.send_flags & kSendInline) && wqe.inline_len > kMaxInline) ||
-                   (qp.type == QpType::Ud && e.length > qp.path_mtu);
+  e.reads_remote = reads_remote(wqe.opcode);
   const uint32_t mtu = qp.path_mtu;
-  e.packets = qp.type == QpType::Ud ? 1 : std::max<uint32_t>(1, (e.length + mtu - 1) / mtu);
+  e.packets = (qp.type == QpType::Ud || is_atomic(wqe.opcode)) ? 1 : std::max<uint32_t>(1, (e.length + mtu - 1) / mtu);
   e.first_psn = qp.assign_psn;
   qp.assign_psn = qp.assign_psn + e.packets;
   if (qp.state == QpState::Err) {  // posted to (or fetched for) a broken QP
     nic_.cqe_writer().complete_send(qp, e, WcStatus::WrFlushErr);
     return;
   }
-  if (bad) {
+  WcStatus bad = WcStatus::Success;
+  if (!is_supported(qp.type, wqe.opcode) || wqe.num_sge > kMaxSge) bad = WcStatus::LocQpOpErr;
+  else if ((wqe.send_flags & kSendInline) && (wqe.inline_len > kMaxInline || e.reads_remote)) bad = WcStatus::LocQpOpErr;
+  else if (qp.type == QpType::Ud && e.length > qp.path_mtu) bad = WcStatus::LocLenErr;
+  else if (is_atomic(wqe.opcode) && (e.length != 8 || (wqe.remote_addr & 7) != 0)) bad = WcStatus::LocLenErr;
+  if (bad != WcStatus::Success) {
     // The WQE cannot be executed: it completes in error and the QP breaks.
-    nic_.cqe_writer().complete_send(qp, e, WcStatus::LocQpOpErr);
+    nic_.cqe_writer().complete_send(qp, e, bad);
     nic_.qp_fatal(qp, WcStatus::WrFlushErr);
     return;
   }
@@ -82,9 +100,12 @@ void Requester::accept_wqe(QpContext& qp, const SendWqe& wqe) {
 bool Requester::can_send(const QpContext& qp) const {
   if (qp.state != QpState::Rts || qp.rnr_waiting) return false;
   if (qp.next_entry >= qp.send_entries.size()) return false;
-  if (qp.type == QpType::Rc && Psn::distance(qp.una, qp.next_psn) >= static_cast<int32_t>(nic_.params().max_inflight_psns))
-    return false;
-  return true;
+  if (qp.type != QpType::Rc) return true;
+  const SendEntry& e = qp.send_entries[qp.next_entry];
+  if (e.reads_remote && qp.rd_atomic_inflight >= qp.max_rd_atomic) return false;  // ORD
+  // Fence: wait until every earlier READ and atomic has its answer.
+  if ((e.wqe.send_flags & kSendFence) && qp.rd_atomic_inflight > 0) return false;
+  return Psn::distance(qp.una, qp.next_psn) < static_cast<int32_t>(nic_.params().max_inflight_psns);
 }
 
 void Requester::kick(QpContext& qp) {
@@ -92,39 +113,41 @@ void Requester::kick(QpContext& qp) {
     qp.in_requester_list = true;
     ready_.push_back(qp.qpn.value());
   }
-  if (!ready_.empty() && !step_.scheduled()) nic_.scheduler().schedule(step_, std::max(nic_.now(), next_free_));
+  resume();
 }
 
-void Requester::port_ready() {
+void Requester::resume() {
   if (!ready_.empty() && !step_.scheduled()) nic_.scheduler().schedule(step_, std::max(nic_.now(), next_free_));
 }
 
 void Requester::rewind(QpContext& qp, Psn psn) {
   for (size_t i = 0; i < qp.send_entries.size(); ++i) {
     const SendEntry& e = qp.send_entries[i];
-    if (Psn::distance(e.first_psn, psn) >= 0 && Psn::distance(psn, e.last_psn()) >= 0) {
-      const uint32_t resent = static_cast<uint32_t>(Psn::distance(psn, qp.next_psn));
-      qp.retransmitted_packets += resent;
-      nic_.stats().retransmitted_packets += resent;
-      qp.next_entry = i;
-      qp.next_packet = static_cast<uint32_t>(Psn::distance(e.first_psn, psn));
-      qp.next_psn = psn;
-      kick(qp);
-      return;
-    }
+    if (Psn::distance(e.first_psn, psn) < 0 || Psn::distance(psn, e.last_psn()) < 0) continue;
+    const uint32_t resent = static_cast<uint32_t>(std::max(0, Psn::distance(psn, qp.next_psn)));
+    qp.retransmitted_packets += resent;
+    nic_.stats().retransmitted_packets += resent;
+    qp.next_entry = i;
+    qp.next_packet = static_cast<uint32_t>(Psn::distance(e.first_psn, psn));
+    qp.next_psn = psn;
+    // READs and atomics from here on will be asked again.
+    qp.rd_atomic_inflight = 0;
+    for (size_t k = 0; k < i; ++k)
+      if (!qp.send_entries[k].responses_complete()) ++qp.rd_atomic_inflight;
+    kick(qp);
+    return;
   }
 }
 
 void Requester::step() {
   while (!ready_.empty()) {
-    if (pending_.size() >= nic_.params().tx_pipeline_packets) return;  // resumed by dma_done
     QpContext* qp = nic_.qp(ready_.front());
     if (qp == nullptr || !can_send(*qp)) {
       if (qp != nullptr) qp->in_requester_list = false;
       ready_.pop_front();
       continue;
     }
-    if (!nic_.tx_has_room(pipeline_bytes_ + qp->path_mtu + 128)) return;  // resumed by port_ready
+    if (!nic_.tx_pipeline().has_room(qp->path_mtu + 128)) return;  // resumed when room frees
     ready_.pop_front();
     qp->in_requester_list = false;
     build_packet(*qp);
@@ -139,105 +162,93 @@ void Requester::build_packet(QpContext& qp) {
   const SendEntry& e = qp.send_entries[qp.next_entry];
   const uint32_t index = qp.next_packet;
   const uint32_t offset = index * qp.path_mtu;
-  const uint32_t len = std::min(qp.path_mtu, e.length - std::min(e.length, offset));
-  const Position pos = e.packets == 1 ? Position::Only
+  const bool read = e.wqe.opcode == WrOpcode::RdmaRead;
+  const bool atomic = is_atomic(e.wqe.opcode);
+  const uint32_t len = e.reads_remote ? 0 : std::min(qp.path_mtu, e.length - std::min(e.length, offset));
+  const Position pos = e.packets == 1 || e.reads_remote ? Position::Only
                        : index == 0 ? Position::First
                        : index + 1 == e.packets ? Position::Last : Position::Middle;
 
   packet::PacketFields f = nic_.packet_template(qp);
+  if (qp.type == QpType::Ud) {
+    const AddressVector* av = nic_.address_handle(e.wqe.ud_ah);
+    if (av != nullptr) {
+      f.eth_dst = av->mac;
+      f.ip_dst = av->ip;
+      f.dlid = av->lid;
+      f.lrh_sl = av->sl;
+      f.dgid = av->ip;
+    }
+    f.dest_qp = e.wqe.ud_remote_qpn & 0xFFFFFF;
+  }
   f.opcode = packet_opcode(qp.type, e.wqe.opcode, pos);
   f.psn = qp.next_psn.value();
   f.payload_length = len;
   f.solicited = (e.wqe.send_flags & kSendSolicited) && (pos == Position::Last || pos == Position::Only);
   const auto& info = packet::opcode_info(f.opcode);
-  if (info.has(packet::Hdr::Reth)) f.reth = packet::RethFields{e.wqe.remote_addr, e.wqe.rkey, e.length};
+  if (info.has(packet::Hdr::Reth)) {
+    // A READ asked again from the middle asks only for what is still missing.
+    f.reth = read ? packet::RethFields{e.wqe.remote_addr + offset, e.wqe.rkey, e.length - std::min(e.length, offset)}
+                  : packet::RethFields{e.wqe.remote_addr, e.wqe.rkey, e.length};
+  }
+  if (atomic) {
+    const bool cas = e.wqe.opcode == WrOpcode::AtomicCmpSwap;
+    f.atomic_eth = packet::AtomicEthFields{e.wqe.remote_addr, e.wqe.rkey, cas ? e.wqe.swap : e.wqe.compare_add,
+                                           cas ? e.wqe.compare_add : 0};
+  }
   if (info.has(packet::Hdr::ImmDt)) f.imm = __builtin_bswap32(e.wqe.imm_data);  // WQE keeps network order
   if (info.has(packet::Hdr::Ieth)) f.ieth = packet::IethFields{e.wqe.imm_data};
   if (info.has(packet::Hdr::Deth)) f.deth = packet::DethFields{e.wqe.ud_remote_qkey, qp.qpn.value()};
-  if (qp.type == QpType::Ud) f.dest_qp = e.wqe.ud_remote_qpn;
   // Ask for an ACK at the end of each message, and at least every N packets.
-  f.ack_req = qp.type == QpType::Rc &&
+  f.ack_req = qp.type == QpType::Rc && !e.reads_remote &&
               (pos == Position::Last || pos == Position::Only || (index + 1) % nic_.params().ack_coalesce_packets == 0);
   packet::derive_fields(f);
 
-  PendingTx tx;
-  tx.qpn = qp.qpn.value();
-  tx.frame = nic_.frame_pool().acquire(packet::frame_length(f));
-  auto layout = packet::write_headers(f, tx.frame.bytes());
-  tx.layout = *layout;
-  tx.frame.meta().priority = qp.remote.sl;
-  tx.frame.meta().flow_id = qp.qpn.value();
-  tx.frame.meta().created = nic_.now();
-  std::span<std::byte> payload = tx.frame.bytes().subspan(tx.layout.payload_offset, len);
+  fabric::Frame frame = nic_.frame_pool().acquire(packet::frame_length(f));
+  const auto layout = packet::write_headers(f, frame.bytes());
+  frame.meta().priority = qp.remote.sl;
+  frame.meta().flow_id = qp.qpn.value();
+  frame.meta().created = nic_.now();
 
-  if (e.wqe.send_flags & kSendInline) {
-    std::memcpy(payload.data(), e.wqe.inline_data.data() + offset, len);
-  } else {
-    // Gather [offset, offset+len) of the message from the SGEs, checking each key.
-    uint32_t skip = offset, placed = 0;
-    for (uint32_t i = 0; i < e.wqe.num_sge && placed < len; ++i) {
-      const Sge& s = e.wqe.sge[i];
-      if (skip >= s.length) {
-        skip -= s.length;
-        continue;
-      }
-      const uint32_t n = std::min(s.length - skip, len - placed);
-      uint64_t host = 0;
-      if (nic_.translation().check_local(s.lkey, qp.pd, s.addr + skip, n, 0, host) != AccessCheck::Ok) {
-        tx.failed = true;
-        break;
-      }
-      nic_.dma().read(host, payload.subspan(placed, n), this, 0);
-      ++tx.reads_left;
-      placed += n;
-      skip = 0;
-    }
+  SgeMap map;
+  bool failed = false;
+  if (len > 0 && (e.wqe.send_flags & kSendInline)) {
+    std::memcpy(frame.bytes().data() + layout->payload_offset, e.wqe.inline_data.data() + offset, len);
+  } else if (len > 0) {
+    failed = nic_.translation().map_sges(std::span(e.wqe.sge.data(), e.wqe.num_sge), qp.pd, offset, len, 0, map) !=
+             AccessCheck::Ok;
   }
   ++qp.tx_packets;
   ++packets_;
-  ++qp.next_psn;
-  if (++qp.next_packet == e.packets) {
+  bool ends_unreliable = false;
+  if (e.reads_remote) {
+    // One request; the answer takes the rest of the message's PSNs.
+    qp.next_psn = qp.next_psn + (e.packets - index);
     qp.next_packet = 0;
     ++qp.next_entry;
-    tx.completes_entry = qp.type != QpType::Rc;
+    ++qp.rd_atomic_inflight;
+  } else {
+    ++qp.next_psn;
+    if (++qp.next_packet == e.packets) {
+      qp.next_packet = 0;
+      ++qp.next_entry;
+      ends_unreliable = qp.type != QpType::Rc;
+    }
+  }
+  if (failed) {
+    nic_.qp_fatal(qp, WcStatus::LocProtErr);
+    return;
   }
   if (qp.type == QpType::Rc) nic_.completer().arm_timer(qp);
-  pipeline_bytes_ += tx.frame.size();
-  pending_.push_back(std::move(tx));
-  drain();
+  nic_.tx_pipeline().submit(std::move(frame), *layout, std::span(map.pieces.data(), map.count), qp.qpn.value(),
+                            ends_unreliable ? TxOrigin::RequestEndsUnreliableWqe : TxOrigin::Request);
 }
 
-void Requester::dma_done(uint64_t, bool ok) {
-  // Completions come back in issue order: the oldest packet still reading owns it.
-  for (size_t i = 0; i < pending_.size(); ++i) {
-    if (pending_[i].reads_left > 0) {
-      --pending_[i].reads_left;
-      if (!ok) pending_[i].failed = true;
-      break;
-    }
-  }
-  drain();
-  port_ready();
-}
-
-void Requester::drain() {
-  while (!pending_.empty() && pending_.front().reads_left == 0) {
-    PendingTx tx = pending_.pop_front();
-    pipeline_bytes_ -= tx.frame.size();
-    QpContext* qp = nic_.qp(tx.qpn);
-    if (qp == nullptr || qp->state == QpState::Err) continue;
-    if (tx.failed) {
-      nic_.qp_fatal(*qp, WcStatus::LocProtErr);
-      continue;
-    }
-    packet::seal(tx.frame.bytes(), tx.layout);
-    nic_.transmit(std::move(tx.frame));
-    if (tx.completes_entry && !qp->send_entries.empty()) {
-      const SendEntry done = qp->send_entries.pop_front();
-      if (qp->next_entry > 0) --qp->next_entry;
-      nic_.cqe_writer().complete_send(*qp, done, WcStatus::Success);
-    }
-  }
+void Requester::unreliable_wqe_sent(QpContext& qp) {
+  if (qp.send_entries.empty()) return;
+  const SendEntry done = qp.send_entries.pop_front();
+  if (qp.next_entry > 0) --qp.next_entry;
+  nic_.cqe_writer().complete_send(qp, done, WcStatus::Success);
 }
 
 }  // namespace rnicsim::nic

@@ -1,6 +1,7 @@
 #include "nic_model/responder.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "nic_model/nic.hpp"
 
@@ -8,6 +9,13 @@ namespace rnicsim::nic {
 
 using packet::Operation;
 using packet::Position;
+
+namespace {
+enum class Outcome : uint8_t { Ok, Drop, Stall, Wait };
+constexpr uint32_t kUdGrhBytes = 40;
+}  // namespace
+
+Responder::Responder(Nic& nic) : nic_(nic), respond_([this] { step_responses(); }, "responder.respond") {}
 
 void Responder::send_ack(QpContext& qp, uint8_t syndrome, Psn psn) {
   packet::PacketFields f = nic_.packet_template(qp);
@@ -24,56 +32,57 @@ void Responder::send_ack(QpContext& qp, uint8_t syndrome, Psn psn) {
   qp.unacked_packets = 0;
 }
 
+void Responder::nak(QpContext& qp, NakCode code, Psn psn) {
+  if (code == NakCode::RemoteAccessError) ++counters_.access_errors;
+  else if (code != NakCode::PsnSequenceError) ++counters_.invalid_requests;
+  if (qp.type != QpType::Rc || qp.nak_outstanding) return;
+  qp.nak_outstanding = true;
+  send_ack(qp, aeth_nak(code), psn);
+}
+
+sim::RingQueue<RecvWqe>& Responder::recv_queue(QpContext& qp) {
+  if (qp.srq != 0) {
+    if (SrqContext* s = nic_.srq(qp.srq)) return s->wqes;
+  }
+  return qp.recv_wqes;
+}
+
 Responder::Verdict Responder::need_recv_wqe(QpContext& qp) {
-  if (!qp.recv_wqes.empty()) return Verdict::Done;
-  if (qp.rq.fetched < qp.rq.producer || nic_.wqe_fetcher().recv_fetch_pending(qp.qpn.value())) {
-    if (qp.rq.fetched < qp.rq.producer) nic_.wqe_fetcher().kick(QueueKind::Recv, qp.qpn.value());
+  if (!recv_queue(qp).empty()) return Verdict::Done;
+  SrqContext* srq = qp.srq != 0 ? nic_.srq(qp.srq) : nullptr;
+  const WorkRing& ring = srq != nullptr ? srq->ring : qp.rq;
+  const QueueKind kind = srq != nullptr ? QueueKind::Srq : QueueKind::Recv;
+  const uint32_t id = srq != nullptr ? srq->srqn : qp.qpn.value();
+  if (ring.fetched < ring.producer || nic_.wqe_fetcher().recv_fetch_pending(kind, id)) {
+    if (ring.fetched < ring.producer) nic_.wqe_fetcher().kick(kind, id);
     return Verdict::Stall;
   }
   return Verdict::Done;  // none posted: the caller answers RNR
 }
 
-bool Responder::place_send(QpContext& qp, std::span<const std::byte> payload, fabric::Frame& frame) {
-  const RecvWqe& w = qp.recv_wqes.front();
-  // Check the whole placement before writing anything.
-  struct Piece { uint64_t host; size_t from, len; };
-  Piece pieces[kMaxSge];
-  size_t count = 0, placed = 0;
-  uint32_t skip = qp.recv_offset;
-  for (uint32_t i = 0; i < std::min<uint32_t>(w.num_sge, kMaxSge) && placed < payload.size(); ++i) {
-    const Sge& s = w.sge[i];
-    if (skip >= s.length) {
-      skip -= s.length;
-      continue;
-    }
-    const size_t n = std::min<size_t>(s.length - skip, payload.size() - placed);
-    uint64_t host = 0;
-    if (nic_.translation().check_local(s.lkey, qp.pd, s.addr + skip, n, kAccessLocalWrite, host) != AccessCheck::Ok)
-      return false;
-    pieces[count++] = Piece{host, placed, n};
-    placed += n;
-    skip = 0;
+void Responder::consume_recv_wqe(QpContext& qp) {
+  recv_queue(qp).pop_front();
+  qp.recv_offset = 0;
+  if (qp.srq == 0) return;
+  SrqContext* srq = nic_.srq(qp.srq);
+  if (srq == nullptr) return;
+  ++srq->consumed;
+  // SRQ limit: armed once, fires when fewer WQEs than the limit remain posted.
+  if (srq->limit != 0 && srq->ring.producer - srq->consumed < srq->limit) {
+    srq->limit = 0;
+    nic_.async_event(AsyncEvent::SrqLimitReached, srq->srqn);
   }
-  if (placed < payload.size()) return false;
-  for (size_t i = 0; i < count; ++i) {
-    const auto src = payload.subspan(pieces[i].from, pieces[i].len);
-    // The last write holds the frame, whose bytes all the writes read.
-    if (i + 1 == count)
-      nic_.dma().write(pieces[i].host, src, std::move(frame), nullptr, 0);
-    else
-      nic_.dma().write(pieces[i].host, src, fabric::Frame(), nullptr, 0);
-  }
-  qp.recv_offset += static_cast<uint32_t>(payload.size());
-  return true;
 }
 
-void Responder::complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOpcode op, uint32_t byte_len) {
-  const RecvWqe w = qp.recv_wqes.pop_front();
+void Responder::complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOpcode op, uint32_t byte_len,
+                              WcStatus status) {
+  const RecvWqe w = recv_queue(qp).front();
+  consume_recv_wqe(qp);
   Cqe c{};
   c.wr_id = w.wr_id;
-  c.status = WcStatus::Success;
+  c.status = status;
   c.opcode = op;
-  c.byte_len = byte_len;
+  c.byte_len = status == WcStatus::Success ? byte_len : 0;
   c.qp_num = qp.qpn.value();
   c.src_qp = p.fields.deth ? p.fields.deth->src_qp : qp.dest_qpn.value();
   c.slid = p.fields.slid;
@@ -86,12 +95,244 @@ void Responder::complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOp
     c.wc_flags |= kWcWithInv;
     c.imm_data = p.fields.ieth->rkey;
   }
-  if (qp.type == QpType::Ud) c.wc_flags |= kWcGrh;
-  qp.recv_offset = 0;
+  if (qp.type == QpType::Ud && p.layout.link != packet::LinkKind::IbLocal) c.wc_flags |= kWcGrh;
   nic_.cqe_writer().post(qp.recv_cq, c);
 }
 
+Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame,
+                                           bool starts, bool ends) {
+  const RecvWqe& w = recv_queue(qp).front();
+  const bool ud = qp.type == QpType::Ud;
+  // UD receive buffers start with 40 bytes for the GRH (IBTA 11.4.1.2).
+  const uint32_t offset = ud ? kUdGrhBytes : qp.recv_offset;
+  const uint32_t len = static_cast<uint32_t>(p.payload.size());
+  SgeMap map;
+  const AccessCheck c = nic_.translation().map_sges(std::span(w.sge.data(), std::min<uint32_t>(w.num_sge, kMaxSge)),
+                                                    qp.pd, offset, len, kAccessLocalWrite, map);
+  SgeMap grh_map;
+  const AccessCheck g = ud ? nic_.translation().map_sges(std::span(w.sge.data(), std::min<uint32_t>(w.num_sge, kMaxSge)),
+                                                         qp.pd, 0, kUdGrhBytes, kAccessLocalWrite, grh_map)
+                           : AccessCheck::Ok;
+  if (c != AccessCheck::Ok || g != AccessCheck::Ok) {
+    const bool short_buffer = c == AccessCheck::TooShort || g == AccessCheck::TooShort;
+    complete_recv(qp, p, WcOpcode::Recv, 0, short_buffer ? WcStatus::LocLenErr : WcStatus::LocProtErr);
+    if (ud) return Verdict::Done;
+    nak(qp, NakCode::InvalidRequest, Psn(p.fields.psn));
+    nic_.qp_fatal(qp, WcStatus::WrFlushErr);
+    return Verdict::Wait;  // nothing more for this QP; the caller must not advance it
+  }
+  if (ud) {
+    // The GRH area: the IPv6 header or GRH as received; for IPv4, the IPv4 header
+    // in its last 20 bytes; nothing for IB without GRH.
+    std::array<std::byte, kUdGrhBytes> grh{};
+    const auto bytes = frame.bytes();
+    switch (p.layout.link) {
+      case packet::LinkKind::RoceV2Ipv4:
+        std::memcpy(grh.data() + 20, bytes.data() + p.layout.l3_offset, 20);
+        break;
+      case packet::LinkKind::RoceV2Ipv6:
+        std::memcpy(grh.data(), bytes.data() + p.layout.l3_offset, 40);
+        break;
+      case packet::LinkKind::IbGlobal:
+        std::memcpy(grh.data(), bytes.data() + p.layout.l3_offset + 8, 40);
+        break;
+      case packet::LinkKind::IbLocal:
+        break;
+    }
+    for (uint32_t i = 0; i < grh_map.count; ++i)
+      nic_.dma().write_small(grh_map.pieces[i].host_addr,
+                             std::span<const std::byte>(grh).subspan(grh_map.pieces[i].offset, grh_map.pieces[i].length),
+                             nullptr, 0);
+  }
+  for (uint32_t i = 0; i < map.count; ++i) {
+    const auto src = p.payload.subspan(map.pieces[i].offset, map.pieces[i].length);
+    // The last write holds the frame, whose bytes all the writes read.
+    nic_.dma().write(map.pieces[i].host_addr, src, i + 1 == map.count ? std::move(frame) : fabric::Frame(), nullptr, 0);
+  }
+  qp.recv_offset = offset + len;
+  (void)starts;
+  if (ends) {
+    if (p.fields.ieth) nic_.translation().invalidate_rkey(p.fields.ieth->rkey);
+    complete_recv(qp, p, WcOpcode::Recv, qp.recv_offset);
+  }
+  return Verdict::Done;
+}
+
+bool Responder::execute_write(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame, bool starts,
+                              bool ends) {
+  const Psn psn(p.fields.psn);
+  if (starts) {
+    uint64_t host = 0;
+    const auto& r = *p.fields.reth;
+    if (!(qp.access_flags & kAccessRemoteWrite) ||
+        nic_.translation().check_remote(r.rkey, qp.pd, r.va, r.dma_length, kAccessRemoteWrite, host) !=
+            AccessCheck::Ok) {
+      nak(qp, NakCode::RemoteAccessError, psn);
+      return false;
+    }
+    qp.write_addr = host;
+    qp.write_remaining = r.dma_length;
+    qp.write_length = r.dma_length;
+  }
+  if (p.payload.size() > qp.write_remaining || (ends && p.payload.size() != qp.write_remaining)) {
+    nak(qp, NakCode::InvalidRequest, psn);
+    return false;
+  }
+  if (!p.payload.empty()) nic_.dma().write(qp.write_addr, p.payload, std::move(frame), nullptr, 0);
+  qp.write_addr += p.payload.size();
+  qp.write_remaining -= static_cast<uint32_t>(p.payload.size());
+  if (ends && p.fields.imm) complete_recv(qp, p, WcOpcode::RecvRdmaWithImm, qp.write_length);
+  return true;
+}
+
+bool Responder::queue_read(QpContext& qp, const packet::ParsedPacket& p) {
+  const Psn psn(p.fields.psn);
+  const auto& r = *p.fields.reth;
+  uint64_t host = 0;
+  if (!(qp.access_flags & kAccessRemoteRead) ||
+      nic_.translation().check_remote(r.rkey, qp.pd, r.va, r.dma_length, kAccessRemoteRead, host) != AccessCheck::Ok) {
+    nak(qp, NakCode::RemoteAccessError, psn);
+    return false;
+  }
+  if (qp.responses_queued >= qp.max_dest_rd_atomic) {  // more than IRD outstanding
+    nak(qp, NakCode::InvalidRequest, psn);
+    return false;
+  }
+  ResponseJob job;
+  job.qpn = qp.qpn.value();
+  job.host_addr = host;
+  job.length = r.dma_length;
+  job.first_psn = psn;
+  job.packets = std::max<uint32_t>(1, (r.dma_length + qp.path_mtu - 1) / qp.path_mtu);
+  job.msn = qp.msn;
+  ++qp.responses_queued;
+  responses_.push_back(job);
+  resume();
+  return true;
+}
+
+const AtomicReplay* Responder::replayed_atomic(const QpContext& qp, Psn psn) const {
+  for (const AtomicReplay& r : qp.atomic_replay)
+    if (r.valid && r.psn == psn) return &r;
+  return nullptr;
+}
+
+Responder::Verdict Responder::start_atomic(QpContext& qp, const packet::ParsedPacket& p) {
+  const Psn psn(p.fields.psn);
+  const auto& a = *p.fields.atomic_eth;
+  if ((a.va & 7) != 0) {  // atomics need natural alignment
+    nak(qp, NakCode::InvalidRequest, psn);
+    return Verdict::Done;
+  }
+  uint64_t host = 0;
+  if (!(qp.access_flags & kAccessRemoteAtomic) ||
+      nic_.translation().check_remote(a.rkey, qp.pd, a.va, 8, kAccessRemoteAtomic, host) != AccessCheck::Ok) {
+    nak(qp, NakCode::RemoteAccessError, psn);
+    return Verdict::Done;
+  }
+  if (qp.responses_queued >= qp.max_dest_rd_atomic) {
+    nak(qp, NakCode::InvalidRequest, psn);
+    return Verdict::Done;
+  }
+  atomic_.qpn = qp.qpn.value();
+  atomic_.psn = psn;
+  atomic_.host_addr = host;
+  atomic_.compare_swap = p.fields.opcode == packet::Opcode::RcCompareSwap;
+  atomic_.swap_add = a.swap_add;
+  atomic_.compare = a.compare;
+  ++qp.responses_queued;
+  ++counters_.atomics;
+  // Read, modify, write while the receive pipeline waits: the atomic is atomic
+  // with respect to every other request this NIC executes.
+  nic_.dma().read(host, atomic_.value, this, 0);
+  return Verdict::Wait;
+}
+
+void Responder::dma_done(uint64_t, bool ok) {
+  QpContext* qp = nic_.qp(atomic_.qpn);
+  if (qp != nullptr && ok) {
+    uint64_t orig = 0;
+    std::memcpy(&orig, atomic_.value.data(), 8);
+    const uint64_t next = atomic_.compare_swap ? (orig == atomic_.compare ? atomic_.swap_add : orig)
+                                               : orig + atomic_.swap_add;
+    std::array<std::byte, 8> bytes;
+    std::memcpy(bytes.data(), &next, 8);
+    nic_.dma().write_small(atomic_.host_addr, bytes, nullptr, 0);
+    qp->atomic_replay[qp->atomic_replay_next++ % qp->atomic_replay.size()] = AtomicReplay{atomic_.psn, orig, true};
+    qp->epsn = atomic_.psn + 1;
+    qp->msn = (qp->msn + 1) & 0xFFFFFF;
+    qp->nak_outstanding = false;
+    ResponseJob job;
+    job.qpn = atomic_.qpn;
+    job.atomic = true;
+    job.first_psn = atomic_.psn;
+    job.atomic_original = orig;
+    job.msn = qp->msn;
+    responses_.push_back(job);
+    resume();
+  } else if (qp != nullptr) {
+    --qp->responses_queued;
+    nak(*qp, NakCode::RemoteOperationalError, atomic_.psn);
+  }
+  nic_.rx_pipeline().resume(atomic_.qpn);
+}
+
 void Responder::recv_wqes_arrived(uint32_t qpn) { nic_.rx_pipeline().resume(qpn); }
+
+void Responder::resume() {
+  if (!responses_.empty() && !respond_.scheduled())
+    nic_.scheduler().schedule(respond_, std::max(nic_.now(), next_free_));
+}
+
+void Responder::step_responses() {
+  while (!responses_.empty()) {
+    ResponseJob& job = responses_.front();
+    QpContext* qp = nic_.qp(job.qpn);
+    if (qp == nullptr || qp->state == QpState::Err || qp->state == QpState::Reset) {
+      responses_.pop_front();
+      continue;
+    }
+    if (!nic_.tx_pipeline().has_room(qp->path_mtu + 128)) return;  // resumed when room frees
+    packet::PacketFields f = nic_.packet_template(*qp);
+    const uint32_t i = job.next_packet;
+    const uint32_t offset = i * qp->path_mtu;
+    uint32_t len = 0;
+    if (job.atomic) {
+      f.opcode = packet::Opcode::RcAtomicAcknowledge;
+      f.atomic_ack_eth = packet::AtomicAckEthFields{job.atomic_original};
+    } else {
+      len = std::min(qp->path_mtu, job.length - std::min(job.length, offset));
+      const Position pos = job.packets == 1 ? Position::Only
+                           : i == 0 ? Position::First
+                           : i + 1 == job.packets ? Position::Last : Position::Middle;
+      static constexpr packet::Opcode kRead[] = {packet::Opcode::RcRdmaReadResponseOnly,
+                                                 packet::Opcode::RcRdmaReadResponseFirst,
+                                                 packet::Opcode::RcRdmaReadResponseMiddle,
+                                                 packet::Opcode::RcRdmaReadResponseLast,
+                                                 packet::Opcode::RcRdmaReadResponseOnly};
+      f.opcode = kRead[static_cast<size_t>(pos)];
+      ++counters_.read_responses;
+    }
+    if (packet::opcode_info(f.opcode).has(packet::Hdr::Aeth)) f.aeth = packet::AethFields{aeth_ack(), job.msn};
+    f.psn = (job.first_psn + i).value();
+    f.payload_length = len;
+    packet::derive_fields(f);
+    fabric::Frame frame = nic_.frame_pool().acquire(packet::frame_length(f));
+    const auto layout = packet::write_headers(f, frame.bytes());
+    frame.meta().priority = qp->remote.sl;
+    frame.meta().created = nic_.now();
+    const DmaPiece piece{job.host_addr + offset, 0, len};
+    const uint32_t qpn = job.qpn;
+    if (++job.next_packet >= job.packets) {
+      responses_.pop_front();
+      if (qp->responses_queued > 0) --qp->responses_queued;
+    }
+    nic_.tx_pipeline().submit(std::move(frame), *layout, std::span(&piece, len > 0 ? 1 : 0), qpn, TxOrigin::Response);
+    next_free_ = nic_.now() + nic_.cycles(nic_.params().responder_cycles_per_packet);
+    if (!responses_.empty() && !respond_.scheduled()) nic_.scheduler().schedule(respond_, next_free_);
+    return;
+  }
+}
 
 Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) {
   ++counters_.requests;
@@ -103,8 +344,8 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
   const auto& info = packet::opcode_info(p.fields.opcode);
   const Psn psn(p.fields.psn);
   const bool rc = qp.type == QpType::Rc;
-  const bool ends_message = info.position == Position::Last || info.position == Position::Only;
-  const bool starts_message = info.position == Position::First || info.position == Position::Only;
+  const bool ends = info.position == Position::Last || info.position == Position::Only;
+  const bool starts = info.position == Position::First || info.position == Position::Only;
 
   if (qp.type == QpType::Ud) {
     if (!p.fields.deth || p.fields.deth->qkey != qp.qkey) {
@@ -113,24 +354,37 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
     }
   } else if (rc) {
     const int32_t d = Psn::distance(qp.epsn, psn);
-    if (d < 0) {  // duplicate: already executed, acknowledge again
+    if (d < 0) {  // duplicate: executed before
       ++counters_.duplicates;
-      send_ack(qp, aeth_ack(), qp.epsn - 1);
+      if (info.operation == Operation::RdmaReadRequest) {
+        queue_read(qp, p);  // READs are executed again
+      } else if (info.operation == Operation::Atomic) {
+        if (const AtomicReplay* r = replayed_atomic(qp, psn)) {  // atomics are answered, not executed again
+          ResponseJob job;
+          job.qpn = qp.qpn.value();
+          job.atomic = true;
+          job.first_psn = psn;
+          job.atomic_original = r->original;
+          job.msn = qp.msn;
+          ++qp.responses_queued;
+          responses_.push_back(job);
+          resume();
+        }
+      } else {
+        send_ack(qp, aeth_ack(), qp.epsn - 1);
+      }
       return Verdict::Done;
     }
     if (d > 0) {  // a gap: NAK once, drop until the expected PSN comes
       ++counters_.out_of_sequence;
-      if (!qp.nak_outstanding) {
-        qp.nak_outstanding = true;
-        send_ack(qp, aeth_nak(NakCode::PsnSequenceError), qp.epsn);
-      }
+      nak(qp, NakCode::PsnSequenceError, qp.epsn);
       return Verdict::Done;
     }
   } else if (psn != qp.epsn) {  // UC: a lost packet drops the message in progress
     qp.epsn = psn;
     qp.recv_offset = 0;
     qp.write_remaining = 0;
-    if (!starts_message) {
+    if (!starts) {
       ++qp.epsn;
       ++counters_.out_of_sequence;
       return Verdict::Done;
@@ -138,10 +392,11 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
   }
 
   // A message that completes into a receive WQE needs one before anything is written.
-  const bool consumes_wqe = info.operation == Operation::Send || (info.operation == Operation::RdmaWrite && p.fields.imm);
-  if (consumes_wqe && (info.operation == Operation::Send ? starts_message : ends_message)) {
+  const bool consumes_wqe =
+      info.operation == Operation::Send || (info.operation == Operation::RdmaWrite && p.fields.imm.has_value());
+  if (consumes_wqe && (info.operation == Operation::Send ? starts : ends)) {
     if (need_recv_wqe(qp) == Verdict::Stall) return Verdict::Stall;
-    if (qp.recv_wqes.empty()) {
+    if (recv_queue(qp).empty()) {
       ++counters_.rnr_naks;
       ++counters_.dropped;
       if (rc) {
@@ -152,57 +407,35 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
     }
   }
 
-  uint32_t nak = 0xFF;  // NAK code to answer with, if the request fails
+  uint32_t psns = 1;  // PSNs this request takes
   switch (info.operation) {
     case Operation::Send: {
-      if (!place_send(qp, p.payload, frame)) {
-        nak = static_cast<uint32_t>(NakCode::InvalidRequest);
-        break;
-      }
-      if (ends_message) complete_recv(qp, p, WcOpcode::Recv, qp.recv_offset);
+      const Verdict v = execute_send(qp, p, frame, starts, ends);
+      if (v == Verdict::Wait) return Verdict::Done;  // failed and the QP broke
       break;
     }
-    case Operation::RdmaWrite: {
-      if (starts_message) {
-        uint64_t host = 0;
-        const auto& r = *p.fields.reth;
-        if (nic_.translation().check_remote(r.rkey, qp.pd, r.va, r.dma_length, kAccessRemoteWrite, host) !=
-            AccessCheck::Ok) {
-          ++counters_.access_errors;
-          nak = static_cast<uint32_t>(NakCode::RemoteAccessError);
-          break;
-        }
-        qp.write_addr = host;
-        qp.write_remaining = r.dma_length;
-        qp.write_length = r.dma_length;
-      }
-      if (p.payload.size() > qp.write_remaining) {
-        nak = static_cast<uint32_t>(NakCode::InvalidRequest);
-        break;
-      }
-      if (!p.payload.empty()) nic_.dma().write(qp.write_addr, p.payload, std::move(frame), nullptr, 0);
-      qp.write_addr += p.payload.size();
-      qp.write_remaining -= static_cast<uint32_t>(p.payload.size());
-      if (ends_message && p.fields.imm) complete_recv(qp, p, WcOpcode::RecvRdmaWithImm, qp.write_length);
+    case Operation::RdmaWrite:
+      if (!execute_write(qp, p, frame, starts, ends)) return Verdict::Done;
       break;
-    }
+    case Operation::RdmaReadRequest:
+      if (!rc || !queue_read(qp, p)) return Verdict::Done;
+      psns = responses_.back().packets;
+      break;
+    case Operation::Atomic:
+      if (!rc) return Verdict::Done;
+      return start_atomic(qp, p);  // advances the QP when the atomic is done
     default:
-      nak = static_cast<uint32_t>(NakCode::InvalidRequest);
-      break;
-  }
-
-  if (nak != 0xFF) {
-    ++counters_.invalid_requests;
-    if (rc && !qp.nak_outstanding) {
-      qp.nak_outstanding = true;
-      send_ack(qp, aeth_nak(static_cast<NakCode>(nak)), psn);
-    }
-    return Verdict::Done;
+      nak(qp, NakCode::InvalidRequest, psn);
+      return Verdict::Done;
   }
 
   qp.nak_outstanding = false;
-  qp.epsn = psn + 1;
-  if (ends_message) qp.msn = (qp.msn + 1) & 0xFFFFFF;
+  qp.epsn = psn + psns;
+  if (ends) qp.msn = (qp.msn + 1) & 0xFFFFFF;
+  if (info.operation == Operation::RdmaReadRequest) {
+    responses_.back().msn = qp.msn;  // the responses acknowledge this request
+    return Verdict::Done;
+  }
   if (rc) {
     ++qp.unacked_packets;
     if (p.fields.ack_req || qp.unacked_packets >= nic_.params().ack_coalesce_packets) send_ack(qp, aeth_ack(), psn);

@@ -1,46 +1,76 @@
 // The responder: executes incoming requests in PSN order. It checks the PSN
-// (duplicates are re-acknowledged, gaps are NAKed once with a PSN sequence error),
-// checks rkeys and bounds, DMA-writes RDMA WRITE payload and places SEND payload
-// into receive WQEs, writes receive completions, and sends coalesced ACKs, NAKs
-// and RNR NAKs.
+// (duplicates are re-acknowledged, READs re-executed and atomics answered from a
+// replay cache; gaps are NAKed once with a PSN sequence error), checks rkeys,
+// access rights and bounds, DMA-writes RDMA WRITE payload, places SEND payload
+// into receive WQEs (the QP's or a shared receive queue's), answers READs and
+// atomics through the transmit pipeline within the IRD limit, writes receive
+// completions, and sends coalesced ACKs, NAKs and RNR NAKs.
 #pragma once
 
 #include <cstdint>
 
 #include "fabric/frame.hpp"
 #include "nic_model/completer.hpp"
+#include "nic_model/dma_engine.hpp"
 #include "nic_model/qp_context.hpp"
 #include "packet/packet.hpp"
+#include "sim/ring_queue.hpp"
+#include "sim/scheduler.hpp"
 
 namespace rnicsim::nic {
 
 class Nic;
 
-class Responder {
+class Responder : public DmaClient {
 public:
-  enum class Verdict : uint8_t { Done, Stall };
-  explicit Responder(Nic& nic) : nic_(nic) {}
+  // Done: the packet is consumed. Stall: keep it and retry after resume (a receive
+  // WQE is on its way). Wait: consumed, but take no packet until resume (an
+  // atomic is reading host memory).
+  enum class Verdict : uint8_t { Done, Stall, Wait };
+  explicit Responder(Nic& nic);
 
-  // Handles one request packet. Stall: a receive WQE is on its way from host
-  // memory; the caller keeps the packet and retries after recv_wqes_arrived.
   Verdict receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame);
   void recv_wqes_arrived(uint32_t qpn);
+  // Answers (READ responses, atomic ACKs) may go on: the pipeline has room.
+  void resume();
+  void dma_done(uint64_t tag, bool ok) override;
 
   struct Counters {
     uint64_t requests = 0, duplicates = 0, out_of_sequence = 0, rnr_naks = 0, access_errors = 0,
-             invalid_requests = 0, dropped = 0, acks_sent = 0;
+             invalid_requests = 0, dropped = 0, acks_sent = 0, read_responses = 0, atomics = 0;
   };
   const Counters& counters() const { return counters_; }
 
 private:
   void send_ack(QpContext& qp, uint8_t syndrome, Psn psn);
-  // Places SEND payload into the head receive WQE; false if it does not fit.
-  bool place_send(QpContext& qp, std::span<const std::byte> payload, fabric::Frame& frame);
-  void complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOpcode op, uint32_t byte_len);
+  void nak(QpContext& qp, NakCode code, Psn psn);
+  // The receive queue a QP takes WQEs from (its own or its SRQ's).
+  sim::RingQueue<RecvWqe>& recv_queue(QpContext& qp);
   Verdict need_recv_wqe(QpContext& qp);
+  void consume_recv_wqe(QpContext& qp);
+  void complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOpcode op, uint32_t byte_len,
+                     WcStatus status = WcStatus::Success);
+  Verdict execute_send(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame, bool starts, bool ends);
+  bool execute_write(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame, bool starts, bool ends);
+  bool queue_read(QpContext& qp, const packet::ParsedPacket& p);
+  Verdict start_atomic(QpContext& qp, const packet::ParsedPacket& p);
+  const AtomicReplay* replayed_atomic(const QpContext& qp, Psn psn) const;
+  void step_responses();
 
   Nic& nic_;
   Counters counters_;
+  sim::RingQueue<ResponseJob> responses_;
+  sim::Event respond_;
+  sim::Time next_free_;
+  // The atomic being executed (the receive pipeline waits for it).
+  struct PendingAtomic {
+    uint32_t qpn = 0;
+    Psn psn;
+    uint64_t host_addr = 0;
+    bool compare_swap = false;
+    uint64_t swap_add = 0, compare = 0;
+    std::array<std::byte, 8> value{};
+  } atomic_;
 };
 
 }  // namespace rnicsim::nic

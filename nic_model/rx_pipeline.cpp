@@ -14,7 +14,7 @@ void RxPipeline::receive(fabric::Frame&& frame) {
 }
 
 void RxPipeline::resume(uint32_t qpn) {
-  if (!stalled_ || qpn != stalled_qpn_) return;
+  if (!stalled_ || (qpn != 0 && qpn != stalled_qpn_)) return;
   stalled_ = false;
   if (!queue_.empty() && !process_.scheduled())
     nic_.scheduler().schedule(process_, std::max(nic_.now(), busy_until_));
@@ -38,15 +38,22 @@ void RxPipeline::process() {
       ++counters_.unknown_qp;
     } else if (packet::opcode_info(f.opcode).is_response()) {
       cycles += nic_.params().completer_cycles_per_packet;
-      nic_.completer().receive(*qp, *parsed);
+      nic_.completer().receive(*qp, *parsed, frame);
     } else if (f.opcode == packet::Opcode::Cnp) {
       // Congestion notification: no congestion control in this model yet.
     } else {
       cycles += nic_.params().responder_cycles_per_packet;
-      if (nic_.responder().receive(*qp, *parsed, frame) == Responder::Verdict::Stall) {
-        stalled_ = true;
-        stalled_qpn_ = f.dest_qp;
-        done = false;
+      switch (nic_.responder().receive(*qp, *parsed, frame)) {
+        case Responder::Verdict::Done: break;
+        case Responder::Verdict::Stall:  // keep the packet, retry it on resume
+          stalled_ = true;
+          stalled_qpn_ = f.dest_qp;
+          done = false;
+          break;
+        case Responder::Verdict::Wait:  // consumed; take nothing until resume
+          stalled_ = true;
+          stalled_qpn_ = f.dest_qp;
+          break;
       }
     }
   }

@@ -19,7 +19,7 @@ class RxPipeline {
 public:
   explicit RxPipeline(Nic& nic);
   void receive(fabric::Frame&& frame);
-  // A stalled request of `qpn` may go on.
+  // A stalled request of `qpn` (any QP if 0) may go on.
   void resume(uint32_t qpn);
 
   struct Counters {

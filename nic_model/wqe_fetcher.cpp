@@ -11,24 +11,28 @@ WqeFetcher::WqeFetcher(Nic& nic) : nic_(nic) {
   for (Slot& s : slots_) s.buffer.resize(static_cast<size_t>(nic.params().wqe_fetch_batch) * WorkRing::kStride);
 }
 
-void WqeFetcher::kick(QueueKind kind, uint32_t qpn) {
-  pending_.push_back(Pending{kind, qpn});
+void WqeFetcher::kick(QueueKind kind, uint32_t id) {
+  pending_.push_back(Pending{kind, id});
   issue();
 }
 
-bool WqeFetcher::recv_fetch_pending(uint32_t qpn) const {
+bool WqeFetcher::recv_fetch_pending(QueueKind kind, uint32_t id) const {
   for (const Slot& s : slots_)
-    if (s.busy && s.kind == QueueKind::Recv && s.qpn == qpn) return true;
+    if (s.busy && s.kind == kind && s.id == id) return true;
   return false;
 }
 
 void WqeFetcher::issue() {
   while (!pending_.empty() && busy_slots_ < slots_.size()) {
     const Pending p = pending_.pop_front();
-    QpContext* qp = nic_.qp(p.qpn);
-    // A QP in ERR still has its WQEs fetched: they complete with WR_FLUSH_ERR.
-    if (qp == nullptr || qp->state == QpState::Reset) continue;
-    WorkRing& ring = p.kind == QueueKind::Send ? qp->sq : qp->rq;
+    if (p.kind != QueueKind::Srq) {
+      // A QP in ERR still has its WQEs fetched: they complete with WR_FLUSH_ERR.
+      QpContext* qp = nic_.qp(p.id);
+      if (qp == nullptr || qp->state == QpState::Reset) continue;
+    }
+    WorkRing* ring_ptr = nic_.work_ring(p.kind, p.id);
+    if (ring_ptr == nullptr) continue;
+    WorkRing& ring = *ring_ptr;
     if (ring.fetched >= ring.producer || ring.entries == 0) continue;
     // One contiguous read: up to the batch size, not across the end of the ring.
     const uint64_t to_wrap = ring.entries - ring.fetched % ring.entries;
@@ -38,7 +42,7 @@ void WqeFetcher::issue() {
     Slot& slot = *it;
     slot.busy = true;
     slot.kind = p.kind;
-    slot.qpn = p.qpn;
+    slot.id = p.id;
     slot.count = n;
     ++busy_slots_;
     nic_.dma().read(ring.slot_addr(ring.fetched), std::span(slot.buffer.data(), size_t{n} * WorkRing::kStride), this,
@@ -52,7 +56,17 @@ void WqeFetcher::dma_done(uint64_t tag, bool ok) {
   Slot& slot = slots_[tag];
   slot.busy = false;
   --busy_slots_;
-  QpContext* qp = nic_.qp(slot.qpn);
+  if (slot.kind == QueueKind::Srq) {
+    SrqContext* srq = nic_.srq(slot.id);
+    if (srq != nullptr && ok)
+      for (uint32_t i = 0; i < slot.count; ++i)
+        srq->wqes.push_back(load_struct<RecvWqe>(std::span<const std::byte>(slot.buffer).subspan(size_t{i} * WorkRing::kStride)));
+    fetched_ += slot.count;
+    nic_.responder().recv_wqes_arrived(0);
+    issue();
+    return;
+  }
+  QpContext* qp = nic_.qp(slot.id);
   if (qp != nullptr && ok) {
     for (uint32_t i = 0; i < slot.count; ++i) {
       const auto bytes = std::span<const std::byte>(slot.buffer).subspan(size_t{i} * WorkRing::kStride);
@@ -65,7 +79,7 @@ void WqeFetcher::dma_done(uint64_t tag, bool ok) {
       }
       ++fetched_;
     }
-    if (slot.kind == QueueKind::Recv) nic_.responder().recv_wqes_arrived(slot.qpn);
+    if (slot.kind == QueueKind::Recv) nic_.responder().recv_wqes_arrived(slot.id);
   } else if (qp != nullptr) {
     nic_.qp_fatal(*qp, WcStatus::LocQpOpErr);
   }

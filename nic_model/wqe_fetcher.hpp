@@ -17,22 +17,22 @@ class Nic;
 class WqeFetcher : public DmaClient {
 public:
   explicit WqeFetcher(Nic& nic);
-  // A queue of `qpn` may have entries to fetch.
-  void kick(QueueKind kind, uint32_t qpn);
-  // Receive WQEs of `qpn` are being fetched right now.
-  bool recv_fetch_pending(uint32_t qpn) const;
+  // A queue (QPN, or SRQ number for Srq) may have entries to fetch.
+  void kick(QueueKind kind, uint32_t id);
+  // Receive WQEs of that queue are being fetched right now.
+  bool recv_fetch_pending(QueueKind kind, uint32_t id) const;
   void dma_done(uint64_t tag, bool ok) override;
   uint64_t wqes_fetched() const { return fetched_; }
 
 private:
   struct Pending {
     QueueKind kind;
-    uint32_t qpn;
+    uint32_t id;
   };
   struct Slot {
     std::vector<std::byte> buffer;
     QueueKind kind = QueueKind::Send;
-    uint32_t qpn = 0;
+    uint32_t id = 0;
     uint32_t count = 0;
     bool busy = false;
   };

@@ -46,6 +46,10 @@ struct QpOptions {
   bool sq_sig_all = false;
   uint32_t sq_entries = 64, rq_entries = 64;
   uint64_t buffer_size = 2u << 20;
+  uint32_t access = kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic;  // QP remote access
+  uint8_t max_rd_atomic = 16, max_dest_rd_atomic = 16;
+  uint32_t qkey = 0x11111111;  // UD
+  uint32_t srq = 0;            // take receives from this SRQ of the host's NIC
 };
 
 class Endpoint : public CompletionListener {
@@ -69,14 +73,18 @@ public:
     init.sq = WorkRing{sq_base_, o.sq_entries};
     init.rq = WorkRing{rq_base_, o.rq_entries};
     init.sq_sig_all = o.sq_sig_all;
+    init.srq = o.srq;
     qpn = n.create_qp(init);
-    mr = n.reg_mr(pd, buffer, o.buffer_size, kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead);
+    mr = n.reg_mr(pd, buffer, o.buffer_size,
+                  kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic);
   }
 
   int to_init() {
     QpAttr a;
     a.state = QpState::Init;
-    a.access_flags = kAccessRemoteWrite | kAccessRemoteRead;
+    a.access_flags = opts_.access;
+    a.qkey = opts_.qkey;
+    if (opts_.type == QpType::Ud) return nic().modify_qp(qpn, a, kQpState | kQpPkeyIndex | kQpPort | kQpQkey);
     return nic().modify_qp(qpn, a, kQpState | kQpPkeyIndex | kQpPort | kQpAccessFlags);
   }
   int to_rtr(const Endpoint& peer) {
@@ -87,6 +95,8 @@ public:
     a.rq_psn = peer.opts_.psn;
     a.av = peer.host_.address;
     a.min_rnr_timer = opts_.min_rnr_timer;
+    a.max_dest_rd_atomic = opts_.max_dest_rd_atomic;
+    if (opts_.type == QpType::Ud) return nic().modify_qp(qpn, a, kQpState);
     uint32_t mask = kQpState | kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn;
     if (opts_.type == QpType::Rc) mask |= kQpMaxDestRdAtomic | kQpMinRnrTimer;
     return nic().modify_qp(qpn, a, mask);
@@ -98,6 +108,7 @@ public:
     a.timeout = opts_.timeout;
     a.retry_cnt = opts_.retry_cnt;
     a.rnr_retry = opts_.rnr_retry;
+    a.max_rd_atomic = opts_.max_rd_atomic;
     uint32_t mask = kQpState | kQpSqPsn;
     if (opts_.type == QpType::Rc) mask |= kQpTimeout | kQpRetryCnt | kQpRnrRetry | kQpMaxQpRdAtomic;
     return nic().modify_qp(qpn, a, mask);
