@@ -1,6 +1,8 @@
 #include "scenario/runner.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,11 +16,11 @@
 namespace rnicsim::scenario {
 namespace {
 
-const char* op_name(WorkloadOp op) {
-  switch (op) {
-    case WorkloadOp::Write: return "write";
-    case WorkloadOp::WriteImm: return "write_imm";
-    case WorkloadOp::Send: return "send";
+const char* pattern_name(WorkloadPattern p) {
+  switch (p) {
+    case WorkloadPattern::Bandwidth: return "bw";
+    case WorkloadPattern::Latency: return "lat";
+    case WorkloadPattern::Flows: return "flows";
   }
   return "?";
 }
@@ -38,7 +40,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   }
 
   std::vector<std::unique_ptr<Workload>> workloads;
-  for (const WorkloadSpec& w : s.workloads) workloads.push_back(std::make_unique<Workload>(world, w, s.path_mtu, seed));
+  for (const WorkloadSpec& w : s.workloads) workloads.push_back(make_workload(world, s, w, seed));
 
   // Workloads with a start time begin then; the others one after another.
   std::vector<std::unique_ptr<sim::Event>> starts;
@@ -73,9 +75,23 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   for (const auto& w : workloads) {
     WorkloadSummary ws;
     ws.name = w->spec().name;
-    ws.op = op_name(w->spec().op);
-    ws.pattern = w->spec().pattern == WorkloadPattern::Bandwidth ? "bw" : "lat";
-    ws.size = w->spec().size;
+    const WorkloadSpec& spec = w->spec();
+    ws.op = spec.pattern == WorkloadPattern::Flows ? "mixed" : to_string(spec.op);
+    ws.pattern = pattern_name(spec.pattern);
+    ws.size = spec.size;
+    ws.from = spec.from;
+    ws.to = spec.to;
+    ws.link_type = s.link_layer == LinkLayer::RoceV2Ipv4 || s.link_layer == LinkLayer::RoceV2Ipv6 ? "Ethernet" : "IB";
+    ws.nic_preset = s.nic_preset;
+    ws.qps = spec.qps;
+    ws.tx_depth = spec.tx_depth;
+    ws.rx_depth = needs_recv(spec.op) ? spec.rx_depth : 0;
+    ws.cq_mod = spec.cq_mod;
+    ws.post_list = spec.post_list;
+    ws.inline_size = spec.inline_size;
+    ws.mtu = s.path_mtu;
+    ws.rows = w->rows();
+    ws.flows = w->flows();
     ws.messages = w->messages();
     ws.bytes = w->bytes();
     ws.completed = w->finished() && !w->failed();
@@ -148,6 +164,11 @@ Summary run(const Scenario& s, const RunOptions& opts) {
       hist = w->latency_ps();
     }
     stats.write_json(st);
+    for (const WorkloadSummary& w : sum.workloads) {
+      if (w.flows.empty()) continue;
+      std::ofstream csv(std::filesystem::path(opts.out_dir) / ("flows_" + w.name + ".csv"));
+      write_flows_csv(w, csv);
+    }
   }
   return sum;
 }
@@ -156,8 +177,124 @@ Summary run_text(std::string_view yaml_text, std::string_view file_name, const R
   return run(parse_scenario(std::string(yaml_text), std::string(file_name)), opts);
 }
 
+namespace {
+
+const char* kResultLine = "---------------------------------------------------------------------------------------\n";
+
+// perftest's test title: "RDMA_Write BW Test", "Atomic FETCH_AND_ADD Latency Test".
+std::string perftest_title(const WorkloadSummary& w) {
+  std::string t;
+  if (w.op == "send") t = "Send ";
+  else if (w.op == "write") t = "RDMA_Write ";
+  else if (w.op == "write_imm") t = "RDMA_Write_imm ";
+  else if (w.op == "read") t = "RDMA_Read ";
+  else if (w.op == "fetch_add") t = "Atomic FETCH_AND_ADD ";
+  else if (w.op == "cmp_swap") t = "Atomic CMP_AND_SWAP ";
+  if (w.pattern == "bw") t += w.post_list > 1 ? "Post List BW " : "BW ";
+  else t += "Latency ";
+  return t + "Test";
+}
+
+double percentile_of(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size()))) - (p > 0 ? 1 : 0);
+  return v[std::min(i, v.size() - 1)];
+}
+
+void print_flows_report(const WorkloadSummary& w, std::ostream& out) {
+  char line[512];
+  std::vector<double> fct, slow;
+  for (const FlowResult& f : w.flows) {
+    if (!f.done) continue;
+    fct.push_back(f.fct_us);
+    slow.push_back(f.slowdown);
+  }
+  out << kResultLine;
+  std::snprintf(line, sizeof line, "                    Flows: %s (%zu flows, %zu completed)\n", w.name.c_str(),
+                w.flows.size(), fct.size());
+  out << line << kResultLine;
+  std::snprintf(line, sizeof line, " %-10s %12s %12s %12s %12s\n", "", "mean", "p50", "p99", "max");
+  out << line;
+  auto mean = [](const std::vector<double>& v) {
+    double t = 0;
+    for (double x : v) t += x;
+    return v.empty() ? 0.0 : t / static_cast<double>(v.size());
+  };
+  std::snprintf(line, sizeof line, " %-10s %12.3f %12.3f %12.3f %12.3f\n", "FCT[usec]", mean(fct),
+                percentile_of(fct, 0.5), percentile_of(fct, 0.99), percentile_of(fct, 1.0));
+  out << line;
+  std::snprintf(line, sizeof line, " %-10s %12.3f %12.3f %12.3f %12.3f\n", "slowdown", mean(slow),
+                percentile_of(slow, 0.5), percentile_of(slow, 0.99), percentile_of(slow, 1.0));
+  out << line << kResultLine;
+}
+
+}  // namespace
+
+void print_perftest_report(const WorkloadSummary& w, std::ostream& out) {
+  char line[512];
+  out << kResultLine << "                    " << perftest_title(w) << "\n";
+  std::snprintf(line, sizeof line, " Workload        : %s\t\tHosts          : %s -> %s\n", w.name.c_str(),
+                w.from.c_str(), w.to.c_str());
+  out << line;
+  std::snprintf(line, sizeof line, " Number of qps   : %u\t\tTransport type : IB\n", w.qps);
+  out << line;
+  out << " Connection type : RC\t\tUsing SRQ      : OFF\n";
+  if (!w.nic_preset.empty()) out << " NIC preset      : " << w.nic_preset << "\n";
+  out << " TX depth        : " << w.tx_depth << "\n";
+  if (w.post_list > 1) out << " Post List       : " << w.post_list << "\n";
+  if (w.rx_depth > 0) out << " RX depth        : " << w.rx_depth << "\n";
+  if (w.pattern == "bw") out << " CQ Moderation   : " << w.cq_mod << "\n";
+  out << " Mtu             : " << w.mtu << "[B]\n";
+  out << " Link type       : " << w.link_type << "\n";
+  out << " Max inline data : " << w.inline_size << "[B]\n";
+  out << kResultLine;
+  if (w.pattern == "bw") {
+    out << " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n";
+    for (const PerftestRow& r : w.rows) {
+      std::snprintf(line, sizeof line, " %-7lu    %-10lu       %-7.2lf            %-7.2lf\t\t     %-7.6lf\n",
+                    static_cast<unsigned long>(r.bytes), static_cast<unsigned long>(r.iterations), r.bw_peak_gbps,
+                    r.bw_avg_gbps, r.msg_rate_mpps);
+      out << line;
+    }
+  } else {
+    out << " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
+           "99% percentile[usec]   99.9% percentile[usec] \n";
+    for (const PerftestRow& r : w.rows) {
+      std::snprintf(line, sizeof line,
+                    " %-7lu %lu          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f "
+                    "\t\t%-7.2f\n",
+                    static_cast<unsigned long>(r.bytes), static_cast<unsigned long>(r.iterations), r.t_min_us,
+                    r.t_max_us, r.t_typical_us, r.t_avg_us, r.t_stdev_us, r.t_p99_us, r.t_p999_us);
+      out << line;
+    }
+  }
+  out << kResultLine;
+}
+
+void write_flows_csv(const WorkloadSummary& w, std::ostream& out) {
+  out << "flow,from,to,op,size,start_us,end_us,fct_us,ideal_us,slowdown\n";
+  char line[512];
+  for (size_t i = 0; i < w.flows.size(); ++i) {
+    const FlowResult& f = w.flows[i];
+    if (f.done)
+      std::snprintf(line, sizeof line, "%zu,%s,%s,%s,%llu,%.6f,%.6f,%.6f,%.6f,%.6f\n", i, f.spec.from.c_str(),
+                    f.spec.to.c_str(), to_string(f.spec.op), static_cast<unsigned long long>(f.spec.size),
+                    f.start.since_start().microseconds(), f.end.since_start().microseconds(), f.fct_us, f.ideal_us,
+                    f.slowdown);
+    else
+      std::snprintf(line, sizeof line, "%zu,%s,%s,%s,%llu,,,,%.6f,\n", i, f.spec.from.c_str(), f.spec.to.c_str(),
+                    to_string(f.spec.op), static_cast<unsigned long long>(f.spec.size), f.ideal_us);
+    out << line;
+  }
+}
+
 void print_summary(const Summary& s, std::ostream& out) {
   char line[512];
+  for (const WorkloadSummary& w : s.workloads) {
+    if (!w.rows.empty()) print_perftest_report(w, out);
+    if (!w.flows.empty()) print_flows_report(w, out);
+  }
   out << "scenario " << s.name << " (seed " << s.seed << ")\n";
   out << "---------------------------------------------------------------------------------------------------\n";
   std::snprintf(line, sizeof line, " %-14s %-9s %-3s %10s %10s %12s %10s %11s %11s %5s\n", "workload", "op", "pat",
@@ -205,7 +342,34 @@ void write_summary_json(const Summary& s, std::ostream& out) {
         << ", \"gbps\": " << w.gbps << ", \"mmsg_per_s\": " << w.mmsg_per_s << ", \"latency_ps\": {\"min\": "
         << w.lat_min_ps << ", \"p50\": " << w.lat_p50_ps << ", \"p99\": " << w.lat_p99_ps << ", \"max\": "
         << w.lat_max_ps << "}, \"completed\": " << (w.completed ? "true" : "false")
-        << ", \"data_verified\": " << (w.data_verified ? "true" : "false") << "}";
+        << ", \"data_verified\": " << (w.data_verified ? "true" : "false");
+    if (!w.rows.empty()) {
+      out << ", \"perftest\": [";
+      const char* rsep = "";
+      for (const PerftestRow& r : w.rows) {
+        out << rsep << "{\"bytes\": " << r.bytes << ", \"iterations\": " << r.iterations;
+        if (w.pattern == "bw")
+          out << ", \"bw_peak_gbps\": " << r.bw_peak_gbps << ", \"bw_avg_gbps\": " << r.bw_avg_gbps
+              << ", \"msg_rate_mpps\": " << r.msg_rate_mpps;
+        else
+          out << ", \"t_min_us\": " << r.t_min_us << ", \"t_max_us\": " << r.t_max_us
+              << ", \"t_typical_us\": " << r.t_typical_us << ", \"t_avg_us\": " << r.t_avg_us
+              << ", \"t_stdev_us\": " << r.t_stdev_us << ", \"t_p99_us\": " << r.t_p99_us
+              << ", \"t_p999_us\": " << r.t_p999_us;
+        out << "}";
+        rsep = ", ";
+      }
+      out << "]";
+    }
+    if (!w.flows.empty()) {
+      uint64_t done = 0;
+      double slow = 0;
+      for (const FlowResult& f : w.flows)
+        if (f.done) ++done, slow += f.slowdown;
+      out << ", \"flows\": " << w.flows.size() << ", \"flows_completed\": " << done
+          << ", \"mean_slowdown\": " << (done ? slow / static_cast<double>(done) : 0.0);
+    }
+    out << "}";
     sep = ",\n";
   }
   out << "\n  ]\n}\n";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scenario/scenario.hpp"
+#include "scenario/workload.hpp"
 
 namespace rnicsim::scenario {
 
@@ -27,6 +28,12 @@ struct WorkloadSummary {
   double lat_mean_ps = 0;
   bool completed = false, data_verified = false;
   std::string failure;
+  // What perftest prints about a test, and its report lines (one per size).
+  std::string from, to, link_type, nic_preset;
+  uint32_t qps = 1, tx_depth = 0, rx_depth = 0, cq_mod = 0, post_list = 1, inline_size = 0, mtu = 0;
+  std::vector<PerftestRow> rows;
+  // pattern flows: every flow with its completion time and slowdown.
+  std::vector<FlowResult> flows;
 };
 
 struct Summary {
@@ -48,8 +55,12 @@ struct Summary {
 Summary run(const Scenario& s, const RunOptions& opts);
 Summary run_text(std::string_view yaml_text, std::string_view file_name, const RunOptions& opts);
 
-// perftest-like table and totals.
+// perftest's report for each perftest workload (its header lines and columns),
+// a summary of each flows workload, then a table of all workloads and totals.
 void print_summary(const Summary& s, std::ostream& out);
+void print_perftest_report(const WorkloadSummary& w, std::ostream& out);
 void write_summary_json(const Summary& s, std::ostream& out);
+// The flows of a flows workload as CSV: flow,from,to,op,size,start_us,end_us,fct_us,ideal_us,slowdown.
+void write_flows_csv(const WorkloadSummary& w, std::ostream& out);
 
 }  // namespace rnicsim::scenario

@@ -4,90 +4,24 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <set>
 #include <sstream>
 
+#include "scenario/nic_keys.hpp"
 #include "scenario/units.hpp"
+#include "scenario/workload_keys.hpp"
+#include "scenario/yaml_reader.hpp"
 
 namespace rnicsim::scenario {
 namespace {
 
-// Reads one YAML document with positions for every error.
-class Reader {
-public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const {
-    const YAML::Mark m = n.Mark();
-    throw ScenarioError(file_, m.line + 1, m.column + 1, msg);
-  }
-  [[noreturn]] void fail(const YAML::Mark& m, const std::string& msg) const {
-    throw ScenarioError(file_, m.line + 1, m.column + 1, msg);
-  }
-
-  // Checks that `n` is a map whose keys are all in `allowed`.
-  void expect_map(const YAML::Node& n, const std::string& what, std::initializer_list<std::string_view> allowed) const {
-    if (!n.IsMap()) fail(n, "expected " + what + " (a mapping of keys to values)");
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      const std::string key = it->first.Scalar();
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        std::string list;
-        for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-        fail(it->first, "unknown key '" + key + "' in " + what + " (expected one of: " + list + ")");
-      }
-    }
-  }
-  std::string scalar(const YAML::Node& n, const std::string& what) const {
-    if (!n.IsScalar()) fail(n, "expected " + what + " (a single value)");
-    return n.Scalar();
-  }
-  template <class T>
-  T parsed(const YAML::Node& n, const std::string& what, std::optional<T> (*parse)(std::string_view)) const {
-    const std::string s = scalar(n, what);
-    auto v = parse(s);
-    if (!v) fail(n, "expected " + what + ", got '" + s + "'");
-    return *v;
-  }
-  uint64_t integer(const YAML::Node& n, const std::string& what, uint64_t lo, uint64_t hi) const {
-    const std::string s = scalar(n, what);
-    uint64_t v = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size()) fail(n, "expected " + what + " (a whole number), got '" + s + "'");
-    if (v < lo || v > hi)
-      fail(n, what + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + s);
-    return v;
-  }
-  double probability(const YAML::Node& n, const std::string& what) const {
-    const std::string s = scalar(n, what);
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || end != s.c_str() + s.size() || !(v >= 0.0 && v <= 1.0))
-      fail(n, "expected " + what + " (a probability from 0 to 1), got '" + s + "'");
-    return v;
-  }
-  template <class E, size_t N>
-  E choice(const YAML::Node& n, const std::string& what, const std::pair<std::string_view, E> (&options)[N]) const {
-    const std::string s = scalar(n, what);
-    std::string list;
-    for (const auto& [name, value] : options) {
-      if (s == name) return value;
-      list += (list.empty() ? "" : ", ") + std::string(name);
-    }
-    fail(n, "expected " + what + " (one of: " + list + "), got '" + s + "'");
-  }
-
-private:
-  std::string file_;
-};
+std::string base_dir_of(const std::string& file) { return std::filesystem::path(file).parent_path().string(); }
 
 constexpr std::pair<std::string_view, LinkLayer> kLinkLayers[] = {{"roce_v2", LinkLayer::RoceV2Ipv4},
                                                                    {"roce_v2_ipv6", LinkLayer::RoceV2Ipv6}};
-constexpr std::pair<std::string_view, WorkloadOp> kOps[] = {
-    {"write", WorkloadOp::Write}, {"write_imm", WorkloadOp::WriteImm}, {"send", WorkloadOp::Send}};
-constexpr std::pair<std::string_view, WorkloadPattern> kPatterns[] = {{"bw", WorkloadPattern::Bandwidth},
-                                                                      {"lat", WorkloadPattern::Latency}};
 
 bool valid_name(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -96,36 +30,23 @@ bool valid_name(const std::string& s) {
 }
 
 void read_nic(const Reader& r, const YAML::Node& n, Scenario& s) {
-  r.expect_map(n, "nic settings",
-               {"mtu", "clock", "pcie_gen", "pcie_lanes", "pcie_latency", "requester_cycles_per_packet",
-                "responder_cycles_per_packet", "ack_coalesce_packets"});
-  nic::NicParams& p = s.nic;
-  if (n["mtu"]) {
-    const uint64_t mtu = r.integer(n["mtu"], "nic.mtu", 256, 4096);
-    if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096)
-      r.fail(n["mtu"], "nic.mtu must be an IB MTU: 256, 512, 1024, 2048 or 4096");
-    p.mtu = static_cast<uint32_t>(mtu);
-    s.path_mtu = p.mtu;
+  NicSettings settings;
+  read_nic_settings(r, n, base_dir_of(s.file), settings);
+  s.nic = settings.params;
+  s.nic_preset = settings.preset;
+  s.path_mtu = s.nic.mtu;
+}
+
+void read_host_timing(const Reader& r, const YAML::Node& n, HostTiming& h) {
+  r.expect_map(n, "host timing", {"poll_delay", "mem_poll_interval"});
+  if (n["poll_delay"])
+    h.poll_delay = r.parsed<sim::Duration>(n["poll_delay"], "host.poll_delay (a time like 50ns)", parse_duration);
+  if (n["mem_poll_interval"]) {
+    h.mem_poll_interval =
+        r.parsed<sim::Duration>(n["mem_poll_interval"], "host.mem_poll_interval (a time like 10ns)", parse_duration);
+    if (h.mem_poll_interval < sim::Duration::ps(100))
+      r.fail(n["mem_poll_interval"], "host.mem_poll_interval must be at least 100ps");
   }
-  if (n["clock"]) p.clock_hz = r.parsed<uint64_t>(n["clock"], "nic.clock (a frequency like 500MHz)", parse_frequency);
-  if (n["pcie_gen"]) p.pcie.generation = static_cast<uint32_t>(r.integer(n["pcie_gen"], "nic.pcie_gen", 1, 5));
-  if (n["pcie_lanes"]) {
-    const uint64_t lanes = r.integer(n["pcie_lanes"], "nic.pcie_lanes", 1, 32);
-    if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16 && lanes != 32)
-      r.fail(n["pcie_lanes"], "nic.pcie_lanes must be 1, 2, 4, 8, 16 or 32");
-    p.pcie.lanes = static_cast<uint32_t>(lanes);
-  }
-  if (n["pcie_latency"])
-    p.pcie.latency = r.parsed<sim::Duration>(n["pcie_latency"], "nic.pcie_latency (a time like 250ns)", parse_duration);
-  if (n["requester_cycles_per_packet"])
-    p.requester_cycles_per_packet =
-        static_cast<uint32_t>(r.integer(n["requester_cycles_per_packet"], "nic.requester_cycles_per_packet", 1, 100000));
-  if (n["responder_cycles_per_packet"])
-    p.responder_cycles_per_packet =
-        static_cast<uint32_t>(r.integer(n["responder_cycles_per_packet"], "nic.responder_cycles_per_packet", 1, 100000));
-  if (n["ack_coalesce_packets"])
-    p.ack_coalesce_packets =
-        static_cast<uint32_t>(r.integer(n["ack_coalesce_packets"], "nic.ack_coalesce_packets", 1, 65536));
 }
 
 }  // namespace
@@ -139,7 +60,8 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
     r.fail(e.mark, "YAML syntax error: " + e.msg);
   }
   if (!root || root.IsNull()) throw ScenarioError(file_name, 1, 1, "empty scenario: expected a mapping with hosts, links and workloads");
-  r.expect_map(root, "a scenario", {"name", "seed", "link_layer", "duration", "hosts", "links", "nic", "workloads"});
+  r.expect_map(root, "a scenario", {"name", "seed", "link_layer", "duration", "hosts", "links", "nic", "workloads",
+                                     "host"});
 
   Scenario s;
   s.file = file_name;
@@ -148,6 +70,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   if (root["link_layer"]) s.link_layer = r.choice(root["link_layer"], "link_layer", kLinkLayers);
   if (root["duration"]) s.duration = r.parsed<sim::Duration>(root["duration"], "duration (a time like 10ms)", parse_duration);
   if (root["nic"]) read_nic(r, root["nic"], s);
+  if (root["host"]) read_host_timing(r, root["host"], s.host);
 
   // Hosts.
   const YAML::Node hosts = root["hosts"];
@@ -200,31 +123,9 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
     if (!workloads.IsSequence()) r.fail(workloads, "expected 'workloads' to be a list");
     std::set<std::string> names;
     for (const YAML::Node& w : workloads) {
-      r.expect_map(w, "a workload", {"name", "op", "pattern", "from", "to", "size", "count", "tx_depth", "start"});
-      WorkloadSpec spec;
-      spec.name = w["name"] ? r.scalar(w["name"], "workload name") : "workload" + std::to_string(s.workloads.size());
+      WorkloadSpec spec = read_workload(r, w, s, known_host);
       if (!names.insert(spec.name).second) r.fail(w["name"], "duplicate workload name '" + spec.name + "'");
-      if (!w["op"]) r.fail(w, "a workload needs 'op' (write, write_imm or send)");
-      spec.op = r.choice(w["op"], "op", kOps);
-      if (w["pattern"]) spec.pattern = r.choice(w["pattern"], "pattern", kPatterns);
-      if (!w["from"] || !w["to"]) r.fail(w, "a workload needs 'from' and 'to' hosts");
-      spec.from = known_host(w["from"], "from");
-      spec.to = known_host(w["to"], "to");
-      if (spec.from == spec.to) r.fail(w["to"], "'from' and 'to' must be different hosts");
-      const bool linked = std::any_of(s.links.begin(), s.links.end(), [&](const LinkSpec& l) {
-        return (l.a == spec.from && l.b == spec.to) || (l.a == spec.to && l.b == spec.from);
-      });
-      if (!linked) r.fail(w["to"], "no link joins '" + spec.from + "' and '" + spec.to + "'");
-      if (w["size"]) {
-        spec.size = r.parsed<uint64_t>(w["size"], "size (bytes, like 64KiB)", parse_size);
-        if (spec.size < 1 || spec.size > (1ull << 31)) r.fail(w["size"], "size must be from 1 byte to 2GiB");
-      }
-      if (w["count"]) spec.count = r.integer(w["count"], "count", 1, 1ull << 40);
-      if (w["tx_depth"]) spec.tx_depth = static_cast<uint32_t>(r.integer(w["tx_depth"], "tx_depth", 1, 8192));
-      if (w["start"]) spec.start = r.parsed<sim::Duration>(w["start"], "start (a time like 10us)", parse_duration);
-      if (spec.pattern == WorkloadPattern::Latency && spec.op == WorkloadOp::Write)
-        r.fail(w["op"], "pattern 'lat' needs an op the receiver sees: send or write_imm");
-      s.workloads.push_back(spec);
+      s.workloads.push_back(std::move(spec));
     }
   }
   return s;

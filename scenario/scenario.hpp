@@ -27,8 +27,14 @@ private:
 };
 
 enum class LinkLayer : uint8_t { RoceV2Ipv4, RoceV2Ipv6 };
-enum class WorkloadOp : uint8_t { Write, WriteImm, Send };
-enum class WorkloadPattern : uint8_t { Bandwidth, Latency };
+// What a workload's requester posts: perftest's verbs (ib_write_*, ib_send_*,
+// ib_read_*, ib_atomic_* with -A FETCH_AND_ADD or CMP_AND_SWAP).
+enum class WorkloadOp : uint8_t { Write, WriteImm, Send, Read, FetchAdd, CmpSwap };
+enum class WorkloadPattern : uint8_t { Bandwidth, Latency, Flows };
+const char* to_string(WorkloadOp op);
+bool is_atomic(WorkloadOp op);
+// Whether the responder's host sees a receive completion for each message.
+bool needs_recv(WorkloadOp op);
 
 struct HostSpec {
   std::string name;
@@ -42,15 +48,47 @@ struct LinkSpec {
   double loss = 0.0;
 };
 
+// One flow of a flows workload: a single message from `from` to `to`.
+struct FlowSpec {
+  std::string from, to;
+  WorkloadOp op = WorkloadOp::Write;
+  uint64_t size = 0;
+  sim::Duration start;  // after the workload starts
+};
+
+// A workload. perftest's options keep perftest's names and defaults (which depend on
+// the pattern and op; the loader resolves them, so every field here is final).
 struct WorkloadSpec {
   std::string name;
   WorkloadOp op = WorkloadOp::Write;
   WorkloadPattern pattern = WorkloadPattern::Bandwidth;
   std::string from, to;
-  uint64_t size = 65536;
-  uint64_t count = 1000;
-  uint32_t tx_depth = 128;
+  uint64_t size = 65536;            // the largest of `sizes`
+  std::vector<uint64_t> sizes;      // run one after another (all_sizes: 2 B to 8 MiB)
+  bool all_sizes = false;
+  uint64_t iterations = 1000;       // per QP (`count` is an alias)
+  uint32_t qps = 1;                 // QP pairs; each runs `iterations`
+  uint32_t tx_depth = 128;          // send queue depth: WQEs outstanding per QP at most
+  uint32_t rx_depth = 512;          // receive WQEs kept posted per QP (send, write_imm)
+  uint32_t cq_mod = 100;            // bw: every cq_mod-th WQE is signaled
+  uint32_t post_list = 1;           // WQEs per doorbell
+  uint32_t inline_size = 0;         // messages up to this size go inline in the WQE
+  uint32_t outs = 16;               // outstanding READs/atomics per QP (max_rd_atomic)
   std::optional<sim::Duration> start;  // absent: when the previous workload ends
+  // pattern: flows
+  std::vector<FlowSpec> flows;
+  bool qp_per_flow = false;         // else one QP pair per (from, to) pair of hosts
+  std::optional<sim::Duration> base_rtt;  // for slowdowns; absent: 2 x the link's delay
+};
+
+// The host software's timing (the workload drivers are the host's CPU).
+struct HostTiming {
+  // From a CQE, or a polled byte, becoming visible in host memory to the host
+  // acting on it (the poll that misses in the cache, plus the driver's own work).
+  sim::Duration poll_delay = sim::Duration::ns(50);
+  // How often a host spinning on a memory byte (perftest's write latency test)
+  // reads it.
+  sim::Duration mem_poll_interval = sim::Duration::ns(10);
 };
 
 struct Scenario {
@@ -62,11 +100,14 @@ struct Scenario {
   std::vector<HostSpec> hosts;
   std::vector<LinkSpec> links;
   nic::NicParams nic;
+  std::string nic_preset;  // the preset the NIC settings started from, if any
   uint32_t path_mtu = 4096;
+  HostTiming host;
   std::vector<WorkloadSpec> workloads;
 };
 
-// Parses and validates; throws ScenarioError.
+// Parses and validates; throws ScenarioError. Relative paths in the scenario (NIC
+// presets, flow CSV files) are looked up from the directory of `file_name`.
 Scenario parse_scenario(const std::string& text, const std::string& file_name);
 Scenario load_scenario(const std::string& path);
 

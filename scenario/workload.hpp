@@ -1,14 +1,19 @@
-// Workload drivers: the host software of a scenario. Each workload owns a QP on
-// each of its two hosts, posts work requests through the rings and doorbells like
-// a verbs program, and reaps completions by polling its CQ ring.
-//   bw:  perftest's *_bw: keep tx_depth requests outstanding until `count` complete.
-//   lat: perftest's *_lat: a ping-pong; latency is half the round trip.
+// Workload drivers: the host software of a scenario. A workload owns QPs on its
+// hosts, posts work requests through the rings and doorbells like a verbs program,
+// and reaps completions by polling its CQ rings (or, for perftest's write latency
+// test, a byte of its buffer).
+//   perftest.hpp: perftest-equivalent bw and lat tests (write, write_imm, send,
+//                 read, atomics), with perftest's options and report columns.
+//   flows.hpp:    a list of flows with their completion times and slowdowns.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "nic_model/host_queues.hpp"
 #include "scenario/scenario.hpp"
@@ -17,51 +22,131 @@
 
 namespace rnicsim::scenario {
 
-struct HostParams {
-  sim::Duration poll_delay = sim::Duration::ns(50);  // from a CQE landing to the host acting on it
+// One line of perftest's report: the bw columns or the lat columns.
+struct PerftestRow {
+  uint64_t bytes = 0, iterations = 0;
+  // bw: #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]
+  double bw_peak_gbps = 0, bw_avg_gbps = 0, msg_rate_mpps = 0;
+  // lat: #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9% (usec)
+  double t_min_us = 0, t_max_us = 0, t_typical_us = 0, t_avg_us = 0, t_stdev_us = 0, t_p99_us = 0, t_p999_us = 0;
+};
+
+// One flow of a flows workload, once run.
+struct FlowResult {
+  FlowSpec spec;
+  sim::Time start, end;  // posted; its completion reaped by the sender
+  bool done = false;
+  double fct_us = 0, ideal_us = 0, slowdown = 0;
 };
 
 class Workload {
 public:
-  Workload(World& world, const WorkloadSpec& spec, uint32_t path_mtu, uint64_t seed);
-  ~Workload();
+  Workload(World& world, const WorkloadSpec& spec) : world_(world), spec_(spec) {}
+  virtual ~Workload() = default;
   Workload(const Workload&) = delete;
   Workload& operator=(const Workload&) = delete;
 
   // Starts at the current simulated time; `on_done` runs when it has finished.
-  void start(std::function<void()> on_done);
+  virtual void start(std::function<void()> on_done) = 0;
+
   bool finished() const { return finished_; }
   bool failed() const { return failed_; }
   const std::string& failure() const { return failure_; }
   const WorkloadSpec& spec() const { return spec_; }
-
-  uint64_t messages() const { return completed_; }
-  uint64_t bytes() const { return completed_ * spec_.size; }
+  uint64_t messages() const { return messages_; }
+  uint64_t bytes() const { return bytes_; }
   sim::Duration elapsed() const { return end_ - start_; }
+  // bw: each signaled WQE, posted to completion; lat: each iteration (half the round
+  // trip for write/send, the whole for read/atomic); flows: each flow's FCT.
   const sim::Histogram& latency_ps() const { return latency_; }
-  // Whether the receiver's buffer holds exactly what the sender sent.
+  // Whether the target memory holds exactly what the workload put there.
   bool data_verified() const { return data_verified_; }
+  const std::vector<PerftestRow>& rows() const { return rows_; }
+  const std::vector<FlowResult>& flows() const { return flows_; }
 
-private:
-  class Endpoint;
-  void on_cqe(Endpoint& ep, const nic::Cqe& c);
-  void post_send(Endpoint& ep, uint64_t index);
-  void post_recv(Endpoint& ep);
+protected:
+  void begin(std::function<void()> on_done);
   void finish();
   void fail(const std::string& why);
+  sim::Time now() const { return world_.sim().now(); }
 
   World& world_;
   WorkloadSpec spec_;
-  HostParams host_params_;
-  std::unique_ptr<Endpoint> client_, server_;
   std::function<void()> on_done_;
   sim::Time start_, end_;
-  uint64_t posted_ = 0, completed_ = 0, received_ = 0;
-  std::vector<sim::Time> post_time_;  // by WQE slot, for bw latency
-  sim::Time ping_sent_;
+  uint64_t messages_ = 0, bytes_ = 0;
   sim::Histogram latency_;
-  bool finished_ = false, failed_ = false, data_verified_ = false;
+  bool finished_ = false, failed_ = false, data_verified_ = true;
   std::string failure_;
+  std::vector<PerftestRow> rows_;
+  std::vector<FlowResult> flows_;
 };
+
+std::unique_ptr<Workload> make_workload(World& world, const Scenario& s, const WorkloadSpec& spec, uint64_t seed);
+
+// One host's side of a workload, set up the way a verbs program (perftest) sets
+// itself up: a PD, one send CQ and one receive CQ shared by all of the side's QPs,
+// the QPs with their rings, and one registered buffer.
+class HostSide : public nic::CompletionListener {
+public:
+  // Called for every CQE the host reaps; `recv` says from which CQ.
+  using CqeHandler = std::function<void(const nic::Cqe&, bool recv)>;
+
+  HostSide(Host& host, const HostTiming& timing, uint32_t send_cq_entries, uint32_t recv_cq_entries,
+           uint64_t buffer_bytes);
+  ~HostSide() override;
+  HostSide(const HostSide&) = delete;
+  HostSide& operator=(const HostSide&) = delete;
+
+  void set_handler(CqeHandler h) { handler_ = std::move(h); }
+  // A new RC QP; returns its index on this side.
+  uint32_t add_qp(uint32_t sq_entries, uint32_t rq_entries);
+  // RESET -> INIT -> RTR -> RTS towards `peer`'s QP `peer_qp`, as a verbs program does it.
+  void connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint32_t path_mtu, uint8_t rd_atomic);
+  // Writes the WQE into the send ring; rings the doorbell if `ring` (a post list
+  // rings once, after its last WQE).
+  void post_send(uint32_t qp, const nic::SendWqe& w, bool ring = true);
+  void post_recv(uint32_t qp, const nic::RecvWqe& w);
+
+  // Calls `fn` once the byte at `addr` reads `value`: the host reads it every
+  // mem_poll_interval and acts poll_delay after the read that sees it.
+  void watch_byte(uint64_t addr, uint8_t value, std::function<void()> fn);
+
+  Host& host() { return host_; }
+  uint64_t buffer() const { return buffer_; }
+  uint64_t buffer_bytes() const { return buffer_bytes_; }
+  std::span<std::byte> memory(uint64_t addr, size_t len) { return host_.memory.span(addr, len); }
+  const nic::MemoryRegion& mr() const { return mr_; }
+  uint32_t qpn(uint32_t qp) const { return qps_[qp].qpn.value(); }
+  size_t qp_count() const { return qps_.size(); }
+
+  void on_completion(uint32_t cqn) override;
+
+private:
+  struct Qp {
+    nic::Qpn qpn;
+    nic::WqeRingWriter<nic::SendWqe> sq;
+    nic::WqeRingWriter<nic::RecvWqe> rq;
+  };
+  void poll();
+  void mem_poll();
+
+  Host& host_;
+  HostTiming timing_;
+  CqeHandler handler_;
+  sim::Event poll_, mem_poll_, mem_act_;
+  uint32_t pd_ = 0, send_cqn_ = 0, recv_cqn_ = 0;
+  std::optional<nic::CqRingReader> send_cq_, recv_cq_;
+  uint64_t buffer_ = 0, buffer_bytes_ = 0;
+  nic::MemoryRegion mr_;
+  std::vector<Qp> qps_;
+  // The byte being watched.
+  uint64_t watch_addr_ = 0;
+  uint8_t watch_value_ = 0;
+  std::function<void()> watch_fn_;
+};
+
+// Ring sizes: powers of two.
+uint32_t ring_entries(uint64_t n);
 
 }  // namespace rnicsim::scenario

@@ -1,12 +1,18 @@
 // Scenario layer: unit parsing, scenario validation with exact error positions,
 // and whole runs of a tiny scenario.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "scenario/nic_keys.hpp"
 #include "scenario/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/units.hpp"
+#include "scenario/workload_keys.hpp"
 
 using namespace rnicsim;
 using namespace rnicsim::scenario;
@@ -130,7 +136,7 @@ TEST(ParseScenario, ValidScenarioReadsEveryField) {
   EXPECT_EQ(w.op, WorkloadOp::WriteImm);
   EXPECT_EQ(w.pattern, WorkloadPattern::Latency);
   EXPECT_EQ(w.size, 4096u);
-  EXPECT_EQ(w.count, 10u);
+  EXPECT_EQ(w.iterations, 10u);
   ASSERT_TRUE(w.start.has_value());
   EXPECT_EQ(*w.start, sim::Duration::us(5));
 }
@@ -150,10 +156,10 @@ TEST(ParseScenario, WrongTypesAndValues) {
   expect_error(kHosts + "    delay: 1\n", 6, 12, "link delay");
   expect_error(kHosts + "    loss: 1.5\n", 6, 11, "probability");
   expect_error("nic:\n  mtu: 1500\n" + kHosts, 2, 8, "IB MTU");
-  expect_error(kHosts + "workloads:\n  - op: read\n    from: a\n    to: b\n", 7, 9, "op");
+  expect_error(kHosts + "workloads:\n  - op: reed\n    from: a\n    to: b\n", 7, 9, "op");
   expect_error(kHosts + "workloads:\n  - op: write\n    from: a\n    to: b\n    size: 1.5\n", 10, 11, "size");
   expect_error(kHosts + "workloads:\n  - op: write\n    from: a\n    to: b\n    count: 0\n", 10, 12, "count");
-  expect_error(kHosts + "workloads:\n  - op: write\n    pattern: lat\n    from: a\n    to: b\n", 7, 9, "pattern 'lat'");
+  expect_error(kHosts + "workloads:\n  - op: atomic\n    from: a\n    to: b\n    size: 16\n", 10, 11, "atomics are 8 bytes");
 }
 
 TEST(ParseScenario, BadReferences) {
@@ -327,6 +333,238 @@ TEST(Run, DurationCutsARunShort) {
   EXPECT_FALSE(s.workloads[0].completed);
   EXPECT_LT(s.workloads[0].messages, 100000u);
   EXPECT_LE(s.sim_seconds, 5e-6 + 1e-12);
+}
+
+// --- NIC settings and presets -------------------------------------------------------
+
+TEST(NicKeys, EveryNicParamsFieldHasAKey) {
+  // A new field in nic::NicParams or nic::PcieParams needs its key in
+  // scenario/nic_keys.cpp (named as the field, with its unit).
+  EXPECT_EQ(aggregate_field_count<nic::NicParams>(), nic_keys_covering_fields());
+  EXPECT_EQ(aggregate_field_count<nic::PcieParams>(), pcie_keys_covering_fields());
+}
+
+TEST(NicKeys, EveryKeySetsItsFieldWithUnits) {
+  const Scenario s = parse_scenario(
+      "nic:\n"
+      "  clock_hz: 1.25GHz\n"
+      "  doorbell_cycles: 7\n"
+      "  wqe_fetch_batch: 4\n"
+      "  wqe_fetch_outstanding: 3\n"
+      "  requester_cycles_per_packet: 11\n"
+      "  responder_cycles_per_packet: 12\n"
+      "  completer_cycles_per_packet: 13\n"
+      "  rx_parse_cycles: 14\n"
+      "  tx_pipeline_packets: 15\n"
+      "  ack_coalesce_packets: 16\n"
+      "  max_inflight_psns: 1000\n"
+      "  mtu: 2048\n"
+      "  pcie:\n"
+      "    generation: 4\n"
+      "    lanes: 8\n"
+      "    latency: 180ns\n"
+      "    host_memory_latency: 0.1us\n"
+      "    max_payload_bytes: 512\n"
+      "    max_read_request_bytes: 4KiB\n"
+      "    tlp_overhead_bytes: 26\n" +
+          kHosts,
+      "t.yaml");
+  const nic::NicParams& p = s.nic;
+  EXPECT_EQ(p.clock_hz, 1'250'000'000u);
+  EXPECT_EQ(p.doorbell_cycles, 7u);
+  EXPECT_EQ(p.wqe_fetch_batch, 4u);
+  EXPECT_EQ(p.wqe_fetch_outstanding, 3u);
+  EXPECT_EQ(p.requester_cycles_per_packet, 11u);
+  EXPECT_EQ(p.responder_cycles_per_packet, 12u);
+  EXPECT_EQ(p.completer_cycles_per_packet, 13u);
+  EXPECT_EQ(p.rx_parse_cycles, 14u);
+  EXPECT_EQ(p.tx_pipeline_packets, 15u);
+  EXPECT_EQ(p.ack_coalesce_packets, 16u);
+  EXPECT_EQ(p.max_inflight_psns, 1000u);
+  EXPECT_EQ(p.mtu, 2048u);
+  EXPECT_EQ(s.path_mtu, 2048u);
+  EXPECT_EQ(p.pcie.generation, 4u);
+  EXPECT_EQ(p.pcie.lanes, 8u);
+  EXPECT_EQ(p.pcie.latency, sim::Duration::ns(180));
+  EXPECT_EQ(p.pcie.host_memory_latency, sim::Duration::ns(100));
+  EXPECT_EQ(p.pcie.max_payload_bytes, 512u);
+  EXPECT_EQ(p.pcie.max_read_request_bytes, 4096u);
+  EXPECT_EQ(p.pcie.tlp_overhead_bytes, 26u);
+}
+
+TEST(NicKeys, OlderNamesStillWork) {
+  const Scenario s =
+      parse_scenario("nic: {clock: 1GHz, pcie_gen: 2, pcie_lanes: 4, pcie_latency: 300ns}\n" + kHosts, "t.yaml");
+  EXPECT_EQ(s.nic.clock_hz, 1'000'000'000u);
+  EXPECT_EQ(s.nic.pcie.generation, 2u);
+  EXPECT_EQ(s.nic.pcie.lanes, 4u);
+  EXPECT_EQ(s.nic.pcie.latency, sim::Duration::ns(300));
+}
+
+TEST(NicKeys, ErrorsNameTheKeyAndUnit) {
+  expect_error("nic:\n  clock_hz: 500\n" + kHosts, 2, 13, "frequency");
+  expect_error("nic:\n  doorbell_cycles: 2ns\n" + kHosts, 2, 20, "nic.doorbell_cycles (cycles)");
+  expect_error("nic:\n  pcie:\n    latency: 3\n" + kHosts, 3, 14, "nic.pcie.latency (a time");
+  expect_error("nic:\n  pcie:\n    lanes: 3\n" + kHosts, 3, 12, "1, 2, 4, 8, 16 or 32");
+  expect_error("nic:\n  pcie:\n    max_payload_bytes: 300\n" + kHosts, 3, 24, "power of two");
+  expect_error("nic:\n  pcie:\n    speed: 3\n" + kHosts, 3, 5, "unknown key 'speed' in pcie settings");
+  expect_error("nic:\n  wqe_fetch_batch: 0\n" + kHosts, 2, 20, "between 1 and 256");
+}
+
+// A directory of presets for one test, removed afterwards.
+class PresetDir : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("rnicsim_presets_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_ / "presets");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void write(const std::string& rel, const std::string& text) {
+    std::filesystem::create_directories((dir_ / rel).parent_path());
+    std::ofstream(dir_ / rel) << text;
+  }
+  std::string scenario_path() const { return (dir_ / "s.yaml").string(); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(PresetDir, PresetThenOverrides) {
+  write("presets/fast.yaml",
+        "description: a test NIC\n"
+        "clock_hz: 1GHz\n"
+        "requester_cycles_per_packet: 5\n"
+        "mtu: 1024\n"
+        "pcie: {lanes: 8, latency: 100ns}\n");
+  const Scenario s = parse_scenario("nic: {preset: fast, requester_cycles_per_packet: 9, pcie: {lanes: 4}}\n" + kHosts,
+                                    scenario_path());
+  EXPECT_EQ(s.nic_preset, "fast");
+  EXPECT_EQ(s.nic.clock_hz, 1'000'000'000u);
+  EXPECT_EQ(s.nic.requester_cycles_per_packet, 9u) << "the scenario overrides the preset";
+  EXPECT_EQ(s.nic.mtu, 1024u);
+  EXPECT_EQ(s.path_mtu, 1024u) << "the preset's MTU is the QPs' path MTU";
+  EXPECT_EQ(s.nic.pcie.lanes, 4u);
+  EXPECT_EQ(s.nic.pcie.latency, sim::Duration::ns(100)) << "pcie keys merge, they do not replace the map";
+}
+
+TEST_F(PresetDir, PresetsStartFromPresetsAndFiles) {
+  write("presets/base.yaml", "clock_hz: 800MHz\nrx_parse_cycles: 3\n");
+  write("presets/derived.yaml", "preset: base\nrx_parse_cycles: 4\n");
+  write("my/nic.yaml", "preset: derived\ndoorbell_cycles: 9\n");
+  const Scenario a = parse_scenario("nic: {preset: derived}\n" + kHosts, scenario_path());
+  EXPECT_EQ(a.nic.clock_hz, 800'000'000u);
+  EXPECT_EQ(a.nic.rx_parse_cycles, 4u);
+  const Scenario b = parse_scenario("nic: {preset: my/nic.yaml}\n" + kHosts, scenario_path());
+  EXPECT_EQ(b.nic.clock_hz, 800'000'000u);
+  EXPECT_EQ(b.nic.doorbell_cycles, 9u);
+}
+
+TEST_F(PresetDir, PresetsAreFoundAboveTheScenarioAndInRnicsimPresets) {
+  write("presets/up.yaml", "doorbell_cycles: 21\n");
+  const std::string deeper = (dir_ / "a" / "b" / "s.yaml").string();
+  EXPECT_EQ(parse_scenario("nic: {preset: up}\n" + kHosts, deeper).nic.doorbell_cycles, 21u);
+  write("elsewhere/env_only.yaml", "doorbell_cycles: 22\n");
+  ::setenv("RNICSIM_PRESETS", ("/nonexistent:" + (dir_ / "elsewhere").string()).c_str(), 1);
+  const Scenario s = parse_scenario("nic: {preset: env_only}\n" + kHosts, scenario_path());
+  ::unsetenv("RNICSIM_PRESETS");
+  EXPECT_EQ(s.nic.doorbell_cycles, 22u);
+}
+
+TEST_F(PresetDir, ErrorsPointIntoThePresetFile) {
+  write("presets/bad.yaml", "clock_hz: 1GHz\nrx_parse_cycles: many\n");
+  try {
+    parse_scenario("nic: {preset: bad}\n" + kHosts, scenario_path());
+    ADD_FAILURE() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.column(), 18);
+    EXPECT_NE(std::string(e.what()).find("bad.yaml:2:18: expected rx_parse_cycles (cycles) (a whole number)"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    parse_scenario("nic: {preset: nowhere}\n" + kHosts, scenario_path());
+    ADD_FAILURE() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.line(), 1);
+    EXPECT_EQ(e.column(), 15);
+    EXPECT_NE(std::string(e.what()).find("no NIC preset 'nowhere' (looked for nowhere.yaml in: " + (dir_ / "presets").string()),
+              std::string::npos)
+        << e.what();
+  }
+  write("presets/loop.yaml", "preset: loop\n");
+  try {
+    parse_scenario("nic: {preset: loop}\n" + kHosts, scenario_path());
+    ADD_FAILURE() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("nest more than 8 deep"), std::string::npos) << e.what();
+  }
+}
+
+// --- perftest keys --------------------------------------------------------------------
+
+WorkloadSpec one_workload(const std::string& fields) {
+  const Scenario s = parse_scenario(kHosts + "workloads:\n  - {from: a, to: b, " + fields + "}\n", "t.yaml");
+  return s.workloads.at(0);
+}
+
+TEST(PerftestKeys, DefaultsArePerftests) {
+  const WorkloadSpec bw = one_workload("op: write");
+  EXPECT_EQ(bw.pattern, WorkloadPattern::Bandwidth);
+  EXPECT_EQ(bw.size, 65536u);
+  EXPECT_EQ(bw.sizes, std::vector<uint64_t>{65536});
+  EXPECT_EQ(bw.iterations, 5000u);
+  EXPECT_EQ(bw.tx_depth, 128u);
+  EXPECT_EQ(bw.cq_mod, 1u) << "perftest signals every WQE above 8 KiB";
+  EXPECT_EQ(bw.inline_size, 0u);
+  EXPECT_EQ(bw.qps, 1u);
+  EXPECT_EQ(bw.post_list, 1u);
+  EXPECT_EQ(one_workload("op: write, size: 8KiB").cq_mod, 100u);
+  EXPECT_EQ(one_workload("op: write, size: 8KiB, tx_depth: 64").cq_mod, 64u) << "cq_mod <= tx_depth";
+  EXPECT_EQ(one_workload("op: write, size: 64KiB, cq_mod: 16").cq_mod, 16u);
+  EXPECT_EQ(one_workload("op: write, size: 64, post_list: 8").cq_mod, 8u);
+  EXPECT_EQ(one_workload("op: write, iterations: 50").tx_depth, 50u) << "tx_depth <= iterations";
+  EXPECT_EQ(one_workload("op: send").rx_depth, 512u);
+  EXPECT_EQ(one_workload("op: send, iterations: 100").rx_depth, 100u);
+
+  const WorkloadSpec lat = one_workload("op: send, pattern: lat");
+  EXPECT_EQ(lat.size, 2u);
+  EXPECT_EQ(lat.iterations, 1000u);
+  EXPECT_EQ(lat.tx_depth, 1u);
+  EXPECT_EQ(lat.cq_mod, 1u);
+  EXPECT_EQ(lat.inline_size, 64u) << "perftest inlines what the device takes; the model's WQE takes 64";
+  EXPECT_EQ(one_workload("op: read, pattern: lat").inline_size, 0u);
+  EXPECT_EQ(one_workload("op: read, pattern: lat, inline_size: 32").inline_size, 0u) << "READ never inlines";
+  EXPECT_EQ(one_workload("op: write, inline_size: 32").inline_size, 32u);
+}
+
+TEST(PerftestKeys, OpsSizesAndAliases) {
+  EXPECT_EQ(one_workload("op: atomic").op, WorkloadOp::FetchAdd);
+  EXPECT_EQ(one_workload("op: atomic, atomic_type: CMP_AND_SWAP").op, WorkloadOp::CmpSwap);
+  EXPECT_EQ(one_workload("op: cmp_swap").op, WorkloadOp::CmpSwap);
+  EXPECT_EQ(one_workload("op: atomic").sizes, std::vector<uint64_t>{8});
+  EXPECT_EQ(one_workload("op: read").op, WorkloadOp::Read);
+  EXPECT_EQ(one_workload("op: write, count: 7").iterations, 7u);
+  const WorkloadSpec all = one_workload("op: write, all_sizes: true");
+  ASSERT_EQ(all.sizes.size(), 23u);
+  EXPECT_EQ(all.sizes.front(), 2u);
+  EXPECT_EQ(all.sizes.back(), 8u << 20);
+  EXPECT_EQ(all.size, 8u << 20);
+  EXPECT_EQ(all.cq_mod, 100u) << "-a keeps cq_mod for every size, as perftest does";
+  EXPECT_EQ(one_workload("op: atomic, all_sizes: true").sizes, std::vector<uint64_t>{8});
+}
+
+TEST(PerftestKeys, Errors) {
+  const std::string w = kHosts + "workloads:\n  - {from: a, to: b, ";
+  expect_error(w + "op: send, pattern: lat, qps: 2}\n", 7, 51, "latency tests use one QP");
+  expect_error(w + "op: write, iterations: 10, post_list: 4}\n", 7, 45, "multiple of post_list");
+  expect_error(w + "op: write, post_list: 4, cq_mod: 3}\n", 7, 55, "multiple of cq_mod");
+  expect_error(w + "op: write, inline_size: 65}\n", 7, 46, "at most 64");
+  expect_error(w + "op: write, size: 8, all_sizes: true}\n", 7, 39, "exclude each other");
+  expect_error(w + "op: write, count: 3, iterations: 3}\n", 7, 40, "another name for iterations");
+  expect_error(w + "op: write, rx_depth: 3}\n", 7, 43, "rx_depth applies to send and write_imm");
+  expect_error(w + "op: write, atomic_type: cmp_swap}\n", 7, 46, "goes with op: atomic");
+  expect_error(w + "op: write, tx_dept: 3}\n", 7, 33, "unknown key 'tx_dept'");
 }
 
 }  // namespace

@@ -1,0 +1,188 @@
+#include "scenario/flows.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace rnicsim::scenario {
+
+FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec& spec)
+    : Workload(world, spec), start_event_([this] { start_due(); }, "flows.start"), path_mtu_(s.path_mtu) {
+  for (const LinkSpec& l : s.links) {
+    link_of_[l.a] = {l.rate_bps, l.delay};
+    link_of_[l.b] = {l.rate_bps, l.delay};
+  }
+  // Channels: one per (from, to), or one per flow.
+  std::map<std::pair<std::string, std::string>, uint32_t> by_pair;
+  std::map<std::string, uint64_t> send_cq, recv_cq;
+  struct Plan { std::string from, to; };
+  std::vector<Plan> plans;
+  channel_of_.resize(spec.flows.size());
+  for (size_t i = 0; i < spec.flows.size(); ++i) {
+    const FlowSpec& f = spec.flows[i];
+    const auto key = std::make_pair(f.from, f.to);
+    auto it = by_pair.find(key);
+    if (spec.qp_per_flow || it == by_pair.end()) {
+      const uint32_t c = static_cast<uint32_t>(plans.size());
+      plans.push_back({f.from, f.to});
+      send_cq[f.from] += spec.tx_depth;
+      recv_cq[f.to] += spec.tx_depth;
+      if (!spec.qp_per_flow) by_pair[key] = c;
+      channel_of_[i] = c;
+    } else {
+      channel_of_[i] = it->second;
+    }
+    if (needs_recv(f.op)) ++expected_receives_;
+  }
+  // One side per host: CQs sized for its channels, a buffer with a send region and
+  // a receive region of the largest flow each. Every host sends the same pattern,
+  // so flows into one receive region all leave it holding that pattern.
+  const uint64_t region = (spec.size + 63) / 64 * 64;
+  std::vector<std::byte> pattern(region);
+  {
+    sim::RandomStream r(s.seed, "workload." + spec.name + ".data");
+    for (size_t i = 0; i < pattern.size(); i += 8) {
+      const uint64_t v = r.next_u64();
+      std::memcpy(pattern.data() + i, &v, std::min<size_t>(8, pattern.size() - i));
+    }
+  }
+  auto side = [&](const std::string& host) -> HostSide& {
+    auto& p = sides_[host];
+    if (!p) {
+      p = std::make_unique<HostSide>(world.host(host), s.host, ring_entries(std::max<uint64_t>(1, send_cq[host])),
+                                     ring_entries(std::max<uint64_t>(1, recv_cq[host])), 2 * region);
+      std::memcpy(p->memory(p->buffer(), region).data(), pattern.data(), region);
+      HostSide* raw = p.get();
+      p->set_handler([this, raw](const nic::Cqe& c, bool recv) { on_cqe(*raw, c, recv); });
+    }
+    return *p;
+  };
+  const uint32_t sq = ring_entries(spec.tx_depth);
+  for (const Plan& p : plans) {
+    Channel c;
+    c.from = &side(p.from);
+    c.to = &side(p.to);
+    c.from_qp = c.from->add_qp(sq, sq);
+    c.to_qp = c.to->add_qp(sq, sq);
+    c.from->connect(c.from_qp, *c.to, c.to_qp, path_mtu_, 16);
+    c.to->connect(c.to_qp, *c.from, c.from_qp, path_mtu_, 16);
+    channels_.push_back(std::move(c));
+  }
+  flows_.resize(spec.flows.size());
+  for (size_t i = 0; i < spec.flows.size(); ++i) {
+    FlowResult& r = flows_[i];
+    r.spec = spec.flows[i];
+    const auto& [rate, delay] = link_of_[r.spec.from];
+    const sim::Duration base = spec.base_rtt ? *spec.base_rtt : delay * 2;
+    r.ideal_us = static_cast<double>(r.spec.size) * 8.0 / static_cast<double>(rate) * 1e6 + base.microseconds();
+  }
+  order_.resize(spec.flows.size());
+  for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+  std::stable_sort(order_.begin(), order_.end(),
+                   [&](size_t a, size_t b) { return spec.flows[a].start < spec.flows[b].start; });
+}
+
+FlowsWorkload::~FlowsWorkload() = default;
+
+void FlowsWorkload::start(std::function<void()> on_done) {
+  begin(std::move(on_done));
+  next_ = 0;
+  start_due();
+}
+
+void FlowsWorkload::start_due() {
+  while (next_ < order_.size() && start_ + spec_.flows[order_[next_]].start <= now()) {
+    const size_t f = order_[next_++];
+    flows_[f].start = now();
+    Channel& c = channels_[channel_of_[f]];
+    if (c.outstanding < spec_.tx_depth)
+      post_flow(f);
+    else
+      c.waiting.push_back(f);
+  }
+  if (next_ < order_.size())
+    world_.sim().scheduler().schedule(start_event_, start_ + spec_.flows[order_[next_]].start);
+}
+
+void FlowsWorkload::post_flow(size_t f) {
+  Channel& c = channels_[channel_of_[f]];
+  const FlowSpec& spec = spec_.flows[f];
+  const uint32_t len = static_cast<uint32_t>(spec.size);
+  const uint64_t region = c.from->buffer_bytes() / 2;
+  if (needs_recv(spec.op)) {
+    nic::RecvWqe r{};
+    r.wr_id = f;
+    r.num_sge = 1;
+    r.sge[0] = nic::Sge{c.to->buffer() + region, len, c.to->mr().lkey};
+    c.to->post_recv(c.to_qp, r);
+  }
+  nic::SendWqe w{};
+  w.wr_id = f;
+  w.send_flags = nic::kSendSignaled;
+  w.num_sge = 1;
+  w.rkey = c.to->mr().rkey;
+  switch (spec.op) {
+    case WorkloadOp::Read:
+      w.opcode = nic::WrOpcode::RdmaRead;
+      w.remote_addr = c.to->buffer();
+      w.sge[0] = nic::Sge{c.from->buffer() + region, len, c.from->mr().lkey};
+      break;
+    default:
+      w.opcode = spec.op == WorkloadOp::Write      ? nic::WrOpcode::RdmaWrite
+                 : spec.op == WorkloadOp::WriteImm ? nic::WrOpcode::RdmaWriteWithImm
+                                                   : nic::WrOpcode::Send;
+      w.imm_data = __builtin_bswap32(static_cast<uint32_t>(f));
+      w.remote_addr = c.to->buffer() + region;
+      w.sge[0] = nic::Sge{c.from->buffer(), len, c.from->mr().lkey};
+      break;
+  }
+  ++c.outstanding;
+  c.from->post_send(c.from_qp, w);
+}
+
+void FlowsWorkload::on_cqe(HostSide& side, const nic::Cqe& c, bool recv) {
+  if (finished_) return;
+  if (c.status != nic::WcStatus::Success) {
+    fail("completion error on " + side.host().name + " (flow " + std::to_string(c.wr_id) + "): " +
+         nic::to_string(c.status));
+    return;
+  }
+  if (recv) {
+    ++received_;
+    check_done();
+    return;
+  }
+  FlowResult& r = flows_[c.wr_id];
+  r.end = now();
+  r.done = true;
+  r.fct_us = (r.end - r.start).microseconds();
+  r.slowdown = r.ideal_us > 0 ? r.fct_us / r.ideal_us : 0;
+  latency_.record(static_cast<uint64_t>((r.end - r.start).picoseconds()));
+  ++done_;
+  ++messages_;
+  bytes_ += r.spec.size;
+  Channel& ch = channels_[channel_of_[c.wr_id]];
+  --ch.outstanding;
+  if (ch.next_waiting < ch.waiting.size()) post_flow(ch.waiting[ch.next_waiting++]);
+  check_done();
+}
+
+void FlowsWorkload::check_done() {
+  if (done_ < flows_.size() || received_ < expected_receives_) return;
+  // Every receive region holds the pattern every sender sent (as far as the
+  // largest flow into it reached); read flows leave it in the requester's.
+  std::map<HostSide*, uint64_t> reach;
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    const Channel& c = channels_[channel_of_[i]];
+    HostSide* dst = flows_[i].spec.op == WorkloadOp::Read ? c.from : c.to;
+    reach[dst] = std::max(reach[dst], flows_[i].spec.size);
+  }
+  for (const auto& [side, len] : reach) {
+    const uint64_t region = side->buffer_bytes() / 2;
+    auto sent = side->memory(side->buffer(), len);
+    auto got = side->memory(side->buffer() + region, len);
+    if (!std::equal(sent.begin(), sent.end(), got.begin())) data_verified_ = false;
+  }
+  finish();
+}
+
+}  // namespace rnicsim::scenario

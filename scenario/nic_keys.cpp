@@ -1,0 +1,283 @@
+#include "scenario/nic_keys.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <variant>
+
+#include "scenario/units.hpp"
+
+#ifndef RNICSIM_SOURCE_DIR
+#define RNICSIM_SOURCE_DIR ""
+#endif
+
+namespace rnicsim::scenario {
+namespace {
+
+namespace fs = std::filesystem;
+
+// How a key's value is written.
+enum class Kind {
+  Count,      // a whole number of things (packets, WQEs, reads)
+  Cycles,     // a whole number of NIC clock cycles
+  Bytes,      // a size: 256, 4KiB
+  Frequency,  // 500MHz
+  Time,       // 250ns
+  IbMtu,      // 256, 512, 1024, 2048, 4096
+  Lanes,      // 1, 2, 4, 8, 16, 32
+};
+
+template <class T>
+using Member = std::variant<uint32_t T::*, uint64_t T::*, sim::Duration T::*>;
+
+template <class T>
+struct Key {
+  std::string_view name;
+  Kind kind;
+  uint64_t lo, hi;
+  Member<T> member;
+  bool pow2 = false;
+};
+
+using nic::NicParams;
+using nic::PcieParams;
+
+// One key per field, named as the field. Keep in step with nic_params.hpp and
+// pcie_link.hpp (a unit test counts the fields).
+const Key<NicParams> kNicKeys[] = {
+    {"clock_hz", Kind::Frequency, 1'000'000, 100'000'000'000, &NicParams::clock_hz},
+    {"doorbell_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::doorbell_cycles},
+    {"wqe_fetch_batch", Kind::Count, 1, 256, &NicParams::wqe_fetch_batch},
+    {"wqe_fetch_outstanding", Kind::Count, 1, 4096, &NicParams::wqe_fetch_outstanding},
+    {"requester_cycles_per_packet", Kind::Cycles, 1, 1'000'000, &NicParams::requester_cycles_per_packet},
+    {"responder_cycles_per_packet", Kind::Cycles, 1, 1'000'000, &NicParams::responder_cycles_per_packet},
+    {"completer_cycles_per_packet", Kind::Cycles, 0, 1'000'000, &NicParams::completer_cycles_per_packet},
+    {"rx_parse_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::rx_parse_cycles},
+    {"tx_pipeline_packets", Kind::Count, 1, 65536, &NicParams::tx_pipeline_packets},
+    {"ack_coalesce_packets", Kind::Count, 1, 65536, &NicParams::ack_coalesce_packets},
+    {"max_inflight_psns", Kind::Count, 1, 1u << 23, &NicParams::max_inflight_psns},
+    {"mtu", Kind::IbMtu, 256, 4096, &NicParams::mtu},
+};
+// `pcie:` is the one nested member.
+constexpr size_t kNicNestedMembers = 1;
+
+const Key<PcieParams> kPcieKeys[] = {
+    {"generation", Kind::Count, 1, 5, &PcieParams::generation},
+    {"lanes", Kind::Lanes, 1, 32, &PcieParams::lanes},
+    {"latency", Kind::Time, 0, 0, &PcieParams::latency},
+    {"host_memory_latency", Kind::Time, 0, 0, &PcieParams::host_memory_latency},
+    {"max_payload_bytes", Kind::Bytes, 128, 4096, &PcieParams::max_payload_bytes, true},
+    {"max_read_request_bytes", Kind::Bytes, 128, 4096, &PcieParams::max_read_request_bytes, true},
+    {"tlp_overhead_bytes", Kind::Bytes, 0, 256, &PcieParams::tlp_overhead_bytes},
+};
+
+// Names older scenarios use.
+struct Alias {
+  std::string_view name, pcie_key, nic_key;
+};
+constexpr Alias kAliases[] = {
+    {"clock", "", "clock_hz"},
+    {"pcie_gen", "generation", ""},
+    {"pcie_lanes", "lanes", ""},
+    {"pcie_latency", "latency", ""},
+};
+
+template <class T>
+void apply(const Reader& r, const YAML::Node& v, const std::string& what, const Key<T>& k, T& target) {
+  uint64_t n = 0;
+  sim::Duration d;
+  switch (k.kind) {
+    case Kind::Count:
+    case Kind::Cycles: {
+      const std::string unit = k.kind == Kind::Cycles ? " (cycles)" : "";
+      n = r.integer(v, what + unit, k.lo, k.hi);
+      break;
+    }
+    case Kind::Bytes: {
+      n = r.parsed<uint64_t>(v, what + " (bytes, like 256 or 4KiB)", parse_size);
+      if (n < k.lo || n > k.hi)
+        r.fail(v, what + " must be from " + std::to_string(k.lo) + " to " + std::to_string(k.hi) + " bytes");
+      if (k.pow2 && (n & (n - 1)) != 0) r.fail(v, what + " must be a power of two");
+      break;
+    }
+    case Kind::Frequency:
+      n = r.parsed<uint64_t>(v, what + " (a frequency like 500MHz)", parse_frequency);
+      if (n < k.lo || n > k.hi) r.fail(v, what + " must be from 1MHz to 100GHz");
+      break;
+    case Kind::Time:
+      d = r.parsed<sim::Duration>(v, what + " (a time like 250ns)", parse_duration);
+      break;
+    case Kind::IbMtu:
+      n = r.integer(v, what, k.lo, k.hi);
+      if (n != 256 && n != 512 && n != 1024 && n != 2048 && n != 4096)
+        r.fail(v, what + " must be an IB MTU: 256, 512, 1024, 2048 or 4096");
+      break;
+    case Kind::Lanes:
+      n = r.integer(v, what, k.lo, k.hi);
+      if (n != 1 && n != 2 && n != 4 && n != 8 && n != 16 && n != 32)
+        r.fail(v, what + " must be 1, 2, 4, 8, 16 or 32");
+      break;
+  }
+  std::visit(
+      [&](auto m) {
+        using V = std::remove_reference_t<decltype(target.*m)>;
+        if constexpr (std::is_same_v<V, sim::Duration>) {
+          target.*m = d;
+        } else {
+          target.*m = static_cast<V>(n);
+        }
+      },
+      k.member);
+}
+
+template <class T, size_t N>
+const Key<T>* find_key(const Key<T> (&keys)[N], std::string_view name) {
+  for (const Key<T>& k : keys)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+void read_pcie(const Reader& r, const YAML::Node& n, const std::string& prefix, PcieParams& p) {
+  std::vector<std::string_view> allowed;
+  for (const auto& k : kPcieKeys) allowed.push_back(k.name);
+  r.expect_map_of(n, "pcie settings", allowed);
+  for (const auto& k : kPcieKeys)
+    if (n[std::string(k.name)]) apply(r, n[std::string(k.name)], prefix + "pcie." + std::string(k.name), k, p);
+}
+
+bool valid_preset_name(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+bool is_file_reference(const std::string& s) {
+  return s.size() > 5 && s.compare(s.size() - 5, 5, ".yaml") == 0;
+}
+
+void read_settings(const Reader& r, const YAML::Node& n, const std::string& base_dir, NicSettings& s, int depth,
+                   bool is_preset_file);
+
+void load_preset(const Reader& r, const YAML::Node& at, const std::string& name, const std::string& base_dir,
+                 NicSettings& s, int depth) {
+  if (depth > 8) r.fail(at, "presets nest more than 8 deep (does a preset name itself?)");
+  std::vector<std::string> searched;
+  const auto path = find_preset(name, base_dir, &searched);
+  if (!path) {
+    std::string where;
+    for (const auto& d : searched) where += (where.empty() ? "" : ", ") + d;
+    r.fail(at, "no NIC preset '" + name + "' (looked for " + (is_file_reference(name) ? name : name + ".yaml") +
+                   " in: " + where + ")");
+  }
+  std::ifstream in(*path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const Reader pr(*path);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.str());
+  } catch (const YAML::ParserException& e) {
+    pr.fail(e.mark, "YAML syntax error: " + e.msg);
+  }
+  if (!root || root.IsNull()) throw ScenarioError(*path, 1, 1, "empty NIC preset: expected a mapping of NIC settings");
+  read_settings(pr, root, fs::path(*path).parent_path().string(), s, depth + 1, true);
+}
+
+void read_settings(const Reader& r, const YAML::Node& n, const std::string& base_dir, NicSettings& s, int depth,
+                   bool is_preset_file) {
+  std::vector<std::string_view> allowed = {"preset", "pcie"};
+  if (is_preset_file) allowed.push_back("description");
+  for (const auto& k : kNicKeys) allowed.push_back(k.name);
+  for (const auto& a : kAliases) allowed.push_back(a.name);
+  r.expect_map_of(n, is_preset_file ? "a NIC preset" : "nic settings", allowed);
+  const std::string prefix = is_preset_file ? "" : "nic.";
+
+  // The preset first; the keys beside it override it.
+  if (n["preset"]) {
+    const std::string name = r.scalar(n["preset"], prefix + "preset");
+    if (!is_file_reference(name) && !valid_preset_name(name))
+      r.fail(n["preset"], prefix + "preset must be a preset name (letters, digits, '_', '-', '.') or a .yaml file");
+    load_preset(r, n["preset"], name, base_dir, s, depth);
+    if (depth == 0) s.preset = name;
+  }
+  if (n["description"]) r.scalar(n["description"], "description");
+  for (const auto& k : kNicKeys) {
+    const YAML::Node v = n[std::string(k.name)];
+    if (!v) continue;
+    apply(r, v, prefix + std::string(k.name), k, s.params);
+    if (k.name == "mtu") s.mtu = s.params.mtu;
+  }
+  for (const auto& a : kAliases) {
+    const YAML::Node v = n[std::string(a.name)];
+    if (!v) continue;
+    if (!a.nic_key.empty()) apply(r, v, prefix + std::string(a.name), *find_key(kNicKeys, a.nic_key), s.params);
+    if (!a.pcie_key.empty())
+      apply(r, v, prefix + std::string(a.name), *find_key(kPcieKeys, a.pcie_key), s.params.pcie);
+  }
+  if (n["pcie"]) read_pcie(r, n["pcie"], prefix, s.params.pcie);
+}
+
+}  // namespace
+
+void read_nic_settings(const Reader& r, const YAML::Node& n, const std::string& base_dir, NicSettings& s) {
+  read_settings(r, n, base_dir, s, 0, false);
+}
+
+std::optional<std::string> find_preset(const std::string& preset, const std::string& base_dir,
+                                       std::vector<std::string>* searched) {
+  std::error_code ec;
+  const fs::path base = base_dir.empty() ? fs::current_path(ec) : fs::path(base_dir);
+  if (is_file_reference(preset)) {
+    const fs::path p = fs::path(preset).is_absolute() ? fs::path(preset) : base / preset;
+    if (searched) searched->push_back(p.parent_path().string());
+    if (fs::is_regular_file(p, ec)) return p.string();
+    return std::nullopt;
+  }
+  std::vector<fs::path> dirs;
+  // Beside the scenario and up to three directories above it.
+  fs::path d = fs::absolute(base, ec);
+  for (int up = 0; up < 4 && !d.empty(); ++up) {
+    dirs.push_back(d / "presets");
+    dirs.push_back(d / "scenarios" / "presets");
+    if (d == d.parent_path()) break;
+    d = d.parent_path();
+  }
+  // The source tree's presets.
+  if (std::string_view(RNICSIM_SOURCE_DIR).size() > 0) dirs.push_back(fs::path(RNICSIM_SOURCE_DIR) / "scenarios" / "presets");
+  // $RNICSIM_PRESETS.
+  if (const char* env = std::getenv("RNICSIM_PRESETS")) {
+    std::string_view rest(env);
+    while (!rest.empty()) {
+      const size_t colon = rest.find(':');
+      const std::string_view part = rest.substr(0, colon);
+      if (!part.empty()) dirs.emplace_back(std::string(part));
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  for (const fs::path& dir : dirs) {
+    if (searched && (searched->empty() || searched->back() != dir.string())) searched->push_back(dir.string());
+    const fs::path p = dir / (preset + ".yaml");
+    if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string_view> nic_keys() {
+  std::vector<std::string_view> v;
+  for (const auto& k : kNicKeys) v.push_back(k.name);
+  v.push_back("pcie");
+  return v;
+}
+
+std::vector<std::string_view> pcie_keys() {
+  std::vector<std::string_view> v;
+  for (const auto& k : kPcieKeys) v.push_back(k.name);
+  return v;
+}
+
+size_t nic_keys_covering_fields() { return std::size(kNicKeys) + kNicNestedMembers; }
+size_t pcie_keys_covering_fields() { return std::size(kPcieKeys); }
+
+}  // namespace rnicsim::scenario

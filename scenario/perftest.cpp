@@ -1,0 +1,479 @@
+#include "scenario/perftest.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace rnicsim::scenario {
+namespace {
+
+constexpr uint64_t kQpShift = 40;  // wr_id = qp << 40 | index
+constexpr uint64_t kIndexMask = (uint64_t{1} << kQpShift) - 1;
+constexpr uint64_t kSharedSlicesAbove = 64ull << 20;  // per region; above it QPs share one slice
+constexpr int kLatMeasureTail = 2;                    // perftest's LAT_MEASURE_TAIL
+
+uint64_t wr_id(uint32_t qp, uint64_t index) { return (uint64_t{qp} << kQpShift) | (index & kIndexMask); }
+
+bool is_ping_pong(WorkloadOp op) {
+  return op == WorkloadOp::Write || op == WorkloadOp::WriteImm || op == WorkloadOp::Send;
+}
+
+void fill_pattern(std::span<std::byte> data, uint64_t seed, const std::string& path) {
+  sim::RandomStream r(seed, path);
+  for (size_t i = 0; i < data.size(); i += 8) {
+    const uint64_t v = r.next_u64();
+    std::memcpy(data.data() + i, &v, std::min<size_t>(8, data.size() - i));
+  }
+}
+
+double ps_to_us(double ps) { return ps / 1e6; }
+
+}  // namespace
+
+// One side of a latency test (perftest's run_iter_lat_write / _write_imm / _send):
+// [wait for the peer's message] -> [post] -> [wait for the own completion if signaled].
+struct PerftestWorkload::LatSide {
+  HostSide* host = nullptr;
+  bool initiator = false;
+  uint64_t scnt = 0, rcnt = 0;   // posted; peer messages consumed
+  uint64_t recv_avail = 0;       // receive completions reaped, not consumed yet
+  uint64_t cqe_avail = 0;        // send completions reaped, not consumed yet
+  bool need_cqe = false;         // waits for the completion of its last post
+  bool mem_waiting = false;
+  enum class Step { Receive, Post, Complete, Done } step = Step::Receive;
+};
+
+PerftestWorkload::PerftestWorkload(World& world, const Scenario& s, const WorkloadSpec& spec, uint64_t seed)
+    : Workload(world, spec), timing_(s.host), path_mtu_(s.path_mtu) {
+  const bool latency = lat();
+  const bool recv = needs_recv(spec.op);
+  const uint32_t qps = spec.qps;
+  // Atomics target 8 bytes per QP: one cache line each.
+  slot_ = is_atomic(spec.op) ? 64 : (spec.size + 63) / 64 * 64;
+  slices_ = slot_ * qps <= kSharedSlicesAbove ? qps : 1;
+  const uint64_t buffer_bytes = 2 * slot_ * slices_;
+  sq_entries_ = ring_entries(spec.tx_depth);
+  const uint32_t rq_entries = recv ? ring_entries(spec.rx_depth) : 1;
+  const uint32_t send_cq = ring_entries(uint64_t{qps} * spec.tx_depth);
+  const uint32_t recv_cq = recv ? ring_entries(uint64_t{qps} * spec.rx_depth) : 0;
+  // In a bw test the server only receives.
+  client_ = std::make_unique<HostSide>(world.host(spec.from), timing_, send_cq, recv_cq, buffer_bytes);
+  server_ = std::make_unique<HostSide>(world.host(spec.to), timing_, latency ? send_cq : 1, recv_cq, buffer_bytes);
+  for (uint32_t q = 0; q < qps; ++q) {
+    client_->add_qp(sq_entries_, rq_entries);
+    server_->add_qp(latency ? sq_entries_ : 1, rq_entries);
+  }
+  const uint8_t rd_atomic = static_cast<uint8_t>(spec.outs);
+  for (uint32_t q = 0; q < qps; ++q) {
+    client_->connect(q, *server_, q, path_mtu_, rd_atomic);
+    server_->connect(q, *client_, q, path_mtu_, rd_atomic);
+  }
+  client_->set_handler([this](const nic::Cqe& c, bool r) { on_cqe(*client_, c, r); });
+  server_->set_handler([this](const nic::Cqe& c, bool r) { on_cqe(*server_, c, r); });
+  // The messages are real bytes: patterns drawn from the scenario seed, the same
+  // in every slice of a side.
+  for (HostSide* h : {client_.get(), server_.get()}) {
+    auto first = h->memory(send_addr(*h, 0), slot_);
+    fill_pattern(first, seed, "workload." + spec.name + (h == client_.get() ? ".data" : ".data.peer"));
+    for (uint32_t q = 1; q < slices_; ++q) std::memcpy(h->memory(send_addr(*h, q), slot_).data(), first.data(), slot_);
+  }
+  post_time_.resize(size_t{qps} * sq_entries_);
+}
+
+PerftestWorkload::~PerftestWorkload() = default;
+
+uint64_t PerftestWorkload::send_addr(const HostSide& h, uint32_t qp) const { return h.buffer() + slice(qp) * slot_; }
+uint64_t PerftestWorkload::recv_addr(const HostSide& h, uint32_t qp) const {
+  return h.buffer() + (uint64_t{slices_} + slice(qp)) * slot_;
+}
+
+void PerftestWorkload::start(std::function<void()> on_done) {
+  begin(std::move(on_done));
+  phase_ = 0;
+  start_phase();
+}
+
+void PerftestWorkload::start_phase() {
+  size_ = spec_.sizes[phase_];
+  const uint32_t qps = spec_.qps;
+  const uint64_t n = spec_.iterations * qps;
+  // Atomic targets start at zero; the byte a write latency test polls too.
+  for (uint32_t q = 0; q < slices_; ++q) {
+    if (is_atomic(spec_.op)) std::memset(server_->memory(recv_addr(*server_, q), 8).data(), 0, 8);
+    if (lat() && spec_.op == WorkloadOp::Write)
+      for (HostSide* h : {client_.get(), server_.get()}) h->memory(recv_addr(*h, q) + size_ - 1, 1)[0] = std::byte{0};
+  }
+  if (lat()) {
+    lat_client_ = std::make_unique<LatSide>();
+    lat_client_->host = client_.get();
+    lat_client_->initiator = true;
+    tposted_.assign(spec_.iterations, sim::Time());
+    lat_sides_left_ = 1;
+    if (is_ping_pong(spec_.op)) {
+      lat_server_ = std::make_unique<LatSide>();
+      lat_server_->host = server_.get();
+      lat_sides_left_ = 2;
+      if (needs_recv(spec_.op))
+        for (uint64_t i = 0; i < spec_.rx_depth; ++i) {
+          post_recv(*server_, 0, i);
+          post_recv(*client_, 0, i);
+        }
+    }
+    lat_advance(*lat_client_);
+    if (lat_server_) lat_advance(*lat_server_);
+    return;
+  }
+  scnt_.assign(qps, 0);
+  ccnt_.assign(qps, 0);
+  rcnt_.assign(qps, 0);
+  totscnt_ = totccnt_ = totrcnt_ = 0;
+  tposted_.assign(n, sim::Time());
+  tcompleted_.assign(n, sim::Time());
+  completed_at_.clear();
+  if (needs_recv(spec_.op))
+    for (uint32_t q = 0; q < qps; ++q)
+      for (uint64_t i = 0; i < spec_.rx_depth; ++i) post_recv(*server_, q, i);
+  for (uint32_t q = 0; q < qps; ++q) bw_pump(q);
+}
+
+nic::SendWqe PerftestWorkload::make_wqe(HostSide& from, uint32_t qp, uint64_t index, bool signaled) {
+  HostSide& to = &from == client_.get() ? *server_ : *client_;
+  nic::SendWqe w{};
+  w.wr_id = wr_id(qp, index);
+  w.send_flags = signaled ? nic::kSendSignaled : 0;
+  w.rkey = to.mr().rkey;
+  w.num_sge = 1;
+  const uint32_t len = static_cast<uint32_t>(size_);
+  switch (spec_.op) {
+    case WorkloadOp::Write:
+    case WorkloadOp::WriteImm:
+    case WorkloadOp::Send:
+      w.opcode = spec_.op == WorkloadOp::Write      ? nic::WrOpcode::RdmaWrite
+                 : spec_.op == WorkloadOp::WriteImm ? nic::WrOpcode::RdmaWriteWithImm
+                                                    : nic::WrOpcode::Send;
+      w.imm_data = __builtin_bswap32(static_cast<uint32_t>(index));
+      w.remote_addr = recv_addr(to, qp);
+      if (size_ <= spec_.inline_size) {
+        w.send_flags |= nic::kSendInline;
+        w.inline_len = len;
+        w.num_sge = 0;
+        std::memcpy(w.inline_data.data(), from.memory(send_addr(from, qp), len).data(), len);
+      } else {
+        w.sge[0] = nic::Sge{send_addr(from, qp), len, from.mr().lkey};
+      }
+      break;
+    case WorkloadOp::Read:
+      w.opcode = nic::WrOpcode::RdmaRead;
+      w.remote_addr = send_addr(to, qp);
+      w.sge[0] = nic::Sge{recv_addr(from, qp), len, from.mr().lkey};
+      break;
+    case WorkloadOp::FetchAdd:
+    case WorkloadOp::CmpSwap:
+      // FETCH_AND_ADD adds 1 (perftest's ATOMIC_ADD_VALUE); CMP_AND_SWAP moves the
+      // target from `index` to `index + 1`, so every one in order succeeds.
+      w.opcode = spec_.op == WorkloadOp::FetchAdd ? nic::WrOpcode::AtomicFetchAdd : nic::WrOpcode::AtomicCmpSwap;
+      w.remote_addr = recv_addr(to, qp);
+      w.compare_add = spec_.op == WorkloadOp::FetchAdd ? 1 : index;
+      w.swap = index + 1;
+      w.sge[0] = nic::Sge{recv_addr(from, qp), 8, from.mr().lkey};
+      break;
+  }
+  return w;
+}
+
+void PerftestWorkload::post_recv(HostSide& side, uint32_t qp, uint64_t index) {
+  nic::RecvWqe r{};
+  r.wr_id = wr_id(qp, index);
+  r.num_sge = 1;
+  r.sge[0] = nic::Sge{recv_addr(side, qp), static_cast<uint32_t>(std::max<uint64_t>(size_, 1)), side.mr().lkey};
+  side.post_recv(qp, r);
+}
+
+void PerftestWorkload::on_cqe(HostSide& side, const nic::Cqe& c, bool recv) {
+  if (finished_) return;
+  if (c.status != nic::WcStatus::Success) {
+    fail(std::string("completion error on ") + side.host().name + " (" + (recv ? "receive" : to_string(spec_.op)) +
+         "): " + nic::to_string(c.status));
+    return;
+  }
+  const uint32_t qp = static_cast<uint32_t>(c.wr_id >> kQpShift);
+  const uint64_t index = c.wr_id & kIndexMask;
+  if (lat()) {
+    LatSide& s = &side == client_.get() ? *lat_client_ : *lat_server_;
+    if (recv) {
+      ++s.recv_avail;
+    } else {
+      ++s.cqe_avail;
+      if (is_atomic(spec_.op)) {
+        // The atomic returns the target's value before it: the iteration number.
+        uint64_t got = 0;
+        std::memcpy(&got, client_->memory(recv_addr(*client_, 0), 8).data(), 8);
+        if (got != index) data_verified_ = false;
+      }
+    }
+    lat_advance(s);
+    return;
+  }
+  if (recv) {
+    ++rcnt_[qp];
+    ++totrcnt_;
+    if (rcnt_[qp] + spec_.rx_depth <= spec_.iterations) post_recv(*server_, qp, rcnt_[qp] + spec_.rx_depth - 1);
+    bw_check_done();
+    return;
+  }
+  bw_on_send_cqe(qp, index);
+}
+
+// --- bw ---------------------------------------------------------------------------
+
+void PerftestWorkload::bw_pump(uint32_t qp) {
+  const uint64_t iters = spec_.iterations;
+  const uint32_t pl = spec_.post_list;
+  while (scnt_[qp] < iters && scnt_[qp] + pl <= spec_.tx_depth + ccnt_[qp]) {
+    const sim::Time t = now();
+    for (uint32_t k = 0; k < pl; ++k) {
+      const uint64_t s = scnt_[qp] + k;
+      const bool signaled = s % spec_.cq_mod == spec_.cq_mod - 1 || s == iters - 1;
+      tposted_[totscnt_ + k] = t;
+      post_time_[size_t{qp} * sq_entries_ + s % sq_entries_] = t;
+      client_->post_send(qp, make_wqe(*client_, qp, s, signaled), k + 1 == pl);
+    }
+    scnt_[qp] += pl;
+    totscnt_ += pl;
+  }
+}
+
+void PerftestWorkload::bw_on_send_cqe(uint32_t qp, uint64_t index) {
+  // RC completes in order: this completion accounts for every WQE of the QP up to it.
+  const uint64_t covered = index + 1 - ccnt_[qp];
+  ccnt_[qp] = index + 1;
+  totccnt_ += covered;
+  tcompleted_[totccnt_ - 1] = now();
+  completed_at_.push_back(totccnt_ - 1);
+  latency_.record(static_cast<uint64_t>((now() - post_time_[size_t{qp} * sq_entries_ + index % sq_entries_]).picoseconds()));
+  bw_pump(qp);
+  bw_check_done();
+}
+
+void PerftestWorkload::bw_check_done() {
+  const uint64_t n = spec_.iterations * spec_.qps;
+  if (totccnt_ == n && (!needs_recv(spec_.op) || totrcnt_ == n)) end_phase();
+}
+
+PerftestRow PerftestWorkload::bw_row() const {
+  PerftestRow row;
+  const uint64_t n = tposted_.size();
+  row.bytes = size_;
+  row.iterations = n;
+  const double total_ps = static_cast<double>((tcompleted_[n - 1] - tposted_[0]).picoseconds());
+  if (total_ps <= 0) return row;
+  row.bw_avg_gbps = static_cast<double>(size_) * 8.0 * static_cast<double>(n) / total_ps * 1e3;
+  row.msg_rate_mpps = static_cast<double>(n) / total_ps * 1e6;
+
+  // Peak: the best stretch, from a post (every post_list-th) to a completion.
+  const uint64_t step = spec_.post_list;
+  const uint64_t starts = (n + step - 1) / step;
+  auto P = [&](uint64_t i) { return static_cast<double>(tposted_[i].picoseconds()); };
+  auto C = [&](uint64_t j) { return static_cast<double>(tcompleted_[j].picoseconds()); };
+  double best = std::numeric_limits<double>::infinity();
+  if (static_cast<double>(starts) * static_cast<double>(completed_at_.size()) <= 2e7) {
+    for (uint64_t i = 0; i < n; i += step)
+      for (auto it = std::lower_bound(completed_at_.begin(), completed_at_.end(), i); it != completed_at_.end(); ++it)
+        best = std::min(best, (C(*it) - P(i)) / static_cast<double>(*it - i + 1));
+  } else {
+    // The same minimum found by bisection on t: some i <= j has
+    // C[j] - P[i] <= t (j - i + 1)  iff  min_j (C[j] - t (j+1)) - max_{i<=j} (P[i] - t i) <= 0.
+    auto feasible = [&](double t) {
+      double max_p = -std::numeric_limits<double>::infinity();
+      uint64_t next_i = 0;
+      for (uint64_t j : completed_at_) {
+        for (; next_i <= j && next_i < n; next_i += step) max_p = std::max(max_p, P(next_i) - t * static_cast<double>(next_i));
+        if (C(j) - t * static_cast<double>(j + 1) - max_p <= 0) return true;
+      }
+      return false;
+    };
+    double lo = 0, hi = total_ps / static_cast<double>(n);
+    for (int k = 0; k < 100 && hi - lo > 1e-9 * hi; ++k) {
+      const double mid = (lo + hi) / 2;
+      (feasible(mid) ? hi : lo) = mid;
+    }
+    best = hi;
+  }
+  if (best > 0 && std::isfinite(best)) row.bw_peak_gbps = static_cast<double>(size_) * 8.0 / best * 1e3;
+  return row;
+}
+
+// --- lat --------------------------------------------------------------------------
+
+void PerftestWorkload::lat_advance(LatSide& s) {
+  using Step = LatSide::Step;
+  const uint64_t iters = spec_.iterations;
+  HostSide& h = *s.host;
+  if (!is_ping_pong(spec_.op)) {
+    // perftest's run_iter_lat: post, wait for the completion, again.
+    while (s.step != Step::Done) {
+      if (s.need_cqe) {
+        if (s.cqe_avail == 0) return;
+        --s.cqe_avail;
+        s.need_cqe = false;
+      }
+      if (s.scnt == iters) {
+        lat_end_ = now();
+        s.step = Step::Done;
+        lat_side_done();
+        return;
+      }
+      tposted_[s.scnt] = now();
+      h.post_send(0, make_wqe(h, 0, s.scnt, true));
+      ++s.scnt;
+      s.need_cqe = true;
+    }
+    return;
+  }
+  while (true) {
+    switch (s.step) {
+      case Step::Receive:
+        if (s.rcnt < iters && !(s.initiator && s.scnt < 1)) {
+          if (spec_.op == WorkloadOp::Write) {
+            // Spin on the last byte of the receive buffer until it reads rcnt + 1.
+            if (s.mem_waiting) return;
+            s.mem_waiting = true;
+            h.watch_byte(recv_addr(h, 0) + size_ - 1, static_cast<uint8_t>(s.rcnt + 1), [this, &s] {
+              s.mem_waiting = false;
+              ++s.rcnt;
+              s.step = LatSide::Step::Post;
+              lat_advance(s);
+            });
+            return;
+          }
+          if (s.recv_avail == 0) return;
+          --s.recv_avail;
+          ++s.rcnt;
+          if (s.rcnt + spec_.rx_depth <= iters) post_recv(h, 0, s.rcnt + spec_.rx_depth - 1);
+        }
+        s.step = Step::Post;
+        break;
+      case Step::Post:
+        if (s.scnt < iters) {
+          if (s.initiator) tposted_[s.scnt] = now();
+          ++s.scnt;
+          // WRITE and WRITE_WITH_IMM always signal; SEND every cq_mod-th and the last.
+          const bool signaled = spec_.op != WorkloadOp::Send || s.scnt % spec_.cq_mod == 0 || s.scnt == iters;
+          // perftest's write test writes the iteration number into the last byte first.
+          if (spec_.op == WorkloadOp::Write) h.memory(send_addr(h, 0) + size_ - 1, 1)[0] = std::byte(static_cast<uint8_t>(s.scnt));
+          h.post_send(0, make_wqe(h, 0, s.scnt - 1, signaled));
+          s.need_cqe = signaled;
+        }
+        s.step = Step::Complete;
+        break;
+      case Step::Complete:
+        if (s.need_cqe) {
+          if (s.cqe_avail == 0) return;
+          --s.cqe_avail;
+          s.need_cqe = false;
+        }
+        if (s.scnt == iters && s.rcnt == iters) {
+          if (s.initiator) lat_end_ = now();
+          s.step = Step::Done;
+          lat_side_done();
+          return;
+        }
+        s.step = Step::Receive;
+        break;
+      case Step::Done:
+        return;
+    }
+  }
+}
+
+void PerftestWorkload::lat_side_done() {
+  if (--lat_sides_left_ == 0) end_phase();
+}
+
+PerftestRow PerftestWorkload::lat_row() const {
+  PerftestRow row;
+  row.bytes = size_;
+  row.iterations = spec_.iterations;
+  const double rtt_factor = is_ping_pong(spec_.op) ? 2.0 : 1.0;
+  std::vector<double> delta;
+  for (size_t i = 0; i + 1 < tposted_.size(); ++i)
+    delta.push_back(static_cast<double>((tposted_[i + 1] - tposted_[i]).picoseconds()) / rtt_factor);
+  if (delta.empty()) delta.push_back(static_cast<double>((lat_end_ - tposted_[0]).picoseconds()) / rtt_factor);
+  std::sort(delta.begin(), delta.end());
+  const int total = static_cast<int>(delta.size());
+  const int measure = std::max(1, total - kLatMeasureTail);
+  auto at = [&](int i) { return ps_to_us(delta[static_cast<size_t>(std::clamp(i, 0, total - 1))]); };
+  // perftest's get_median.
+  const double median = (measure - 1) % 2 ? (at(measure / 2) + at(measure / 2 - 1)) / 2 : at(measure / 2);
+  double sum = 0;
+  for (int i = 0; i < measure; ++i) sum += at(i);
+  const double avg = sum / measure;
+  double var = 0;
+  for (int i = 0; i < measure; ++i) var += (at(i) - avg) * (at(i) - avg);
+  row.t_min_us = at(0);
+  row.t_max_us = at(measure);
+  row.t_typical_us = median;
+  row.t_avg_us = avg;
+  row.t_stdev_us = std::sqrt(var / measure);
+  row.t_p99_us = at(static_cast<int>(std::ceil(measure * 0.99)));
+  row.t_p999_us = at(static_cast<int>(std::ceil(measure * 0.999)));
+  return row;
+}
+
+// --- phases -----------------------------------------------------------------------
+
+bool PerftestWorkload::verify_phase() {
+  auto same = [&](HostSide& a, uint64_t a_addr, HostSide& b, uint64_t b_addr, uint64_t len) {
+    auto x = a.memory(a_addr, len);
+    auto y = b.memory(b_addr, len);
+    return std::equal(x.begin(), x.end(), y.begin());
+  };
+  bool ok = true;
+  for (uint32_t q = 0; q < slices_; ++q) {
+    switch (spec_.op) {
+      case WorkloadOp::Write:
+      case WorkloadOp::WriteImm:
+      case WorkloadOp::Send:
+        ok = ok && same(*client_, send_addr(*client_, q), *server_, recv_addr(*server_, q), size_);
+        if (lat()) ok = ok && same(*server_, send_addr(*server_, q), *client_, recv_addr(*client_, q), size_);
+        break;
+      case WorkloadOp::Read:
+        ok = ok && same(*server_, send_addr(*server_, q), *client_, recv_addr(*client_, q), size_);
+        break;
+      case WorkloadOp::FetchAdd:
+      case WorkloadOp::CmpSwap: {
+        uint64_t v = 0;
+        std::memcpy(&v, server_->memory(recv_addr(*server_, q), 8).data(), 8);
+        ok = ok && v == spec_.iterations;
+        break;
+      }
+    }
+  }
+  return ok;
+}
+
+void PerftestWorkload::end_phase() {
+  PerftestRow row = lat() ? lat_row() : bw_row();
+  rows_.push_back(row);
+  const uint64_t n = lat() ? spec_.iterations : spec_.iterations * spec_.qps;
+  messages_ += n;
+  bytes_ += n * size_;
+  if (lat()) {
+    const double rtt_factor = is_ping_pong(spec_.op) ? 2.0 : 1.0;
+    for (size_t i = 0; i < tposted_.size(); ++i) {
+      const sim::Time next = i + 1 < tposted_.size() ? tposted_[i + 1] : lat_end_;
+      latency_.record(static_cast<uint64_t>(static_cast<double>((next - tposted_[i]).picoseconds()) / rtt_factor));
+    }
+  }
+  if (!verify_phase()) data_verified_ = false;
+  lat_client_.reset();
+  lat_server_.reset();
+  if (++phase_ < spec_.sizes.size()) {
+    start_phase();
+    return;
+  }
+  finish();
+}
+
+}  // namespace rnicsim::scenario

@@ -1,0 +1,98 @@
+// perftest-equivalent workloads: ib_{write,send,read,atomic}_{bw,lat} run by the
+// scenario's host software, with perftest's options and report columns.
+//
+// bw (perftest's run_iter_bw): each of `qps` QPs posts `iterations` WQEs, keeping
+// at most tx_depth outstanding (it posts a post list of post_list WQEs, one
+// doorbell, whenever posted + post_list <= tx_depth + completed). WQE s of a QP is
+// signaled when s % cq_mod == cq_mod - 1 or it is the last; a completion accounts
+// for every WQE of its QP up to it. tposted[k] is when the k-th WQE (over all QPs)
+// was posted and tcompleted[k] when the completion covering the k-th was reaped.
+//   BW average = size * N / (tcompleted[N-1] - tposted[0]), N = iterations * qps
+//   BW peak    = size / min over i <= j of (tcompleted[j] - tposted[i]) / (j - i + 1)
+//   MsgRate    = N / (tcompleted[N-1] - tposted[0])
+// SEND and WRITE_WITH_IMM: the receiver keeps rx_depth receive WQEs posted per QP
+// and posts another after each receive completion while more are to come.
+//
+// lat: one QP, a ping-pong (write, write_imm, send) or a request-response (read,
+// atomics). tposted[i] is when iteration i was posted by the initiator; the
+// samples are tposted[i+1] - tposted[i] (iterations - 1 of them), divided by 2 for
+// ping-pongs; sorted, the 2 largest dropped (perftest's LAT_MEASURE_TAIL), then
+// t_min, t_max (the largest kept + 1), t_typical (median), t_avg, t_stdev, and the
+// 99% / 99.9% percentiles as perftest indexes them.
+//   write:     each side spins on the last byte of its receive buffer until it reads
+//              the iteration number (perftest writes it there before posting), then
+//              posts its WRITE (signaled) and waits for that completion.
+//   write_imm: the same, with a receive completion instead of the byte.
+//   send:      receive completion, then the SEND; signaled every cq_mod-th (cq_mod
+//              is min(100, tx_depth) and tx_depth is 1 unless set, as in perftest).
+//   read, atomics: post one WQE, wait for its completion; the atomic's result
+//              lands in the local buffer and is checked.
+// Host timing (scenario `host:`): a CQE is acted on poll_delay after it lands; a
+// polled byte is read every mem_poll_interval and acted on poll_delay after the read
+// that sees it. Posting itself takes no simulated time.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "scenario/workload.hpp"
+
+namespace rnicsim::scenario {
+
+class PerftestWorkload : public Workload {
+public:
+  PerftestWorkload(World& world, const Scenario& s, const WorkloadSpec& spec, uint64_t seed);
+  ~PerftestWorkload() override;
+  void start(std::function<void()> on_done) override;
+
+private:
+  struct LatSide;
+  bool lat() const { return spec_.pattern == WorkloadPattern::Latency; }
+  // Buffer layout: per side a send region then a receive region, each `slices_`
+  // slices of `slot_` bytes (QP q uses slice q, or slice 0 when they are shared).
+  uint64_t send_addr(const HostSide& h, uint32_t qp) const;
+  uint64_t recv_addr(const HostSide& h, uint32_t qp) const;
+  uint32_t slice(uint32_t qp) const { return slices_ == 1 ? 0 : qp; }
+
+  void start_phase();
+  void end_phase();
+  nic::SendWqe make_wqe(HostSide& from, uint32_t qp, uint64_t index, bool signaled);
+  void post_recv(HostSide& side, uint32_t qp, uint64_t index);
+  void on_cqe(HostSide& side, const nic::Cqe& c, bool recv);
+
+  // bw
+  void bw_pump(uint32_t qp);
+  void bw_on_send_cqe(uint32_t qp, uint64_t index);
+  void bw_check_done();
+  PerftestRow bw_row() const;
+
+  // lat
+  void lat_advance(LatSide& s);
+  void lat_side_done();
+  PerftestRow lat_row() const;
+
+  bool verify_phase();
+
+  HostTiming timing_;
+  uint32_t path_mtu_;
+  uint64_t slot_ = 0;
+  uint32_t slices_ = 1;
+  std::unique_ptr<HostSide> client_, server_;
+  size_t phase_ = 0;
+  uint64_t size_ = 0;
+
+  // bw state, per phase.
+  std::vector<uint64_t> scnt_, ccnt_, rcnt_;
+  uint64_t totscnt_ = 0, totccnt_ = 0, totrcnt_ = 0;
+  std::vector<sim::Time> tposted_, tcompleted_;
+  std::vector<uint64_t> completed_at_;  // the k whose tcompleted[k] was set, ascending
+  std::vector<sim::Time> post_time_;    // per QP and SQ slot, for the latency histogram
+  uint32_t sq_entries_ = 1;
+
+  // lat state, per phase.
+  std::unique_ptr<LatSide> lat_client_, lat_server_;
+  sim::Time lat_end_;
+  int lat_sides_left_ = 0;
+};
+
+}  // namespace rnicsim::scenario

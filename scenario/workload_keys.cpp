@@ -1,0 +1,275 @@
+#include "scenario/workload_keys.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "scenario/units.hpp"
+
+namespace rnicsim::scenario {
+
+const char* to_string(WorkloadOp op) {
+  switch (op) {
+    case WorkloadOp::Write: return "write";
+    case WorkloadOp::WriteImm: return "write_imm";
+    case WorkloadOp::Send: return "send";
+    case WorkloadOp::Read: return "read";
+    case WorkloadOp::FetchAdd: return "fetch_add";
+    case WorkloadOp::CmpSwap: return "cmp_swap";
+  }
+  return "?";
+}
+
+bool is_atomic(WorkloadOp op) { return op == WorkloadOp::FetchAdd || op == WorkloadOp::CmpSwap; }
+bool needs_recv(WorkloadOp op) { return op == WorkloadOp::Send || op == WorkloadOp::WriteImm; }
+
+namespace {
+
+constexpr std::pair<std::string_view, WorkloadOp> kOps[] = {
+    {"write", WorkloadOp::Write},         {"write_imm", WorkloadOp::WriteImm}, {"send", WorkloadOp::Send},
+    {"read", WorkloadOp::Read},           {"atomic", WorkloadOp::FetchAdd},    {"fetch_add", WorkloadOp::FetchAdd},
+    {"cmp_swap", WorkloadOp::CmpSwap}};
+constexpr std::pair<std::string_view, WorkloadOp> kAtomicTypes[] = {
+    {"fetch_add", WorkloadOp::FetchAdd}, {"cmp_swap", WorkloadOp::CmpSwap},
+    {"FETCH_AND_ADD", WorkloadOp::FetchAdd}, {"CMP_AND_SWAP", WorkloadOp::CmpSwap}};
+constexpr std::pair<std::string_view, WorkloadOp> kFlowOps[] = {
+    {"write", WorkloadOp::Write}, {"write_imm", WorkloadOp::WriteImm}, {"send", WorkloadOp::Send},
+    {"read", WorkloadOp::Read}};
+constexpr std::pair<std::string_view, WorkloadPattern> kPatterns[] = {
+    {"bw", WorkloadPattern::Bandwidth}, {"lat", WorkloadPattern::Latency}, {"flows", WorkloadPattern::Flows}};
+
+constexpr std::string_view kPerftestKeys[] = {"name",     "op",       "pattern",   "from",      "to",
+                                              "size",     "all_sizes", "iterations", "count",   "qps",
+                                              "tx_depth", "rx_depth", "cq_mod",    "post_list", "inline_size",
+                                              "outs",     "atomic_type", "start"};
+constexpr std::string_view kFlowsKeys[] = {"name", "pattern", "flows", "qp_per_flow", "tx_depth", "base_rtt", "start"};
+
+void check_linked(const Reader& r, const YAML::Node& at, const Scenario& s, const std::string& from,
+                  const std::string& to) {
+  if (from == to) r.fail(at, "'from' and 'to' must be different hosts");
+  const bool linked = std::any_of(s.links.begin(), s.links.end(), [&](const LinkSpec& l) {
+    return (l.a == from && l.b == to) || (l.a == to && l.b == from);
+  });
+  if (!linked) r.fail(at, "no link joins '" + from + "' and '" + to + "'");
+}
+
+uint64_t message_size(const Reader& r, const YAML::Node& n, const std::string& what) {
+  const uint64_t size = r.parsed<uint64_t>(n, what + " (bytes, like 64KiB)", parse_size);
+  if (size < 1 || size > (1ull << 31)) r.fail(n, what + " must be from 1 byte to 2GiB");
+  return size;
+}
+
+// A flow CSV: a header naming the columns (from, to, op, size, start; start may be
+// left out), then one flow a line. '#' starts a comment line.
+std::vector<FlowSpec> read_flow_csv(const Reader& r, const YAML::Node& at, const std::string& path,
+                                    const Scenario& s, const KnownHost& known_host) {
+  std::ifstream in(path);
+  if (!in) r.fail(at, "cannot open the flow file '" + path + "'");
+  const Reader cr(path);
+  auto fail_at = [&](int line, int col, const std::string& msg) -> void { throw ScenarioError(path, line, col, msg); };
+  std::vector<FlowSpec> flows;
+  std::vector<std::string> columns;
+  std::string text;
+  int line_no = 0;
+  while (std::getline(in, text)) {
+    ++line_no;
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    const size_t first = text.find_first_not_of(" \t");
+    if (first == std::string::npos || text[first] == '#') continue;
+    // Split on commas, keeping each field's column for errors.
+    std::vector<std::pair<std::string, int>> fields;
+    size_t pos = 0;
+    while (true) {
+      const size_t comma = text.find(',', pos);
+      std::string f = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      const size_t b = f.find_first_not_of(" \t");
+      const size_t e = f.find_last_not_of(" \t");
+      const int col = static_cast<int>(pos + (b == std::string::npos ? 0 : b)) + 1;
+      fields.emplace_back(b == std::string::npos ? "" : f.substr(b, e - b + 1), col);
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    if (columns.empty()) {
+      for (const auto& [name, col] : fields) {
+        if (name != "from" && name != "to" && name != "op" && name != "size" && name != "start")
+          fail_at(line_no, col, "unknown column '" + name + "' (expected a header of: from, to, op, size, start)");
+        if (std::find(columns.begin(), columns.end(), name) != columns.end())
+          fail_at(line_no, col, "column '" + name + "' appears twice");
+        columns.push_back(name);
+      }
+      for (const char* need : {"from", "to", "op", "size"})
+        if (std::find(columns.begin(), columns.end(), need) == columns.end())
+          fail_at(line_no, 1, std::string("the header needs a '") + need + "' column (from, to, op, size, start)");
+      continue;
+    }
+    if (fields.size() != columns.size())
+      fail_at(line_no, 1, "expected " + std::to_string(columns.size()) + " fields, got " + std::to_string(fields.size()));
+    FlowSpec f;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      const std::string& v = fields[i].first;
+      const int col = fields[i].second;
+      // Reuse the YAML checks: wrap the field in a node and map its errors here.
+      try {
+        const YAML::Node n(v);
+        if (columns[i] == "from") f.from = known_host(n, "from");
+        if (columns[i] == "to") f.to = known_host(n, "to");
+        if (columns[i] == "op") f.op = cr.choice(n, "op", kFlowOps);
+        if (columns[i] == "size") f.size = message_size(cr, n, "size");
+        if (columns[i] == "start") f.start = cr.parsed<sim::Duration>(n, "start (a time like 10us)", parse_duration);
+      } catch (const ScenarioError& e) {
+        std::string msg = e.what();
+        // Drop the "file:line:col: " the node's (meaningless) mark produced.
+        for (int colons = 0; colons < 3 && !msg.empty(); ++colons) msg.erase(0, msg.find(':') + 1);
+        if (!msg.empty() && msg.front() == ' ') msg.erase(0, 1);
+        fail_at(line_no, col, msg);
+      }
+    }
+    const bool linked = std::any_of(s.links.begin(), s.links.end(), [&](const LinkSpec& l) {
+      return (l.a == f.from && l.b == f.to) || (l.a == f.to && l.b == f.from);
+    });
+    if (f.from == f.to) fail_at(line_no, 1, "'from' and 'to' must be different hosts");
+    if (!linked) fail_at(line_no, 1, "no link joins '" + f.from + "' and '" + f.to + "'");
+    flows.push_back(f);
+  }
+  if (flows.empty()) r.fail(at, "the flow file '" + path + "' lists no flows");
+  return flows;
+}
+
+WorkloadSpec read_flows(const Reader& r, const YAML::Node& w, const Scenario& s, const KnownHost& known_host,
+                        WorkloadSpec spec) {
+  r.expect_map_of(w, "a flows workload", kFlowsKeys);
+  const YAML::Node flows = w["flows"];
+  if (!flows) r.fail(w, "a flows workload needs 'flows': a list of flows or a CSV file");
+  if (flows.IsScalar()) {
+    std::string path = flows.Scalar();
+    if (!std::filesystem::path(path).is_absolute())
+      path = (std::filesystem::path(s.file).parent_path() / path).lexically_normal().string();
+    spec.flows = read_flow_csv(r, flows, path, s, known_host);
+  } else {
+    if (!flows.IsSequence() || flows.size() == 0)
+      r.fail(flows, "expected 'flows' to be a non-empty list of flows or the name of a CSV file");
+    for (const YAML::Node& f : flows) {
+      r.expect_map(f, "a flow", {"from", "to", "op", "size", "start"});
+      if (!f["from"] || !f["to"] || !f["size"]) r.fail(f, "a flow needs 'from', 'to' and 'size'");
+      FlowSpec flow;
+      flow.from = known_host(f["from"], "from");
+      flow.to = known_host(f["to"], "to");
+      check_linked(r, f["to"], s, flow.from, flow.to);
+      if (f["op"]) flow.op = r.choice(f["op"], "flow op", kFlowOps);
+      flow.size = message_size(r, f["size"], "flow size");
+      if (f["start"]) flow.start = r.parsed<sim::Duration>(f["start"], "flow start (a time like 10us)", parse_duration);
+      spec.flows.push_back(flow);
+    }
+  }
+  if (w["qp_per_flow"]) spec.qp_per_flow = r.boolean(w["qp_per_flow"], "qp_per_flow");
+  spec.tx_depth = 128;
+  if (w["tx_depth"]) spec.tx_depth = static_cast<uint32_t>(r.integer(w["tx_depth"], "tx_depth", 1, 8192));
+  if (w["base_rtt"]) spec.base_rtt = r.parsed<sim::Duration>(w["base_rtt"], "base_rtt (a time like 4us)", parse_duration);
+  spec.size = 0;
+  for (const FlowSpec& f : spec.flows) spec.size = std::max(spec.size, f.size);
+  spec.iterations = spec.flows.size();
+  spec.from = spec.flows.front().from;
+  spec.to = spec.flows.front().to;
+  return spec;
+}
+
+}  // namespace
+
+WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario& s, const KnownHost& known_host) {
+  if (!w.IsMap()) r.fail(w, "expected a workload (a mapping of keys to values)");
+  WorkloadSpec spec;
+  spec.name = w["name"] ? r.scalar(w["name"], "workload name") : "workload" + std::to_string(s.workloads.size());
+  if (w["start"]) spec.start = r.parsed<sim::Duration>(w["start"], "start (a time like 10us)", parse_duration);
+  if (w["pattern"]) spec.pattern = r.choice(w["pattern"], "pattern", kPatterns);
+  if (spec.pattern == WorkloadPattern::Flows) return read_flows(r, w, s, known_host, spec);
+
+  r.expect_map_of(w, "a workload", kPerftestKeys);
+  const bool lat = spec.pattern == WorkloadPattern::Latency;
+  if (!w["op"]) r.fail(w, "a workload needs 'op' (write, write_imm, send, read, atomic, fetch_add or cmp_swap)");
+  spec.op = r.choice(w["op"], "op", kOps);
+  if (w["atomic_type"]) {
+    if (r.scalar(w["op"], "op") != "atomic") r.fail(w["atomic_type"], "atomic_type goes with op: atomic");
+    spec.op = r.choice(w["atomic_type"], "atomic_type", kAtomicTypes);
+  }
+  if (!w["from"] || !w["to"]) r.fail(w, "a workload needs 'from' and 'to' hosts");
+  spec.from = known_host(w["from"], "from");
+  spec.to = known_host(w["to"], "to");
+  check_linked(r, w["to"], s, spec.from, spec.to);
+
+  // Sizes: perftest's -s, or -a (2 B to 8 MiB, powers of two); atomics are 8 bytes.
+  if (w["all_sizes"]) spec.all_sizes = r.boolean(w["all_sizes"], "all_sizes");
+  if (w["size"] && spec.all_sizes) r.fail(w["size"], "size and all_sizes: true exclude each other");
+  spec.size = lat ? 2 : 65536;
+  if (w["size"]) spec.size = message_size(r, w["size"], "size");
+  if (is_atomic(spec.op)) {
+    if (w["size"] && spec.size != kPerftestAtomicSize) r.fail(w["size"], "atomics are 8 bytes: size must be 8");
+    spec.size = kPerftestAtomicSize;
+    spec.sizes = {spec.size};
+  } else if (spec.all_sizes) {
+    for (uint64_t b = 2; b <= kPerftestMaxSize; b *= 2) spec.sizes.push_back(b);
+    spec.size = kPerftestMaxSize;
+  } else {
+    spec.sizes = {spec.size};
+  }
+
+  // Iterations (per QP).
+  if (w["iterations"] && w["count"]) r.fail(w["count"], "count is another name for iterations: give one of them");
+  spec.iterations = lat ? 1000 : 5000;
+  if (w["iterations"]) spec.iterations = r.integer(w["iterations"], "iterations", 1, 1ull << 40);
+  if (w["count"]) spec.iterations = r.integer(w["count"], "count", 1, 1ull << 40);
+  const YAML::Node iters_node = w["iterations"] ? w["iterations"] : w["count"];
+
+  if (w["qps"]) spec.qps = static_cast<uint32_t>(r.integer(w["qps"], "qps", 1, 65536));
+  if (lat && spec.qps != 1) r.fail(w["qps"], "latency tests use one QP (perftest's *_lat): qps must be 1");
+
+  spec.tx_depth = lat ? 1 : 128;
+  if (w["tx_depth"]) spec.tx_depth = static_cast<uint32_t>(r.integer(w["tx_depth"], "tx_depth", 1, 8192));
+  if (spec.tx_depth > spec.iterations) spec.tx_depth = static_cast<uint32_t>(spec.iterations);
+
+  spec.rx_depth = needs_recv(spec.op) ? 512 : 1;
+  if (w["rx_depth"]) {
+    if (!needs_recv(spec.op)) r.fail(w["rx_depth"], "rx_depth applies to send and write_imm");
+    spec.rx_depth = static_cast<uint32_t>(r.integer(w["rx_depth"], "rx_depth", 1, 16384));
+  }
+  if (spec.rx_depth > spec.iterations) spec.rx_depth = static_cast<uint32_t>(spec.iterations);
+
+  if (w["post_list"]) {
+    spec.post_list = static_cast<uint32_t>(r.integer(w["post_list"], "post_list", 1, 8192));
+    if (lat && spec.post_list != 1) r.fail(w["post_list"], "post_list applies to bw tests");
+    if (spec.post_list > spec.tx_depth)
+      r.fail(w["post_list"], "post_list must not exceed tx_depth (" + std::to_string(spec.tx_depth) + ")");
+    if (spec.iterations % spec.post_list != 0)
+      r.fail(iters_node ? iters_node : w["post_list"], "iterations must be a multiple of post_list");
+  }
+  // Signalling, as perftest resolves it: every cq_mod-th WQE (100), every one for
+  // messages over 8 KiB unless asked, the post list size with a post list, never
+  // more than tx_depth.
+  spec.cq_mod = 100;
+  const bool cq_mod_given = static_cast<bool>(w["cq_mod"]);
+  if (cq_mod_given) spec.cq_mod = static_cast<uint32_t>(r.integer(w["cq_mod"], "cq_mod", 1, 1024));
+  if (!cq_mod_given && !spec.all_sizes && spec.size > kPerftestCqModSizeLimit) spec.cq_mod = 1;
+  if (spec.post_list > 1) {
+    if (!cq_mod_given)
+      spec.cq_mod = spec.post_list;
+    else if (spec.post_list % spec.cq_mod != 0)
+      r.fail(w["cq_mod"], "post_list must be a multiple of cq_mod");
+  }
+  if (spec.cq_mod > spec.tx_depth) spec.cq_mod = spec.tx_depth;
+
+  // Inline: perftest's latency tests default to the largest inline the device
+  // takes (220 B for WRITE, 236 B for SEND on ConnectX); the modelled WQE holds 64.
+  const bool can_inline = spec.op == WorkloadOp::Write || spec.op == WorkloadOp::WriteImm || spec.op == WorkloadOp::Send;
+  spec.inline_size = lat && can_inline ? kModelMaxInline : 0;
+  if (w["inline_size"]) {
+    const uint64_t v = r.parsed<uint64_t>(w["inline_size"], "inline_size (bytes)", parse_size);
+    if (v > kModelMaxInline)
+      r.fail(w["inline_size"], "inline_size must be at most 64 (the modelled WQE's inline segment), got " +
+                                   std::to_string(v));
+    spec.inline_size = can_inline ? static_cast<uint32_t>(v) : 0;  // READ and atomics never inline (perftest)
+  }
+  if (w["outs"]) spec.outs = static_cast<uint32_t>(r.integer(w["outs"], "outs", 1, 255));
+  return spec;
+}
+
+}  // namespace rnicsim::scenario

@@ -1,0 +1,100 @@
+// Reads YAML nodes into checked values; every error names file:line:column and what
+// was expected. Shared by the scenario loader, the NIC keys and presets, and the
+// workload keys.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <cstdlib>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "scenario/scenario.hpp"
+
+namespace rnicsim::scenario {
+
+class Reader {
+public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+  const std::string& file() const { return file_; }
+
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const {
+    const YAML::Mark m = n.Mark();
+    throw ScenarioError(file_, m.line + 1, m.column + 1, msg);
+  }
+  [[noreturn]] void fail(const YAML::Mark& m, const std::string& msg) const {
+    throw ScenarioError(file_, m.line + 1, m.column + 1, msg);
+  }
+
+  // Checks that `n` is a map whose keys are all in `allowed`.
+  template <class List>
+  void expect_map_of(const YAML::Node& n, const std::string& what, const List& allowed) const {
+    if (!n.IsMap()) fail(n, "expected " + what + " (a mapping of keys to values)");
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      if (std::find(std::begin(allowed), std::end(allowed), key) == std::end(allowed)) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        fail(it->first, "unknown key '" + key + "' in " + what + " (expected one of: " + list + ")");
+      }
+    }
+  }
+  void expect_map(const YAML::Node& n, const std::string& what, std::initializer_list<std::string_view> allowed) const {
+    expect_map_of(n, what, allowed);
+  }
+  std::string scalar(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsScalar()) fail(n, "expected " + what + " (a single value)");
+    return n.Scalar();
+  }
+  template <class T>
+  T parsed(const YAML::Node& n, const std::string& what, std::optional<T> (*parse)(std::string_view)) const {
+    const std::string s = scalar(n, what);
+    auto v = parse(s);
+    if (!v) fail(n, "expected " + what + ", got '" + s + "'");
+    return *v;
+  }
+  uint64_t integer(const YAML::Node& n, const std::string& what, uint64_t lo, uint64_t hi) const {
+    const std::string s = scalar(n, what);
+    uint64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size()) fail(n, "expected " + what + " (a whole number), got '" + s + "'");
+    if (v < lo || v > hi)
+      fail(n, what + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + s);
+    return v;
+  }
+  bool boolean(const YAML::Node& n, const std::string& what) const {
+    const std::string s = scalar(n, what);
+    if (s == "true" || s == "on" || s == "yes") return true;
+    if (s == "false" || s == "off" || s == "no") return false;
+    fail(n, "expected " + what + " (true or false), got '" + s + "'");
+  }
+  double probability(const YAML::Node& n, const std::string& what) const {
+    const std::string s = scalar(n, what);
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || !(v >= 0.0 && v <= 1.0))
+      fail(n, "expected " + what + " (a probability from 0 to 1), got '" + s + "'");
+    return v;
+  }
+  template <class E, size_t N>
+  E choice(const YAML::Node& n, const std::string& what, const std::pair<std::string_view, E> (&options)[N]) const {
+    const std::string s = scalar(n, what);
+    std::string list;
+    for (const auto& [name, value] : options) {
+      if (s == name) return value;
+      list += (list.empty() ? "" : ", ") + std::string(name);
+    }
+    fail(n, "expected " + what + " (one of: " + list + "), got '" + s + "'");
+  }
+
+private:
+  std::string file_;
+};
+
+}  // namespace rnicsim::scenario
