@@ -4,6 +4,9 @@
 #include <cstring>
 
 namespace rnicsim::scenario {
+namespace {
+constexpr uint64_t kRecvAhead = 512;  // receive WQEs a QP keeps posted at most
+}  // namespace
 
 FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec& spec)
     : Workload(world, spec), start_event_([this] { start_due(); }, "flows.start"), path_mtu_(s.path_mtu) {
@@ -16,6 +19,7 @@ FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec
   std::map<std::string, uint64_t> send_cq, recv_cq;
   struct Plan { std::string from, to; };
   std::vector<Plan> plans;
+  std::map<uint32_t, uint64_t> recv_need;  // per channel
   channel_of_.resize(spec.flows.size());
   for (size_t i = 0; i < spec.flows.size(); ++i) {
     const FlowSpec& f = spec.flows[i];
@@ -25,13 +29,16 @@ FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec
       const uint32_t c = static_cast<uint32_t>(plans.size());
       plans.push_back({f.from, f.to});
       send_cq[f.from] += spec.tx_depth;
-      recv_cq[f.to] += spec.tx_depth;
+      recv_cq[f.to] += kRecvAhead;
       if (!spec.qp_per_flow) by_pair[key] = c;
       channel_of_[i] = c;
     } else {
       channel_of_[i] = it->second;
     }
-    if (needs_recv(f.op)) ++expected_receives_;
+    if (needs_recv(f.op)) {
+      ++expected_receives_;
+      ++recv_need[channel_of_[i]];
+    }
   }
   // One side per host: CQs sized for its channels, a buffer with a send region and
   // a receive region of the largest flow each. Every host sends the same pattern,
@@ -57,12 +64,15 @@ FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec
     return *p;
   };
   const uint32_t sq = ring_entries(spec.tx_depth);
-  for (const Plan& p : plans) {
+  for (uint32_t i = 0; i < plans.size(); ++i) {
+    const Plan& p = plans[i];
     Channel c;
     c.from = &side(p.from);
     c.to = &side(p.to);
-    c.from_qp = c.from->add_qp(sq, sq);
-    c.to_qp = c.to->add_qp(sq, sq);
+    c.recv_total = recv_need[i];
+    const uint32_t rq = ring_entries(std::clamp<uint64_t>(c.recv_total, 1, kRecvAhead));
+    c.from_qp = c.from->add_qp(sq, 1);
+    c.to_qp = c.to->add_qp(1, rq);
     c.from->connect(c.from_qp, *c.to, c.to_qp, path_mtu_, 16);
     c.to->connect(c.to_qp, *c.from, c.from_qp, path_mtu_, 16);
     channels_.push_back(std::move(c));
@@ -86,6 +96,8 @@ FlowsWorkload::~FlowsWorkload() = default;
 void FlowsWorkload::start(std::function<void()> on_done) {
   begin(std::move(on_done));
   next_ = 0;
+  for (uint32_t c = 0; c < channels_.size(); ++c)
+    while (channels_[c].recv_posted < std::min(channels_[c].recv_total, kRecvAhead)) post_recv(c);
   start_due();
 }
 
@@ -108,13 +120,6 @@ void FlowsWorkload::post_flow(size_t f) {
   const FlowSpec& spec = spec_.flows[f];
   const uint32_t len = static_cast<uint32_t>(spec.size);
   const uint64_t region = c.from->buffer_bytes() / 2;
-  if (needs_recv(spec.op)) {
-    nic::RecvWqe r{};
-    r.wr_id = f;
-    r.num_sge = 1;
-    r.sge[0] = nic::Sge{c.to->buffer() + region, len, c.to->mr().lkey};
-    c.to->post_recv(c.to_qp, r);
-  }
   nic::SendWqe w{};
   w.wr_id = f;
   w.send_flags = nic::kSendSignaled;
@@ -139,6 +144,18 @@ void FlowsWorkload::post_flow(size_t f) {
   c.from->post_send(c.from_qp, w);
 }
 
+void FlowsWorkload::post_recv(uint32_t channel) {
+  Channel& c = channels_[channel];
+  // Room for the largest flow: the receive region.
+  nic::RecvWqe r{};
+  r.wr_id = channel;
+  r.num_sge = 1;
+  r.sge[0] = nic::Sge{c.to->buffer() + c.to->buffer_bytes() / 2, static_cast<uint32_t>(c.to->buffer_bytes() / 2),
+                      c.to->mr().lkey};
+  c.to->post_recv(c.to_qp, r);
+  ++c.recv_posted;
+}
+
 void FlowsWorkload::on_cqe(HostSide& side, const nic::Cqe& c, bool recv) {
   if (finished_) return;
   if (c.status != nic::WcStatus::Success) {
@@ -148,6 +165,8 @@ void FlowsWorkload::on_cqe(HostSide& side, const nic::Cqe& c, bool recv) {
   }
   if (recv) {
     ++received_;
+    const uint32_t channel = static_cast<uint32_t>(c.wr_id);
+    if (channels_[channel].recv_posted < channels_[channel].recv_total) post_recv(channel);
     check_done();
     return;
   }

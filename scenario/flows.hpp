@@ -7,6 +7,9 @@
 //   ideal    = size / the sender's link rate + base RTT (base_rtt, or 2 x the link delay)
 //   slowdown = FCT / ideal
 // For read flows `from` is still the requester: the data moves from `to` to `from`.
+// The receiving host keeps receive WQEs posted for the SEND and WRITE_WITH_IMM
+// flows of a QP (up to 512 ahead, another after each receive completion), as a
+// verbs program does, so a flow never meets an empty receive queue.
 #pragma once
 
 #include <map>
@@ -29,11 +32,13 @@ private:
     HostSide* to = nullptr;
     uint32_t from_qp = 0, to_qp = 0;
     uint32_t outstanding = 0;
+    uint64_t recv_total = 0, recv_posted = 0;  // receives the flows need; posted so far
     std::vector<size_t> waiting;  // flows waiting for room in the send queue
     size_t next_waiting = 0;
   };
   void start_due();
   void post_flow(size_t flow);
+  void post_recv(uint32_t channel);
   void on_cqe(HostSide& side, const nic::Cqe& c, bool recv);
   void check_done();
 
