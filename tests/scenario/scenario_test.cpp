@@ -567,4 +567,175 @@ TEST(PerftestKeys, Errors) {
   expect_error(w + "op: write, tx_dept: 3}\n", 7, 33, "unknown key 'tx_dept'");
 }
 
+// --- perftest runs ----------------------------------------------------------------------
+
+std::string two_hosts(const std::string& workloads, const std::string& extra = "") {
+  return "hosts: [{name: a}, {name: b}]\n"
+         "links: [{between: [a, b], rate: 100Gbps, delay: 200ns}]\n" +
+         extra + "workloads:\n" + workloads;
+}
+
+TEST(Perftest, EveryOpAndPatternCompletesWithItsMemoryChecked) {
+  const char* ops[] = {"write", "write_imm", "send", "read", "fetch_add", "cmp_swap"};
+  std::string w;
+  for (const char* op : ops)
+    for (const char* pat : {"bw", "lat"})
+      w += std::string("  - {name: ") + op + "_" + pat + ", op: " + op + ", pattern: " + pat +
+           ", from: a, to: b, iterations: 50" + (std::string(pat) == "bw" ? ", qps: 2" : "") +
+           (std::string(pat) == "bw" && std::string(op).find('_') == std::string::npos ? ", size: 3000" : "") + "}\n";
+  const Summary s = run_text(two_hosts(w), "ops.yaml", quiet());
+  ASSERT_EQ(s.workloads.size(), 12u);
+  EXPECT_TRUE(s.completed);
+  for (const WorkloadSummary& r : s.workloads) {
+    EXPECT_TRUE(r.completed) << r.name << ": " << r.failure;
+    EXPECT_TRUE(r.data_verified) << r.name;
+    ASSERT_EQ(r.rows.size(), 1u) << r.name;
+    const PerftestRow& row = r.rows[0];
+    if (r.pattern == "bw") {
+      EXPECT_EQ(row.iterations, 100u) << "perftest reports iterations x qps";
+      EXPECT_EQ(r.messages, 100u);
+      EXPECT_GT(row.bw_avg_gbps, 0.0) << r.name;
+      EXPECT_GE(row.bw_peak_gbps, row.bw_avg_gbps * 0.999) << r.name;
+      EXPECT_LE(row.bw_peak_gbps, 100.0) << r.name;
+    } else {
+      EXPECT_EQ(row.iterations, 50u);
+      EXPECT_GT(row.t_min_us, 0.4) << r.name << ": at least two 200 ns wire crossings for a round trip";
+      EXPECT_LE(row.t_min_us, row.t_typical_us);
+      EXPECT_LE(row.t_typical_us, row.t_max_us);
+      EXPECT_LE(row.t_p99_us, row.t_p999_us);
+    }
+  }
+}
+
+TEST(Perftest, ReadAndAtomicLatencyIsTheWholeRoundTripPingPongsHalf) {
+  const Summary s = run_text(two_hosts("  - {name: r, op: read, pattern: lat, from: a, to: b, size: 8}\n"
+                                       "  - {name: s, op: send, pattern: lat, from: a, to: b, size: 8}\n"),
+                             "lat.yaml", quiet());
+  ASSERT_TRUE(s.completed);
+  // A READ is one round trip per iteration; a SEND ping-pong reports half of one
+  // but pays the host's poll on both sides, so READ is well above SEND, below twice it.
+  EXPECT_GT(s.workloads[0].rows[0].t_typical_us, s.workloads[1].rows[0].t_typical_us * 1.2);
+  EXPECT_LT(s.workloads[0].rows[0].t_typical_us, s.workloads[1].rows[0].t_typical_us * 2.0);
+}
+
+TEST(Perftest, WriteLatencySpinsOnTheLastByte) {
+  auto typical = [](const std::string& interval) {
+    const Summary s = run_text(two_hosts("  - {name: w, op: write, pattern: lat, from: a, to: b, size: 8}\n",
+                                         "host: {mem_poll_interval: " + interval + "}\n"),
+                               "wlat.yaml", quiet());
+    EXPECT_TRUE(s.completed);
+    EXPECT_TRUE(s.workloads[0].data_verified);
+    return s.workloads[0].rows[0].t_typical_us;
+  };
+  const double fine = typical("10ns");
+  const double coarse = typical("500ns");
+  // A coarser spin sees the byte later (by up to one interval on each side).
+  EXPECT_GT(coarse, fine);
+  EXPECT_LT(coarse, fine + 0.5 + 0.01);
+}
+
+TEST(Perftest, CqModSignalsEveryNthWqe) {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("rnicsim_cqmod_" + std::to_string(::getpid()))).string();
+  RunOptions o = quiet();
+  o.out_dir = dir;
+  const Summary s = run_text(two_hosts("  - {name: w, op: write, pattern: bw, from: a, to: b, size: 64, iterations: 1000, cq_mod: 100}\n"
+                                       "  - {name: x, op: write, pattern: bw, from: a, to: b, size: 64KiB, iterations: 30}\n"
+                                       "  - {name: l, op: write, pattern: bw, from: a, to: b, size: 64, iterations: 64, post_list: 16}\n"),
+                             "cqmod.yaml", o);
+  ASSERT_TRUE(s.completed);
+  std::ifstream in(dir + "/stats.json");
+  const std::string stats((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove_all(dir);
+  // The bw latency histogram holds one sample per signaled WQE.
+  EXPECT_NE(stats.find("\"workload.w.latency_ps\": {\"count\": 10,"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("\"workload.x.latency_ps\": {\"count\": 30,"), std::string::npos) << "over 8 KiB every WQE";
+  EXPECT_NE(stats.find("\"workload.l.latency_ps\": {\"count\": 4,"), std::string::npos) << "one per post list";
+}
+
+TEST(Perftest, AllSizesRunsEverySizeInOrder) {
+  const Summary s = run_text(
+      two_hosts("  - {name: a, op: write, pattern: bw, from: a, to: b, all_sizes: true, iterations: 8, tx_depth: 8}\n"),
+      "all.yaml", quiet());
+  ASSERT_TRUE(s.completed);
+  const auto& rows = s.workloads[0].rows;
+  ASSERT_EQ(rows.size(), 23u);
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].bytes, uint64_t{2} << i);
+  EXPECT_GT(rows.back().bw_avg_gbps, rows.front().bw_avg_gbps * 100);
+  EXPECT_TRUE(s.workloads[0].data_verified);
+}
+
+TEST(Perftest, SameSeedSameReport) {
+  const std::string text =
+      two_hosts("  - {name: b, op: send, pattern: bw, from: a, to: b, size: 5000, iterations: 200, qps: 3}\n"
+                "  - {name: l, op: write, pattern: lat, from: a, to: b, size: 100, iterations: 100}\n");
+  const Summary x = run_text(text, "d.yaml", quiet());
+  const Summary y = run_text(text, "d.yaml", quiet());
+  ASSERT_EQ(x.workloads.size(), y.workloads.size());
+  for (size_t i = 0; i < x.workloads.size(); ++i) {
+    EXPECT_EQ(x.workloads[i].rows[0].bw_peak_gbps, y.workloads[i].rows[0].bw_peak_gbps);
+    EXPECT_EQ(x.workloads[i].rows[0].bw_avg_gbps, y.workloads[i].rows[0].bw_avg_gbps);
+    EXPECT_EQ(x.workloads[i].rows[0].t_typical_us, y.workloads[i].rows[0].t_typical_us);
+    EXPECT_EQ(x.workloads[i].rows[0].t_stdev_us, y.workloads[i].rows[0].t_stdev_us);
+  }
+}
+
+// --- flows ------------------------------------------------------------------------------
+
+TEST(Flows, CompletionTimesAndSlowdowns) {
+  const Summary s = run_text(two_hosts("  - name: f\n"
+                                       "    pattern: flows\n"
+                                       "    base_rtt: 1us\n"
+                                       "    flows:\n"
+                                       "      - {from: a, to: b, op: write, size: 1MiB}\n"
+                                       "      - {from: a, to: b, op: write, size: 1KiB, start: 5us}\n"
+                                       "      - {from: b, to: a, op: send, size: 64KiB, start: 1us}\n"
+                                       "      - {from: a, to: b, op: read, size: 8KiB, start: 2us}\n"),
+                             "flows.yaml", quiet());
+  ASSERT_TRUE(s.completed) << s.workloads[0].failure;
+  const auto& flows = s.workloads[0].flows;
+  ASSERT_EQ(flows.size(), 4u);
+  for (const FlowResult& f : flows) {
+    EXPECT_TRUE(f.done);
+    EXPECT_GE(f.fct_us, f.ideal_us) << f.spec.size;
+    EXPECT_GE(f.slowdown, 1.0);
+  }
+  EXPECT_NEAR(flows[0].ideal_us, 1048576 * 8 / 100e3 + 1.0, 1e-9);
+  EXPECT_DOUBLE_EQ(flows[1].start.since_start().microseconds(), 5.0);
+  // The small WRITE shares the QP with the 1 MiB one: it waits behind it.
+  EXPECT_GT(flows[1].end, flows[0].end);
+  EXPECT_GT(flows[1].slowdown, 10.0);
+  EXPECT_TRUE(s.workloads[0].data_verified);
+  EXPECT_EQ(s.workloads[0].messages, 4u);
+}
+
+TEST(Flows, CsvErrorsNameTheLineAndColumn) {
+  const auto dir = std::filesystem::temp_directory_path() / ("rnicsim_flows_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto scenario = [&](const std::string& csv) {
+    std::ofstream(dir / "f.csv") << csv;
+    return two_hosts("  - {name: f, pattern: flows, flows: f.csv}\n");
+  };
+  auto error_of = [&](const std::string& csv) -> std::string {
+    try {
+      parse_scenario(scenario(csv), (dir / "s.yaml").string());
+    } catch (const ScenarioError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string f = (dir / "f.csv").string();
+  EXPECT_EQ(error_of("from,to,op,size\na,b,write,1KiB\na,c,write,1KiB\n").rfind(f + ":3:3: to names unknown host 'c'", 0), 0u)
+      << error_of("from,to,op,size\na,b,write,1KiB\na,c,write,1KiB\n");
+  EXPECT_EQ(error_of("from,to,op,size\na,b,wrte,1KiB\n").rfind(f + ":2:5: expected op", 0), 0u);
+  EXPECT_EQ(error_of("from,to,op,size,start\na, b, write, 1KiB, soon\n").rfind(f + ":2:20: expected start", 0), 0u)
+      << error_of("from,to,op,size,start\na, b, write, 1KiB, soon\n");
+  EXPECT_EQ(error_of("from,to,op\n").rfind(f + ":1:1: the header needs a 'size' column", 0), 0u);
+  EXPECT_EQ(error_of("from,to,op,size\na,b,write\n").rfind(f + ":2:1: expected 4 fields, got 3", 0), 0u);
+  const Scenario ok = parse_scenario(scenario("# flows\nsize,op,to,from\n4KiB,send,b,a\n"), (dir / "s.yaml").string());
+  ASSERT_EQ(ok.workloads[0].flows.size(), 1u);
+  EXPECT_EQ(ok.workloads[0].flows[0].op, WorkloadOp::Send);
+  EXPECT_EQ(ok.workloads[0].flows[0].size, 4096u);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
