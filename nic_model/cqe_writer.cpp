@@ -2,6 +2,8 @@
 
 #include "nic_model/nic.hpp"
 
+#include <algorithm>
+
 namespace rnicsim::nic {
 namespace {
 WcOpcode wc_opcode_of(WrOpcode op) {
@@ -29,16 +31,19 @@ void CqeWriter::complete_send(QpContext& qp, const SendEntry& e, WcStatus status
   post(qp.send_cq, c);
 }
 
-void CqeWriter::post(uint32_t cqn, Cqe c) {
+void CqeWriter::post(uint32_t cqn, Cqe c, bool solicited) {
   CqContext* cq = nic_.cq(cqn);
   if (cq == nullptr || cq->entries == 0) return;
   c.owner = cqe_owner_for(cq->producer, cq->entries);
   const uint64_t addr = cq->base + (cq->producer % cq->entries) * sizeof(Cqe);
   ++cq->producer;
+  // Solicited-only notification wakes for solicited messages and for errors.
+  in_flight_.push_back(Written{cqn, solicited || c.status != WcStatus::Success});
   nic_.dma().write_small(addr, bytes_of(c), this, cqn);
 }
 
 void CqeWriter::dma_done(uint64_t tag, bool ok) {
+  const Written w = in_flight_.pop_front();  // CQE writes complete in order
   CqContext* cq = nic_.cq(static_cast<uint32_t>(tag));
   if (cq == nullptr) return;
   if (!ok) {
@@ -48,6 +53,25 @@ void CqeWriter::dma_done(uint64_t tag, bool ok) {
   ++written_;
   ++cq->written;
   if (cq->listener != nullptr) cq->listener->on_completion(cq->cqn);
+  if (!cq->armed || (cq->solicited_only && !w.notify)) return;
+  // Interrupt moderation: an event per `count` CQEs, or `period` after the first.
+  const NicParams& p = nic_.params();
+  if (++cq->pending_events >= std::max<uint32_t>(p.cq_moderation_count, 1)) {
+    nic_.scheduler().cancel(*cq->event_timer);
+    // The MSI-X write crosses PCIe to the host.
+    nic_.scheduler().schedule(*cq->event_timer, nic_.pcie().write(nic_.now(), 4));
+  } else if (p.cq_moderation_period > sim::Duration::zero() && !cq->event_timer->scheduled()) {
+    nic_.scheduler().schedule(*cq->event_timer, nic_.now() + p.cq_moderation_period);
+  }
+}
+
+void CqeWriter::fire_event(uint32_t cqn) {
+  CqContext* cq = nic_.cq(cqn);
+  if (cq == nullptr || !cq->armed) return;
+  cq->armed = false;
+  cq->pending_events = 0;
+  ++cq->events;
+  if (cq->listener != nullptr) cq->listener->on_event(cqn);
 }
 
 }  // namespace rnicsim::nic

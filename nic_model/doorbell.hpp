@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "nic_model/queue_format.hpp"
 #include "sim/ring_queue.hpp"
 #include "sim/scheduler.hpp"
 
@@ -19,7 +20,10 @@ public:
   // The host wrote `producer` to the doorbell register of a queue (a QP's send or
   // receive queue by QPN, or a shared receive queue by SRQ number).
   void ring(QueueKind kind, uint32_t id, uint64_t producer);
+  // A send doorbell with the WQE in the same MMIO write (BlueFlame-style).
+  void ring_with_wqe(uint32_t qpn, uint64_t producer, const SendWqe& wqe);
   uint64_t rung() const { return rung_; }
+  uint64_t rung_with_wqe() const { return with_wqe_; }
 
 private:
   struct Write {
@@ -27,12 +31,15 @@ private:
     QueueKind kind;
     uint32_t id;
     uint64_t producer;
+    bool has_wqe = false;
+    SendWqe wqe{};
   };
   void on_arrival();
   Nic& nic_;
   sim::RingQueue<Write> in_flight_;
   sim::Event arrive_;
   uint64_t rung_ = 0;
+  uint64_t with_wqe_ = 0;
 };
 
 }  // namespace rnicsim::nic

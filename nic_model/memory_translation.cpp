@@ -34,14 +34,23 @@ const MemoryRegion* MemoryTranslation::by_rkey(uint32_t rkey) const {
   return it == rkey_to_lkey_.end() ? nullptr : by_lkey(it->second);
 }
 
+void MemoryTranslation::touch(const MemoryRegion& mr, uint64_t va, uint64_t len) const {
+  if (cache_.capacity() == 0) return;
+  const uint64_t first = (va - mr.iova) / page_bytes_;
+  const uint64_t last = (va - mr.iova + (len == 0 ? 0 : len - 1)) / page_bytes_;
+  for (uint64_t page = first; page <= last; ++page)
+    if (!cache_.access((uint64_t{mr.lkey >> 8} << 40) | page)) ++pending_misses_;
+}
+
 AccessCheck MemoryTranslation::check(const MemoryRegion* mr, uint32_t pd, uint64_t va, uint64_t len,
-                                     uint32_t needed, uint64_t& host_addr) {
+                                     uint32_t needed, uint64_t& host_addr) const {
   if (mr == nullptr) return AccessCheck::BadKey;
   if (mr->pd != pd) return AccessCheck::BadPd;
   if (va < mr->iova || va - mr->iova > mr->length || len > mr->length - (va - mr->iova))
     return AccessCheck::OutOfBounds;
   if ((mr->access & needed) != needed) return AccessCheck::NoPermission;
   host_addr = mr->addr + (va - mr->iova);
+  touch(*mr, va, len);
   return AccessCheck::Ok;
 }
 

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "nic_model/dma_engine.hpp"
+#include "nic_model/lru_cache.hpp"
 #include "nic_model/queue_format.hpp"
 
 namespace rnicsim::nic {
@@ -34,6 +35,20 @@ struct SgeMap {
 
 class MemoryTranslation {
 public:
+  // Models the NIC's translation cache: every checked access touches the pages it
+  // covers; misses are counted until the block that made them takes them.
+  void set_cache(uint32_t entries, uint32_t page_bytes) {
+    cache_ = LruCache(entries);
+    page_bytes_ = page_bytes == 0 ? 4096 : page_bytes;
+  }
+  // Translation misses since the last call.
+  uint32_t take_misses() {
+    const uint32_t m = pending_misses_;
+    pending_misses_ = 0;
+    return m;
+  }
+  const LruCache& cache() const { return cache_; }
+
   // Registers a region; keys are derived from an index and a rolling tag.
   const MemoryRegion& add(uint32_t pd, uint64_t addr, uint64_t length, uint64_t iova, uint32_t access);
   bool remove(uint32_t lkey);
@@ -55,11 +70,15 @@ public:
   size_t size() const { return by_lkey_.size(); }
 
 private:
-  static AccessCheck check(const MemoryRegion* mr, uint32_t pd, uint64_t va, uint64_t len, uint32_t needed,
-                           uint64_t& host_addr);
+  AccessCheck check(const MemoryRegion* mr, uint32_t pd, uint64_t va, uint64_t len, uint32_t needed,
+                    uint64_t& host_addr) const;
+  void touch(const MemoryRegion& mr, uint64_t va, uint64_t len) const;
   std::unordered_map<uint32_t, MemoryRegion> by_lkey_;
   std::unordered_map<uint32_t, uint32_t> rkey_to_lkey_;
   uint32_t next_index_ = 1;
+  mutable LruCache cache_;
+  mutable uint32_t pending_misses_ = 0;
+  uint32_t page_bytes_ = 4096;
 };
 
 }  // namespace rnicsim::nic

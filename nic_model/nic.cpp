@@ -1,5 +1,7 @@
 #include "nic_model/nic.hpp"
 
+#include <algorithm>
+
 namespace rnicsim::nic {
 
 Nic::Nic(sim::Simulator& sim, fabric::FramePool& pool, HostMemory& memory, NicConfig config)
@@ -16,7 +18,10 @@ Nic::Nic(sim::Simulator& sim, fabric::FramePool& pool, HostMemory& memory, NicCo
       completer_(*this),
       cqe_writer_(*this),
       rx_(*this),
-      tx_(*this) {}
+      tx_(*this),
+      qpc_cache_(config_.params.qpc_cache_entries) {
+  translation_.set_cache(config_.params.mtt_cache_entries, config_.params.mtt_page_bytes);
+}
 
 Nic::~Nic() = default;
 
@@ -33,6 +38,7 @@ uint32_t Nic::create_cq(uint64_t ring_base, uint32_t entries, CompletionListener
   c.base = ring_base;
   c.entries = entries;
   c.listener = listener;
+  c.event_timer = std::make_unique<sim::Event>([this, cqn] { cqe_writer_.fire_event(cqn); }, "cq.event");
   return cqn;
 }
 
@@ -72,9 +78,32 @@ int Nic::modify_qp(Qpn qpn, const QpAttr& attr, uint32_t mask) {
   return rc;
 }
 
-bool Nic::destroy_qp(Qpn qpn) { return qps_.erase(qpn.value()) > 0; }
+bool Nic::destroy_qp(Qpn qpn) {
+  qpc_cache_.erase(qpn.value());
+  return qps_.erase(qpn.value()) > 0;
+}
+
+sim::Time Nic::context_ready(uint32_t qpn) {
+  if (qpc_cache_.access(qpn)) return now();
+  return pcie_.read(now(), config_.params.qpc_entry_bytes);
+}
+
+sim::Duration Nic::translation_stall() {
+  sim::Time ready = now();
+  for (uint32_t m = translation_.take_misses(); m > 0; --m)
+    ready = std::max(ready, pcie_.read(now(), config_.params.mtt_entry_bytes));
+  return ready - now();
+}
 
 void Nic::update_cq_consumer(uint32_t, uint64_t) {}
+
+bool Nic::arm_cq(uint32_t cqn, bool solicited_only) {
+  CqContext* c = cq(cqn);
+  if (c == nullptr) return false;
+  c->armed = true;
+  c->solicited_only = solicited_only;
+  return true;
+}
 
 uint32_t Nic::create_srq(uint32_t pd, const WorkRing& ring) {
   auto srq = std::make_unique<SrqContext>();

@@ -18,6 +18,7 @@
 #include "nic_model/dma_engine.hpp"
 #include "nic_model/doorbell.hpp"
 #include "nic_model/host_memory.hpp"
+#include "nic_model/lru_cache.hpp"
 #include "nic_model/memory_translation.hpp"
 #include "nic_model/nic_params.hpp"
 #include "nic_model/pcie_link.hpp"
@@ -111,6 +112,13 @@ public:
 
   // --- host MMIO ---
   void ring_doorbell(QueueKind kind, Qpn qpn, uint64_t producer) { doorbell_.ring(kind, qpn.value(), producer); }
+  // ibv_req_notify_cq: the next completion (solicited only, if asked) raises an event.
+  bool arm_cq(uint32_t cqn, bool solicited_only);
+  // A doorbell that carries the WQE itself (BlueFlame-style): the NIC need not
+  // fetch it. The WQE must also be in the ring at `producer - 1`.
+  void ring_doorbell_with_wqe(Qpn qpn, uint64_t producer, const SendWqe& wqe) {
+    doorbell_.ring_with_wqe(qpn.value(), producer, wqe);
+  }
   // The host consumed CQEs up to `consumer` (for overflow accounting).
   void update_cq_consumer(uint32_t cqn, uint64_t consumer);
 
@@ -140,6 +148,12 @@ public:
   TxPipeline& tx_pipeline() { return tx_; }
   // The transmit pipeline or the port has room again: blocked producers go on.
   void tx_space_available();
+  // When the context of `qpn` is on the NIC: now on a QP-context cache hit, else
+  // when its DMA read from the context tables lands.
+  sim::Time context_ready(uint32_t qpn);
+  // How long the block that just made translation-cache misses waits for them.
+  sim::Duration translation_stall();
+  const LruCache& qpc_cache() const { return qpc_cache_; }
   packet::LinkType capture_link_type() const {
     return packet::is_roce(config_.link) ? packet::LinkType::Ethernet : packet::LinkType::Infiniband;
   }
@@ -175,6 +189,7 @@ private:
   CqeWriter cqe_writer_;
   RxPipeline rx_;
   TxPipeline tx_;
+  LruCache qpc_cache_;
   std::unordered_map<uint32_t, std::unique_ptr<QpContext>> qps_;
   std::unordered_map<uint32_t, CqContext> cqs_;
   std::unordered_map<uint32_t, std::unique_ptr<SrqContext>> srqs_;

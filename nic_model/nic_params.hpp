@@ -21,6 +21,17 @@ struct NicParams {
   uint32_t ack_coalesce_packets = 32;         // responder ACKs at least every N packets
   uint32_t max_inflight_psns = 1u << 16;      // unacknowledged PSNs per QP at most
   uint32_t mtu = 4096;                        // port MTU in bytes (path MTU is per QP)
+  // On-chip context caches. A miss is a DMA read of the entry from the context
+  // tables in host memory, and the block that needed it waits for it.
+  uint32_t qpc_cache_entries = 2048;          // QP contexts held on the NIC (0 = unlimited)
+  uint32_t qpc_entry_bytes = 256;             // bytes read on a QP-context miss
+  uint32_t mtt_cache_entries = 8192;          // memory translation entries (pages) held (0 = unlimited)
+  uint32_t mtt_page_bytes = 4096;             // bytes one translation entry maps
+  uint32_t mtt_entry_bytes = 64;              // bytes read on a translation miss (MPT + MTT line)
+  // Completion events (interrupts) for armed CQs: one event per `cq_moderation_count`
+  // CQEs, or `cq_moderation_period` after the first pending one, whichever is first.
+  uint32_t cq_moderation_count = 1;
+  sim::Duration cq_moderation_period = sim::Duration::zero();
   PcieParams pcie;
 };
 

@@ -146,6 +146,8 @@ public:
   virtual ~CompletionListener() = default;
   // A CQE is visible in the CQ ring in host memory.
   virtual void on_completion(uint32_t cqn) = 0;
+  // A completion event (interrupt) of an armed CQ: what a completion channel delivers.
+  virtual void on_event(uint32_t /*cqn*/) {}
 };
 
 struct CqContext {
@@ -155,6 +157,12 @@ struct CqContext {
   uint64_t producer = 0;   // next slot the NIC writes
   CompletionListener* listener = nullptr;
   uint64_t written = 0;
+  // Completion events (ibv_req_notify_cq): armed once, fire once.
+  bool armed = false;
+  bool solicited_only = false;
+  uint32_t pending_events = 0;
+  uint64_t events = 0;
+  std::unique_ptr<sim::Event> event_timer;
 };
 
 }  // namespace rnicsim::nic

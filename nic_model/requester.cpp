@@ -148,11 +148,18 @@ void Requester::step() {
       continue;
     }
     if (!nic_.tx_pipeline().has_room(qp->path_mtu + 128)) return;  // resumed when room frees
+    // The QP's context must be on the NIC: a miss stalls the requester until it is.
+    const sim::Time ctx = nic_.context_ready(qp->qpn.value());
+    if (ctx > nic_.now()) {
+      next_free_ = ctx;
+      nic_.scheduler().schedule(step_, ctx);
+      return;
+    }
     ready_.pop_front();
     qp->in_requester_list = false;
     build_packet(*qp);
     kick(*qp);
-    next_free_ = nic_.now() + nic_.cycles(nic_.params().requester_cycles_per_packet);
+    next_free_ = nic_.now() + nic_.cycles(nic_.params().requester_cycles_per_packet) + nic_.translation_stall();
     if (!ready_.empty() && !step_.scheduled()) nic_.scheduler().schedule(step_, next_free_);
     return;
   }

@@ -96,7 +96,7 @@ void Responder::complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOp
     c.imm_data = p.fields.ieth->rkey;
   }
   if (qp.type == QpType::Ud && p.layout.link != packet::LinkKind::IbLocal) c.wc_flags |= kWcGrh;
-  nic_.cqe_writer().post(qp.recv_cq, c);
+  nic_.cqe_writer().post(qp.recv_cq, c, p.fields.solicited);
 }
 
 Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame,

@@ -25,15 +25,25 @@ void RxPipeline::process() {
   fabric::Frame& frame = queue_.front();
   uint32_t cycles = nic_.params().rx_parse_cycles;
   bool done = true;
-  auto parsed = packet::parse(frame.bytes(), nic_.capture_link_type());
+  // An intact frame (sealed by a correct builder, untouched since) has no CRCs
+  // computed and needs no check; every other frame is checked.
+  const std::span<const std::byte> bytes = frame.bytes_as_built();
+  auto parsed = packet::parse(bytes, nic_.capture_link_type());
   if (!parsed) {
     ++counters_.malformed;
-  } else if (!packet::icrc_ok(frame.bytes(), *parsed) || !packet::vcrc_ok(frame.bytes(), *parsed)) {
+  } else if (!frame.intact() && (!packet::icrc_ok(bytes, *parsed) || !packet::vcrc_ok(bytes, *parsed))) {
     ++counters_.bad_icrc;
   } else {
-    ++counters_.packets;
     const packet::PacketFields& f = parsed->fields;
     QpContext* qp = nic_.qp(f.dest_qp);
+    const sim::Time ctx = qp != nullptr ? nic_.context_ready(f.dest_qp) : nic_.now();
+    if (ctx > nic_.now()) {
+      // QP-context miss: the packet waits at the head until the context is on the NIC.
+      busy_until_ = ctx;
+      nic_.scheduler().schedule(process_, ctx);
+      return;
+    }
+    ++counters_.packets;
     if (qp == nullptr) {
       ++counters_.unknown_qp;
     } else if (packet::opcode_info(f.opcode).is_response()) {
@@ -57,7 +67,7 @@ void RxPipeline::process() {
       }
     }
   }
-  busy_until_ = nic_.now() + nic_.cycles(cycles);
+  busy_until_ = nic_.now() + nic_.cycles(cycles) + nic_.translation_stall();
   if (done) queue_.pop_front();
   if (!stalled_ && !queue_.empty()) nic_.scheduler().schedule(process_, busy_until_);
 }

@@ -58,6 +58,13 @@ const Key<NicParams> kNicKeys[] = {
     {"ack_coalesce_packets", Kind::Count, 1, 65536, &NicParams::ack_coalesce_packets},
     {"max_inflight_psns", Kind::Count, 1, 1u << 23, &NicParams::max_inflight_psns},
     {"mtu", Kind::IbMtu, 256, 4096, &NicParams::mtu},
+    {"qpc_cache_entries", Kind::Count, 0, 1u << 24, &NicParams::qpc_cache_entries},
+    {"qpc_entry_bytes", Kind::Bytes, 16, 4096, &NicParams::qpc_entry_bytes},
+    {"mtt_cache_entries", Kind::Count, 0, 1u << 24, &NicParams::mtt_cache_entries},
+    {"mtt_page_bytes", Kind::Bytes, 4096, 1u << 30, &NicParams::mtt_page_bytes, true},
+    {"mtt_entry_bytes", Kind::Bytes, 8, 4096, &NicParams::mtt_entry_bytes},
+    {"cq_moderation_count", Kind::Count, 1, 65535, &NicParams::cq_moderation_count},
+    {"cq_moderation_period", Kind::Time, 0, 0, &NicParams::cq_moderation_period},
 };
 // `pcie:` is the one nested member.
 constexpr size_t kNicNestedMembers = 1;

@@ -124,6 +124,8 @@ public:
   }
 
   void post_send(const SendWqe& w) { nic().ring_doorbell(QueueKind::Send, qpn, sq_->post(w)); }
+  // The WQE goes into the ring and, with the doorbell, to the NIC (BlueFlame-style).
+  void post_send_with_doorbell_wqe(const SendWqe& w) { nic().ring_doorbell_with_wqe(qpn, sq_->post(w), w); }
   // A chain of WQEs behind one doorbell, as ibv_post_send with a linked list does.
   void post_sends(std::initializer_list<SendWqe> ws) {
     uint64_t producer = 0;
@@ -185,7 +187,8 @@ private:
 class TestBed {
 public:
   explicit TestBed(double loss_a_to_b = 0.0, double loss_b_to_a = 0.0, uint64_t seed = 7,
-                   uint64_t rate_bps = 100'000'000'000, sim::Duration delay = sim::Duration::us(1))
+                   uint64_t rate_bps = 100'000'000'000, sim::Duration delay = sim::Duration::us(1),
+                   const NicParams& params = NicParams{})
       : sim(seed, log), pool(4096 + 512) {
     for (int i = 0; i < 2; ++i) {
       auto& h = hosts[i];
@@ -202,6 +205,7 @@ public:
       cfg.mac = h->address.mac;
       cfg.ip = h->address.ip;
       cfg.lid = h->address.lid;
+      cfg.params = params;
       h->nic = std::make_unique<Nic>(sim, pool, h->memory, cfg);
       fabric::PortParams p;
       p.rate_bps = rate_bps;

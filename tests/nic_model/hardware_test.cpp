@@ -1,0 +1,164 @@
+// The hardware blocks' timing: QP-context and translation caches, completion
+// events with interrupt moderation, WQEs carried by the doorbell.
+#include <gtest/gtest.h>
+
+#include "nic_fixture.hpp"
+
+using namespace rnicsim;
+using namespace rnicsim::nictest;
+
+namespace {
+
+// Time to complete `rounds` rounds of one 64-byte WRITE on each of `qps` QPs,
+// posted round-robin, with a QP-context cache of `cache` entries.
+sim::Duration round_robin_writes(uint32_t qps, uint32_t cache, uint64_t* misses = nullptr) {
+  NicParams p;
+  p.qpc_cache_entries = cache;
+  TestBed bed(0, 0, 7, 100'000'000'000, sim::Duration::ns(100), p);
+  std::vector<std::unique_ptr<Endpoint>> xs, ys;
+  QpOptions o;
+  o.buffer_size = 4096;
+  o.sq_entries = 512;
+  for (uint32_t i = 0; i < qps; ++i) {
+    auto [x, y] = bed.pair(o);
+    xs.push_back(std::move(x));
+    ys.push_back(std::move(y));
+  }
+  const sim::Time start = bed.sim.now();
+  const uint32_t rounds = 512 / qps;
+  for (uint32_t r = 0; r < rounds; ++r)
+    for (uint32_t i = 0; i < qps; ++i) xs[i]->post_send(xs[i]->write_wqe(r, 0, 64, *ys[i], 0));
+  bed.run();
+  sim::Time end = start;
+  for (auto& x : xs) {
+    EXPECT_EQ(x->cqes.size(), rounds);
+    for (auto& c : x->cqes) end = std::max(end, c.at);
+  }
+  if (misses) *misses = bed.a().nic->qpc_cache().misses() + bed.b().nic->qpc_cache().misses();
+  return end - start;
+}
+
+TEST(QpContextCache, ThroughputFallsWhenQpsOutgrowTheCache) {
+  uint64_t misses_fit = 0, misses_spill = 0;
+  const sim::Duration fits = round_robin_writes(32, 64, &misses_fit);      // 32 QPs, room for 64
+  const sim::Duration spills = round_robin_writes(128, 64, &misses_spill);  // 128 QPs round-robin, room for 64
+  const sim::Duration unlimited = round_robin_writes(128, 0);
+  // Fitting: each QP's context misses once per NIC side and stays.
+  EXPECT_LE(misses_fit, 2u * 32 * 2);
+  // Spilling: LRU with a round-robin larger than the cache misses on every access.
+  EXPECT_GT(misses_spill, 512u);
+  EXPECT_GT(spills.picoseconds(), fits.picoseconds() * 3 / 2) << "the same 512 writes take much longer";
+  EXPECT_LT(unlimited.picoseconds(), spills.picoseconds());
+}
+
+TEST(TranslationCache, ManyPagesCostMisses) {
+  auto run = [](uint32_t entries) {
+    NicParams p;
+    p.mtt_cache_entries = entries;
+    TestBed bed(0, 0, 7, 100'000'000'000, sim::Duration::ns(100), p);
+    QpOptions o;
+    o.buffer_size = 8u << 20;
+    o.sq_entries = 512;  // all 512 WQEs are posted at once
+    auto [x, y] = bed.pair(o);
+    const sim::Time start = bed.sim.now();
+    // 256 writes of 4 KiB, each from and to its own page, twice over.
+    for (int pass = 0; pass < 2; ++pass)
+      for (uint64_t i = 0; i < 256; ++i) x->post_send(x->write_wqe(i, i * 32768, 4096, *y, i * 32768));
+    bed.run();
+    EXPECT_EQ(x->cqes.size(), 512u);
+    return std::pair{x->cqes.back().at - start, bed.a().nic->translation().cache().misses()};
+  };
+  const auto [small_time, small_misses] = run(64);
+  const auto [big_time, big_misses] = run(4096);
+  EXPECT_EQ(big_misses, 256u) << "each page misses once, then stays";
+  EXPECT_EQ(small_misses, 512u) << "with 64 entries every page is gone by its second use";
+  EXPECT_GT(small_time, big_time);
+}
+
+struct EventCounter : CompletionListener {
+  std::vector<sim::Time> events;
+  sim::Simulator* sim = nullptr;
+  void on_completion(uint32_t) override {}
+  void on_event(uint32_t) override { events.push_back(sim->now()); }
+};
+
+TEST(CompletionEvents, ArmedCqFiresOnceAndModerationBatches) {
+  for (uint32_t count : {1u, 4u}) {
+    NicParams p;
+    p.cq_moderation_count = count;
+    p.cq_moderation_period = sim::Duration::us(50);
+    TestBed bed(0, 0, 7, 100'000'000'000, sim::Duration::ns(100), p);
+    auto [x, y] = bed.pair();
+    // A second CQ on host b with its own listener, used only for events.
+    EventCounter ev;
+    ev.sim = &bed.sim;
+    CqContext* cq = bed.b().nic->cq(y->cqn);
+    ASSERT_NE(cq, nullptr);
+    cq->listener = &ev;  // events (and polling notices) for y's CQ now come here
+    ASSERT_TRUE(bed.b().nic->arm_cq(y->cqn, false));
+    for (uint64_t i = 0; i < 8; ++i) y->post_recv(y->recv_wqe(i, i * 64, 64));
+    for (uint64_t i = 0; i < 8; ++i) x->post_send(x->send_wqe(i, 0, 64));
+    bed.run();
+    ASSERT_EQ(ev.events.size(), 1u) << "an armed CQ raises one event, then must be re-armed";
+    EXPECT_EQ(cq->written, 8u);
+    if (count == 1) {
+      const sim::Time first = ev.events[0];
+      // Re-armed: the next completion raises the next event.
+      ASSERT_TRUE(bed.b().nic->arm_cq(y->cqn, false));
+      y->post_recv(y->recv_wqe(9, 0, 64));
+      x->post_send(x->send_wqe(9, 0, 64));
+      bed.run();
+      ASSERT_EQ(ev.events.size(), 2u);
+      EXPECT_GT(ev.events[1], first);
+    }
+  }
+}
+
+TEST(CompletionEvents, SolicitedOnlyWaitsForTheSolicitedMessage) {
+  TestBed bed;
+  auto [x, y] = bed.pair();
+  EventCounter ev;
+  ev.sim = &bed.sim;
+  bed.b().nic->cq(y->cqn)->listener = &ev;
+  ASSERT_TRUE(bed.b().nic->arm_cq(y->cqn, true));
+  for (uint64_t i = 0; i < 3; ++i) y->post_recv(y->recv_wqe(i, i * 64, 64));
+  x->post_send(x->send_wqe(0, 0, 64));
+  x->post_send(x->send_wqe(1, 0, 64));
+  bed.run();
+  EXPECT_TRUE(ev.events.empty()) << "unsolicited messages raise no event";
+  SendWqe s = x->send_wqe(2, 0, 64);
+  s.send_flags |= kSendSolicited;
+  x->post_send(s);
+  bed.run();
+  EXPECT_EQ(ev.events.size(), 1u);
+}
+
+TEST(DoorbellWithWqe, SkipsTheWqeFetchAndLowersLatency) {
+  auto one_write = [](bool with_wqe) {
+    TestBed bed(0, 0, 7, 100'000'000'000, sim::Duration::ns(100));
+    auto [x, y] = bed.pair();
+    // Warm the context caches, then time one 8-byte WRITE.
+    x->post_send(x->write_wqe(0, 0, 8, *y, 0));
+    bed.run();
+    const sim::Time start = bed.sim.now();
+    const SendWqe w = x->write_wqe(1, 0, 8, *y, 0);
+    if (with_wqe) {
+      x->post_send_with_doorbell_wqe(w);
+    } else {
+      x->post_send(w);
+    }
+    bed.run();
+    EXPECT_EQ(x->cqes.size(), 2u);
+    EXPECT_EQ(bed.a().nic->stats().tx_packets, 2u);
+    return std::pair{x->cqes.back().at - start, bed.a().nic->wqe_fetcher().wqes_fetched()};
+  };
+  const auto [fetched_time, fetched] = one_write(false);
+  const auto [bf_time, bf_fetched] = one_write(true);
+  EXPECT_EQ(fetched, 2u);
+  EXPECT_EQ(bf_fetched, 1u) << "the second WQE came with its doorbell";
+  // The saved DMA read is a PCIe round trip (2 x 250 ns + host memory 80 ns) less
+  // the longer MMIO write.
+  EXPECT_LT(bf_time.picoseconds() + 400'000, fetched_time.picoseconds());
+}
+
+}  // namespace
