@@ -32,13 +32,44 @@ public:
   virtual void capture(sim::Time when, std::span<const std::byte> bytes) = 0;
 };
 
+// How a link layer frames packets on the wire: what the serializer charges per
+// packet beyond the frame bytes (which are what a capture shows).
+enum class LinkFraming : uint8_t {
+  // Ethernet (RoCEv2): preamble + SFD 8, FCS 4, inter-frame gap 12 bytes; frames
+  // shorter than 60 bytes (64 with the FCS) are padded.
+  Ethernet,
+  // InfiniBand: a start delimiter (SDP, one symbol) before the LRH and an end
+  // delimiter (EGP, one symbol) after the VCRC; no preamble, no inter-packet gap,
+  // no minimum size. The VCRC is part of the frame. On a 4x link the two
+  // delimiters bring a packet (LRH..ICRC, a multiple of 4, plus the 2-byte VCRC)
+  // to a whole number of 4-byte columns, so back-to-back packets need no idle
+  // symbols between them. Not charged: skip ordered sets (clock compensation, a
+  // few symbols per lane every few thousand) and link-level flow-control packets
+  // (8 bytes with delimiters, per VL, sent now and then in both directions);
+  // together well under 0.5% of the line.
+  Infiniband,
+};
+
 struct PortParams {
-  uint64_t rate_bps = 100'000'000'000;           // line rate
+  // Data rate after line coding, in bits/s: what carries frame bytes. Ethernet:
+  // the MAC rate (100 Gb/s for 100GBASE-*). InfiniBand: lanes x signalling rate x
+  // code efficiency, e.g. EDR 4x = 4 x 25.78125 Gbaud x 64/66 = 100 Gb/s,
+  // FDR 4x = 4 x 14.0625 x 64/66 = 54.55 Gb/s, QDR 4x = 4 x 10 x 8/10 = 32 Gb/s.
+  uint64_t rate_bps = 100'000'000'000;
   sim::Duration delay = sim::Duration::ns(1000);  // propagation to the peer
   uint64_t queue_bytes = 4 * 1024 * 1024;         // egress buffer per priority
-  uint32_t wire_overhead_bytes = 24;              // preamble+SFD 8, FCS 4, IFG 12 (Ethernet)
-  uint32_t min_frame_bytes = 60;                  // frames are padded on the wire to this (without FCS)
+  uint32_t wire_overhead_bytes = kEthernetOverheadBytes;  // per packet, beyond the frame (see LinkFraming)
+  uint32_t min_frame_bytes = kEthernetMinFrameBytes;      // frames are padded on the wire to this (without FCS)
   double loss_rate = 0.0;                         // Bernoulli loss on the wire towards the peer
+
+  // Sets wire_overhead_bytes and min_frame_bytes for a link layer.
+  void set_framing(LinkFraming f) {
+    wire_overhead_bytes = f == LinkFraming::Infiniband ? kIbDelimiterBytes : kEthernetOverheadBytes;
+    min_frame_bytes = f == LinkFraming::Infiniband ? 0 : kEthernetMinFrameBytes;
+  }
+  static constexpr uint32_t kEthernetOverheadBytes = 24;  // preamble+SFD 8, FCS 4, IFG 12
+  static constexpr uint32_t kEthernetMinFrameBytes = 60;
+  static constexpr uint32_t kIbDelimiterBytes = 2;        // SDP + EGP
 };
 
 class Port {

@@ -35,7 +35,10 @@ Summary run(const Scenario& s, const RunOptions& opts) {
 
   std::unique_ptr<fabric::PcapTap> tap;
   if (!opts.pcap_path.empty() && !world.hosts().empty() && world.hosts().front()->port) {
-    tap = std::make_unique<fabric::PcapTap>(opts.pcap_path, fabric::CaptureLinkType::Ethernet);
+    // Native IB frames start with the LRH: LINKTYPE_INFINIBAND (247).
+    tap = std::make_unique<fabric::PcapTap>(opts.pcap_path, packet::is_ib(world.link_kind())
+                                                                ? fabric::CaptureLinkType::InfiniBand
+                                                                : fabric::CaptureLinkType::Ethernet);
     world.hosts().front()->port->add_tap(tap.get());
   }
 

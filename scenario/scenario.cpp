@@ -20,8 +20,9 @@ namespace {
 
 std::string base_dir_of(const std::string& file) { return std::filesystem::path(file).parent_path().string(); }
 
-constexpr std::pair<std::string_view, LinkLayer> kLinkLayers[] = {{"roce_v2", LinkLayer::RoceV2Ipv4},
-                                                                   {"roce_v2_ipv6", LinkLayer::RoceV2Ipv6}};
+constexpr std::pair<std::string_view, LinkLayer> kLinkLayers[] = {
+    {"roce_v2", LinkLayer::RoceV2Ipv4}, {"roce_v2_ipv6", LinkLayer::RoceV2Ipv6}, {"ib", LinkLayer::Ib}};
+constexpr std::pair<std::string_view, bool> kBooleans[] = {{"true", true}, {"false", false}};
 
 bool valid_name(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -60,14 +61,19 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
     r.fail(e.mark, "YAML syntax error: " + e.msg);
   }
   if (!root || root.IsNull()) throw ScenarioError(file_name, 1, 1, "empty scenario: expected a mapping with hosts, links and workloads");
-  r.expect_map(root, "a scenario", {"name", "seed", "link_layer", "duration", "hosts", "links", "nic", "workloads",
-                                     "host"});
+  r.expect_map(root, "a scenario",
+               {"name", "seed", "link_layer", "ib_grh", "duration", "hosts", "links", "nic", "workloads",
+                "host"});
 
   Scenario s;
   s.file = file_name;
   s.name = root["name"] ? r.scalar(root["name"], "name") : file_name;
   if (root["seed"]) s.seed = r.integer(root["seed"], "seed", 0, UINT64_MAX);
   if (root["link_layer"]) s.link_layer = r.choice(root["link_layer"], "link_layer", kLinkLayers);
+  if (root["ib_grh"]) {
+    s.ib_grh = r.choice(root["ib_grh"], "ib_grh", kBooleans);
+    if (s.ib_grh && s.link_layer != LinkLayer::Ib) r.fail(root["ib_grh"], "ib_grh needs link_layer: ib");
+  }
   if (root["duration"]) s.duration = r.parsed<sim::Duration>(root["duration"], "duration (a time like 10ms)", parse_duration);
   if (root["nic"]) read_nic(r, root["nic"], s);
   if (root["host"]) read_host_timing(r, root["host"], s.host);
@@ -78,13 +84,25 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   if (!hosts.IsSequence() || hosts.size() < 1) r.fail(hosts, "expected 'hosts' to be a list of at least one host");
   std::set<std::string> host_names;
   for (const YAML::Node& h : hosts) {
-    r.expect_map(h, "a host", {"name", "ip"});
+    r.expect_map(h, "a host", {"name", "ip", "lid"});
     if (!h["name"]) r.fail(h, "a host needs a 'name'");
     HostSpec spec;
     spec.name = r.scalar(h["name"], "host name");
     if (!valid_name(spec.name)) r.fail(h["name"], "host name '" + spec.name + "' must be letters, digits, '_', '-' or '.'");
     if (!host_names.insert(spec.name).second) r.fail(h["name"], "duplicate host name '" + spec.name + "'");
     if (h["ip"]) spec.ip = r.scalar(h["ip"], "host ip");
+    if (h["lid"]) {
+      if (s.link_layer != LinkLayer::Ib) r.fail(h["lid"], "a host 'lid' needs link_layer: ib");
+      // Unicast LIDs are 0x0001..0xBFFF; multicast ones start at 0xC000.
+      spec.lid = static_cast<uint16_t>(r.integer(h["lid"], "host lid (a unicast LID)", 1, 0xBFFF));
+    }
+    if (s.link_layer == LinkLayer::Ib) {
+      if (spec.lid == 0) spec.lid = static_cast<uint16_t>(s.hosts.size() + 1);
+      for (const HostSpec& other : s.hosts)
+        if (other.lid == spec.lid)
+          r.fail(h["lid"] ? h["lid"] : h["name"], "host '" + spec.name + "' has LID " + std::to_string(spec.lid) +
+                                                      ", which host '" + other.name + "' has already");
+    }
     s.hosts.push_back(spec);
   }
   auto known_host = [&](const YAML::Node& n, const std::string& what) {

@@ -26,7 +26,7 @@ private:
   int line_, column_;
 };
 
-enum class LinkLayer : uint8_t { RoceV2Ipv4, RoceV2Ipv6 };
+enum class LinkLayer : uint8_t { RoceV2Ipv4, RoceV2Ipv6, Ib };
 // What a workload's requester posts: perftest's verbs (ib_write_*, ib_send_*,
 // ib_read_*, ib_atomic_* with -A FETCH_AND_ADD or CMP_AND_SWAP).
 enum class WorkloadOp : uint8_t { Write, WriteImm, Send, Read, FetchAdd, CmpSwap };
@@ -38,7 +38,8 @@ bool needs_recv(WorkloadOp op);
 
 struct HostSpec {
   std::string name;
-  std::string ip;  // dotted IPv4 (or IPv6 text for roce_v2_ipv6)
+  std::string ip;  // dotted IPv4; IPv6 text for roce_v2_ipv6; for ib the port GID (IPv6 text)
+  uint16_t lid = 0;  // ib: the port's LID; 0 = the host's place in the list (1, 2, ...)
 };
 
 struct LinkSpec {
@@ -96,6 +97,7 @@ struct Scenario {
   std::string name;
   uint64_t seed = 1;
   LinkLayer link_layer = LinkLayer::RoceV2Ipv4;
+  bool ib_grh = false;  // ib: every packet carries a GRH (global routing, LNH = 3)
   std::optional<sim::Duration> duration;
   std::vector<HostSpec> hosts;
   std::vector<LinkSpec> links;
