@@ -167,7 +167,11 @@ void Completer::receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Fr
       const auto code = static_cast<NakCode>(syndrome & 0x1F);
       retire_through(qp, psn - 1);
       if (code == NakCode::PsnSequenceError) {
-        nic_.requester().rewind(qp, psn);
+        if (nic_.params().selective_repeat != 0) {
+          nic_.requester().resend(qp, psn);
+        } else {
+          nic_.requester().rewind(qp, psn);
+        }
         nic_.scheduler().cancel(*qp.retransmit_timer);
         arm_timer(qp);
         return;
@@ -196,7 +200,11 @@ void Completer::on_timer(QpContext& qp) {
     return;
   }
   --qp.retries_left;
-  nic_.requester().rewind(qp, qp.una);
+  if (nic_.params().selective_repeat != 0) {
+    nic_.requester().resend(qp, qp.una);  // only the oldest: the responder keeps the rest
+  } else {
+    nic_.requester().rewind(qp, qp.una);
+  }
   arm_timer(qp);
 }
 

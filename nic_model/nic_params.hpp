@@ -20,6 +20,12 @@ struct NicParams {
   uint32_t tx_pipeline_packets = 32;          // packets waiting for payload DMA at most
   uint32_t ack_coalesce_packets = 32;         // responder ACKs at least every N packets
   uint32_t max_inflight_psns = 1u << 16;      // unacknowledged PSNs per QP at most
+  // Loss recovery of RC: 0 = go-back-N (ConnectX-5 behaviour): a NAK resends
+  // everything from the lost PSN on; 1 = selective repeat (ConnectX-6 behaviour):
+  // the responder keeps up to `reorder_window_packets` packets that arrive after a
+  // gap and the requester resends only the PSNs NAKed.
+  uint32_t selective_repeat = 0;
+  uint32_t reorder_window_packets = 1024;
   uint32_t mtu = 4096;                        // port MTU in bytes (path MTU is per QP)
   // On-chip context caches. A miss is a DMA read of the entry from the context
   // tables in host memory, and the block that needed it waits for it.

@@ -2,10 +2,12 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <memory>
 #include <string_view>
 
+#include "fabric/frame.hpp"
 #include "nic_model/queue_format.hpp"
 #include "nic_model/types.hpp"
 #include "packet/headers.hpp"
@@ -122,6 +124,7 @@ struct QpContext {
   bool rnr_waiting = false;  // after an RNR NAK, until the RNR timer fires
   uint32_t rd_atomic_inflight = 0;  // READ/atomic requests sent and not answered
   bool response_gap_rewound = false;  // go-back-N already started for a gap in responses
+  sim::RingQueue<Psn> resend{4};      // selective repeat: single PSNs to send again
   std::unique_ptr<sim::Event> retransmit_timer;
 
   // Responder.
@@ -135,6 +138,7 @@ struct QpContext {
   sim::RingQueue<RecvWqe> recv_wqes{16};
   uint32_t recv_offset = 0;      // bytes of the current SEND placed so far
   uint32_t responses_queued = 0; // READ/atomic answers waiting to go out
+  std::map<uint32_t, fabric::Frame> reorder;  // selective repeat: packets after a gap, by PSN
   std::array<AtomicReplay, 16> atomic_replay{};
   uint32_t atomic_replay_next = 0;
 

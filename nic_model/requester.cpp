@@ -99,6 +99,7 @@ void Requester::accept_wqe(QpContext& qp, const SendWqe& wqe) {
 
 bool Requester::can_send(const QpContext& qp) const {
   if (qp.state != QpState::Rts || qp.rnr_waiting) return false;
+  if (!qp.resend.empty()) return true;
   if (qp.next_entry >= qp.send_entries.size()) return false;
   if (qp.type != QpType::Rc) return true;
   const SendEntry& e = qp.send_entries[qp.next_entry];
@@ -139,6 +140,13 @@ void Requester::rewind(QpContext& qp, Psn psn) {
   }
 }
 
+void Requester::resend(QpContext& qp, Psn psn) {
+  for (size_t i = 0; i < qp.resend.size(); ++i)
+    if (qp.resend[i] == psn) return;  // already queued
+  qp.resend.push_back(psn);
+  kick(qp);
+}
+
 void Requester::step() {
   while (!ready_.empty()) {
     QpContext* qp = nic_.qp(ready_.front());
@@ -157,7 +165,20 @@ void Requester::step() {
     }
     ready_.pop_front();
     qp->in_requester_list = false;
-    build_packet(*qp);
+    if (!qp->resend.empty()) {
+      // Selective repeat: one NAKed packet, sent again as it was.
+      const Psn psn = qp->resend.pop_front();
+      for (size_t i = 0; i < qp->next_entry && i < qp->send_entries.size(); ++i) {
+        const SendEntry& e = qp->send_entries[i];
+        if (e.reads_remote || Psn::distance(e.first_psn, psn) < 0 || Psn::distance(psn, e.last_psn()) < 0) continue;
+        emit(*qp, i, static_cast<uint32_t>(Psn::distance(e.first_psn, psn)), psn, false);
+        ++qp->retransmitted_packets;
+        ++nic_.stats().retransmitted_packets;
+        break;
+      }
+    } else {
+      build_packet(*qp);
+    }
     kick(*qp);
     next_free_ = nic_.now() + nic_.cycles(nic_.params().requester_cycles_per_packet) + nic_.translation_stall();
     if (!ready_.empty() && !step_.scheduled()) nic_.scheduler().schedule(step_, next_free_);
@@ -166,8 +187,30 @@ void Requester::step() {
 }
 
 void Requester::build_packet(QpContext& qp) {
-  const SendEntry& e = qp.send_entries[qp.next_entry];
+  const size_t entry = qp.next_entry;
+  const SendEntry& e = qp.send_entries[entry];
   const uint32_t index = qp.next_packet;
+  const Psn psn = qp.next_psn;
+  bool ends_unreliable = false;
+  if (e.reads_remote) {
+    // One request; the answer takes the rest of the message's PSNs.
+    qp.next_psn = qp.next_psn + (e.packets - index);
+    qp.next_packet = 0;
+    ++qp.next_entry;
+    ++qp.rd_atomic_inflight;
+  } else {
+    ++qp.next_psn;
+    if (++qp.next_packet == e.packets) {
+      qp.next_packet = 0;
+      ++qp.next_entry;
+      ends_unreliable = qp.type != QpType::Rc;
+    }
+  }
+  emit(qp, entry, index, psn, ends_unreliable);
+}
+
+void Requester::emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, bool ends_unreliable) {
+  const SendEntry& e = qp.send_entries[entry];
   const uint32_t offset = index * qp.path_mtu;
   const bool read = e.wqe.opcode == WrOpcode::RdmaRead;
   const bool atomic = is_atomic(e.wqe.opcode);
@@ -189,7 +232,7 @@ void Requester::build_packet(QpContext& qp) {
     f.dest_qp = e.wqe.ud_remote_qpn & 0xFFFFFF;
   }
   f.opcode = packet_opcode(qp.type, e.wqe.opcode, pos);
-  f.psn = qp.next_psn.value();
+  f.psn = psn.value();
   f.payload_length = len;
   f.solicited = (e.wqe.send_flags & kSendSolicited) && (pos == Position::Last || pos == Position::Only);
   const auto& info = packet::opcode_info(f.opcode);
@@ -227,21 +270,6 @@ void Requester::build_packet(QpContext& qp) {
   }
   ++qp.tx_packets;
   ++packets_;
-  bool ends_unreliable = false;
-  if (e.reads_remote) {
-    // One request; the answer takes the rest of the message's PSNs.
-    qp.next_psn = qp.next_psn + (e.packets - index);
-    qp.next_packet = 0;
-    ++qp.next_entry;
-    ++qp.rd_atomic_inflight;
-  } else {
-    ++qp.next_psn;
-    if (++qp.next_packet == e.packets) {
-      qp.next_packet = 0;
-      ++qp.next_entry;
-      ends_unreliable = qp.type != QpType::Rc;
-    }
-  }
   if (failed) {
     nic_.qp_fatal(qp, WcStatus::LocProtErr);
     return;

@@ -26,6 +26,8 @@ public:
   void kick(QpContext& qp);
   // Go-back-N: send again from `psn` (an unacknowledged PSN) on.
   void rewind(QpContext& qp, Psn psn);
+  // Selective repeat: send the packet of `psn` once more, then go on where we were.
+  void resend(QpContext& qp, Psn psn);
   // The transmit pipeline or the port has room again.
   void resume();
   // UC/UD: the last packet of the oldest WQE left the NIC; it completes.
@@ -37,6 +39,9 @@ private:
   bool can_send(const QpContext& qp) const;
   void step();
   void build_packet(QpContext& qp);
+  // Builds and queues packet `index` of send entry `entry` with PSN `psn`;
+  // `ends_unreliable`: it is the last packet of a UC/UD WQE, which completes when it leaves.
+  void emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, bool ends_unreliable);
 
   Nic& nic_;
   sim::RingQueue<uint32_t> ready_;

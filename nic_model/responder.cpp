@@ -277,6 +277,27 @@ void Responder::dma_done(uint64_t, bool ok) {
   nic_.rx_pipeline().resume(atomic_.qpn);
 }
 
+void Responder::release_reordered(QpContext& qp) {
+  // Packets now behind the expected PSN are duplicates; the expected one, if
+  // kept, goes back through the receive pipeline next.
+  while (!qp.reorder.empty()) {
+    auto it = qp.reorder.begin();
+    const int32_t d = Psn::distance(qp.epsn, Psn(it->first));
+    if (d < 0) {
+      qp.reorder.erase(it);
+      continue;
+    }
+    if (d == 0) {
+      nic_.rx_pipeline().reinject(std::move(it->second));
+      qp.reorder.erase(it);
+    } else if (!qp.nak_outstanding) {
+      // Another gap before the next kept packet: ask for it too.
+      nak(qp, NakCode::PsnSequenceError, qp.epsn);
+    }
+    return;
+  }
+}
+
 void Responder::recv_wqes_arrived(uint32_t qpn) { nic_.rx_pipeline().resume(qpn); }
 
 void Responder::resume() {
@@ -375,8 +396,15 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
       }
       return Verdict::Done;
     }
-    if (d > 0) {  // a gap: NAK once, drop until the expected PSN comes
+    if (d > 0) {  // a gap: NAK once; drop (go-back-N) or keep for later (selective repeat)
       ++counters_.out_of_sequence;
+      if (nic_.params().selective_repeat != 0 && static_cast<uint32_t>(d) < nic_.params().reorder_window_packets &&
+          qp.reorder.size() < nic_.params().reorder_window_packets) {
+        qp.reorder.emplace(psn.value(), std::move(frame));
+        // Each missing PSN before this one is asked for once.
+        if (!qp.nak_outstanding) nak(qp, NakCode::PsnSequenceError, qp.epsn);
+        return Verdict::Done;
+      }
       nak(qp, NakCode::PsnSequenceError, qp.epsn);
       return Verdict::Done;
     }
@@ -432,6 +460,7 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
   qp.nak_outstanding = false;
   qp.epsn = psn + psns;
   if (ends) qp.msn = (qp.msn + 1) & 0xFFFFFF;
+  if (!qp.reorder.empty()) release_reordered(qp);
   if (info.operation == Operation::RdmaReadRequest) {
     responses_.back().msn = qp.msn;  // the responses acknowledge this request
     return Verdict::Done;

@@ -56,6 +56,7 @@ private:
   Verdict start_atomic(QpContext& qp, const packet::ParsedPacket& p);
   const AtomicReplay* replayed_atomic(const QpContext& qp, Psn psn) const;
   void step_responses();
+  void release_reordered(QpContext& qp);
 
   Nic& nic_;
   Counters counters_;

@@ -16,22 +16,26 @@ void RxPipeline::receive(fabric::Frame&& frame) {
 void RxPipeline::resume(uint32_t qpn) {
   if (!stalled_ || (qpn != 0 && qpn != stalled_qpn_)) return;
   stalled_ = false;
-  if (!queue_.empty() && !process_.scheduled())
+  if (!(queue_.empty() && reinjected_.empty()) && !process_.scheduled())
     nic_.scheduler().schedule(process_, std::max(nic_.now(), busy_until_));
 }
 
+void RxPipeline::reinject(fabric::Frame&& frame) {
+  reinjected_.push_back(std::move(frame));
+  if (!stalled_ && !process_.scheduled()) nic_.scheduler().schedule(process_, std::max(nic_.now(), busy_until_));
+}
+
 void RxPipeline::process() {
-  if (queue_.empty() || stalled_) return;
-  fabric::Frame& frame = queue_.front();
+  // Frames given back by the responder go first: they are next in PSN order.
+  sim::RingQueue<fabric::Frame>& source = reinjected_.empty() ? queue_ : reinjected_;
+  if (source.empty() || stalled_) return;
+  fabric::Frame& frame = source.front();
   uint32_t cycles = nic_.params().rx_parse_cycles;
   bool done = true;
-  // An intact frame (sealed by a correct builder, untouched since) has no CRCs
-  // computed and needs no check; every other frame is checked.
-  const std::span<const std::byte> bytes = frame.bytes_as_built();
-  auto parsed = packet::parse(bytes, nic_.capture_link_type());
+  auto parsed = packet::parse(frame.bytes(), nic_.capture_link_type());
   if (!parsed) {
     ++counters_.malformed;
-  } else if (!frame.intact() && (!packet::icrc_ok(bytes, *parsed) || !packet::vcrc_ok(bytes, *parsed))) {
+  } else if (!packet::icrc_ok(frame.bytes(), *parsed) || !packet::vcrc_ok(frame.bytes(), *parsed)) {
     ++counters_.bad_icrc;
   } else {
     const packet::PacketFields& f = parsed->fields;
@@ -68,8 +72,8 @@ void RxPipeline::process() {
     }
   }
   busy_until_ = nic_.now() + nic_.cycles(cycles) + nic_.translation_stall();
-  if (done) queue_.pop_front();
-  if (!stalled_ && !queue_.empty()) nic_.scheduler().schedule(process_, busy_until_);
+  if (done) source.pop_front();
+  if (!stalled_ && !(queue_.empty() && reinjected_.empty())) nic_.scheduler().reschedule(process_, busy_until_);
 }
 
 }  // namespace rnicsim::nic

@@ -21,6 +21,9 @@ public:
   void receive(fabric::Frame&& frame);
   // A stalled request of `qpn` (any QP if 0) may go on.
   void resume(uint32_t qpn);
+  // A packet kept out of order (selective repeat) whose turn has come: it is
+  // processed before the frames still waiting.
+  void reinject(fabric::Frame&& frame);
 
   struct Counters {
     uint64_t packets = 0, malformed = 0, bad_icrc = 0, unknown_qp = 0, not_for_us = 0;
@@ -31,6 +34,7 @@ private:
   void process();
   Nic& nic_;
   sim::RingQueue<fabric::Frame> queue_;
+  sim::RingQueue<fabric::Frame> reinjected_;
   sim::Event process_;
   sim::Time busy_until_;
   bool stalled_ = false;

@@ -65,6 +65,8 @@ const Key<NicParams> kNicKeys[] = {
     {"mtt_entry_bytes", Kind::Bytes, 8, 4096, &NicParams::mtt_entry_bytes},
     {"cq_moderation_count", Kind::Count, 1, 65535, &NicParams::cq_moderation_count},
     {"cq_moderation_period", Kind::Time, 0, 0, &NicParams::cq_moderation_period},
+    {"selective_repeat", Kind::Count, 0, 1, &NicParams::selective_repeat},
+    {"reorder_window_packets", Kind::Count, 1, 65536, &NicParams::reorder_window_packets},
 };
 // `pcie:` is the one nested member.
 constexpr size_t kNicNestedMembers = 1;

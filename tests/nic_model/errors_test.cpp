@@ -339,3 +339,68 @@ TEST(ErrState, ReceivesPostedInErrAreFlushed) {
 }
 
 }  // namespace
+
+namespace {
+
+// Selective repeat (ConnectX-6 behaviour) against go-back-N (ConnectX-5): the
+// same losses, the same data delivered exactly once, far fewer packets sent again.
+struct LossRun {
+  uint64_t retransmitted = 0, drops = 0, reordered = 0;
+  bool data_ok = false;
+  size_t completions = 0;
+};
+
+LossRun lossy_stream(uint32_t selective_repeat, bool sends) {
+  NicParams p;
+  p.selective_repeat = selective_repeat;
+  TestBed bed(0.01, 0.0, 17, 100'000'000'000, sim::Duration::us(1), p);
+  QpOptions o;
+  o.path_mtu = 1024;
+  o.sq_entries = 128;
+  o.rq_entries = 128;
+  o.timeout = 8;  // 1 ms: a lost resend is asked for again soon
+  auto [x, y] = bed.pair(o);
+  fill_random(x->bytes(0, 1 << 20), 4);
+  for (uint64_t i = 0; i < 16; ++i) {
+    if (sends) {
+      y->post_recv(y->recv_wqe(i, i * 65536, 65536));
+      x->post_send(x->send_wqe(i, i * 65536, 65536));
+    } else {
+      x->post_send(x->write_wqe(i, i * 65536, 65536, *y, i * 65536));
+    }
+  }
+  bed.run();
+  LossRun r;
+  r.completions = x->cqes.size();
+  for (const auto& c : x->cqes) EXPECT_EQ(c.cqe.status, WcStatus::Success);
+  if (sends) {
+    EXPECT_EQ(y->cqes.size(), 16u) << "each message consumed exactly one receive";
+  }
+  r.data_ok = std::equal(x->bytes(0, 1 << 20).begin(), x->bytes(0, 1 << 20).end(), y->bytes(0, 1 << 20).begin());
+  r.retransmitted = x->nic().stats().retransmitted_packets;
+  r.drops = bed.a().port->counters().drops_loss;
+  r.reordered = y->nic().responder().counters().out_of_sequence;
+  return r;
+}
+
+TEST(SelectiveRepeat, ResendsOnlyWhatWasLost) {
+  for (bool sends : {false, true}) {
+    const LossRun gbn = lossy_stream(0, sends);
+    const LossRun sr = lossy_stream(1, sends);
+    EXPECT_EQ(gbn.completions, 16u);
+    EXPECT_EQ(sr.completions, 16u);
+    EXPECT_TRUE(gbn.data_ok);
+    EXPECT_TRUE(sr.data_ok);
+    ASSERT_GT(sr.drops, 0u);
+    ASSERT_GT(gbn.drops, 0u);
+    // Go-back-N resends the whole window after each loss; selective repeat about
+    // one packet per loss (a little more when a resent packet is lost too or a
+    // timeout fires).
+    EXPECT_GT(gbn.retransmitted / gbn.drops, 4 * sr.retransmitted / sr.drops);
+    EXPECT_LE(sr.retransmitted, 2 * sr.drops);
+    EXPECT_GE(sr.retransmitted, sr.drops);
+    EXPECT_GT(sr.reordered, 0u) << "packets after a gap were kept, not dropped";
+  }
+}
+
+}  // namespace
