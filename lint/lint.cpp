@@ -180,10 +180,9 @@ void Linter::add_frame(std::uint64_t frame, std::span<const std::byte> data, std
       add(frame, Severity::Error, "reserved AETH syndrome " + hex(f.aeth->syndrome, 2), &st);
     }
   }
-  // Path MTU, learnt from full-size FIRST/MIDDLE payloads between two addresses.
+  // Path MTU is per QP: learnt from the stream's own full-size FIRST/MIDDLE payloads.
   if (info.position == Position::First || info.position == Position::Middle) {
-    auto pair = std::minmax(key.src, key.dst);
-    std::uint32_t& m = pmtu_[{pair.first, pair.second}];
+    std::uint32_t& m = seq_[key].pmtu;
     m = std::max(m, f.payload_length);
   }
   if (key.kind != StreamKind::Cnp) check_sequence(frame, p, key, st);
@@ -290,10 +289,8 @@ void Linter::check_sequence(std::uint64_t frame, const packet::ParsedPacket& pp,
   // READ request, which reserves one PSN per response packet.
   std::uint32_t span_lo = 1, span_hi = 1;
   if (info.operation == Operation::RdmaReadRequest && f.reth && f.reth->dma_length > 0) {
-    auto pair = std::minmax(key.src, key.dst);
-    const auto it = pmtu_.find({pair.first, pair.second});
-    if (it != pmtu_.end() && it->second >= 256) {
-      span_lo = span_hi = ceil_div(f.reth->dma_length, it->second);
+    if (s.pmtu >= 256) {
+      span_lo = span_hi = ceil_div(f.reth->dma_length, s.pmtu);
     } else {
       span_lo = ceil_div(f.reth->dma_length, 4096);
       span_hi = ceil_div(f.reth->dma_length, 256);

@@ -99,6 +99,7 @@ class Linter {
     packet::Psn last;        ///< PSN of the previous packet
     packet::Psn expect_lo;   ///< next in-order PSN range (requests)
     packet::Psn expect_hi;
+    std::uint32_t pmtu = 0;  ///< path MTU learnt from this QP's full FIRST/MIDDLE payloads
   };
   void check_sequence(std::uint64_t frame, const packet::ParsedPacket& p, const StreamKey& key, StreamStats& st);
   void add(std::uint64_t frame, Severity s, std::string message, StreamStats* st = nullptr);
@@ -106,7 +107,6 @@ class Linter {
   packet::LinkType link_type_;
   Report report_;
   std::map<StreamKey, SeqState> seq_;
-  std::map<std::pair<packet::Ipv6Addr, packet::Ipv6Addr>, std::uint32_t> pmtu_;  ///< seen per address pair
 };
 
 /// "10.0.0.1 -> 10.0.0.2 QPN 0x000123 requests".
