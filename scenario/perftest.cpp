@@ -237,7 +237,7 @@ void PerftestWorkload::bw_pump(uint32_t qp) {
       const bool signaled = s % spec_.cq_mod == spec_.cq_mod - 1 || s == iters - 1;
       tposted_[totscnt_ + k] = t;
       post_time_[size_t{qp} * sq_entries_ + s % sq_entries_] = t;
-      client_->post_send(qp, make_wqe(*client_, qp, s, signaled), k + 1 == pl);
+      client_->post_send(qp, make_wqe(*client_, qp, s, signaled), k + 1 == pl, pl == 1);
     }
     scnt_[qp] += pl;
     totscnt_ += pl;

@@ -29,7 +29,9 @@
 //              lands in the local buffer and is checked.
 // Host timing (scenario `host:`): a CQE is acted on poll_delay after it lands; a
 // polled byte is read every mem_poll_interval and acted on poll_delay after the read
-// that sees it. Posting itself takes no simulated time.
+// that sees it. Posting itself takes no simulated time. A WQE posted on its own goes
+// with its doorbell (BlueFlame, host.blueflame: true, as mlx5 does); a post list
+// writes its WQEs to the ring and rings one plain doorbell.
 #pragma once
 
 #include <memory>

@@ -39,7 +39,8 @@ void read_nic(const Reader& r, const YAML::Node& n, Scenario& s) {
 }
 
 void read_host_timing(const Reader& r, const YAML::Node& n, HostTiming& h) {
-  r.expect_map(n, "host timing", {"poll_delay", "mem_poll_interval"});
+  r.expect_map(n, "host settings", {"poll_delay", "mem_poll_interval", "blueflame"});
+  if (n["blueflame"]) h.blueflame = r.boolean(n["blueflame"], "host.blueflame");
   if (n["poll_delay"])
     h.poll_delay = r.parsed<sim::Duration>(n["poll_delay"], "host.poll_delay (a time like 50ns)", parse_duration);
   if (n["mem_poll_interval"]) {

@@ -90,6 +90,10 @@ struct HostTiming {
   // How often a host spinning on a memory byte (perftest's write latency test)
   // reads it.
   sim::Duration mem_poll_interval = sim::Duration::ns(10);
+  // The driver writes a WQE posted on its own with the doorbell (BlueFlame), so
+  // the NIC does not fetch it; a post list rings a plain doorbell. mlx5 does this
+  // unless MLX5_SHUT_UP_BF=1.
+  bool blueflame = true;
 };
 
 struct Scenario {

@@ -117,10 +117,14 @@ void HostSide::connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint
                         nic::kQpMaxQpRdAtomic));
 }
 
-void HostSide::post_send(uint32_t qp, const nic::SendWqe& w, bool ring) {
+void HostSide::post_send(uint32_t qp, const nic::SendWqe& w, bool ring, bool alone) {
   Qp& q = qps_[qp];
   const uint64_t producer = q.sq.post(w);
-  if (ring) host_.nic->ring_doorbell(nic::QueueKind::Send, q.qpn, producer);
+  if (!ring) return;
+  if (alone && timing_.blueflame)
+    host_.nic->ring_doorbell_with_wqe(q.qpn, producer, w);
+  else
+    host_.nic->ring_doorbell(nic::QueueKind::Send, q.qpn, producer);
 }
 
 void HostSide::post_recv(uint32_t qp, const nic::RecvWqe& w) {

@@ -104,8 +104,9 @@ public:
   // RESET -> INIT -> RTR -> RTS towards `peer`'s QP `peer_qp`, as a verbs program does it.
   void connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint32_t path_mtu, uint8_t rd_atomic);
   // Writes the WQE into the send ring; rings the doorbell if `ring` (a post list
-  // rings once, after its last WQE).
-  void post_send(uint32_t qp, const nic::SendWqe& w, bool ring = true);
+  // rings once, after its last WQE). A WQE posted on its own (`alone`) goes with
+  // the doorbell (BlueFlame) when the host's settings say so.
+  void post_send(uint32_t qp, const nic::SendWqe& w, bool ring = true, bool alone = true);
   void post_recv(uint32_t qp, const nic::RecvWqe& w);
 
   // Calls `fn` once the byte at `addr` reads `value`: the host reads it every

@@ -612,10 +612,10 @@ TEST(Perftest, ReadAndAtomicLatencyIsTheWholeRoundTripPingPongsHalf) {
                                        "  - {name: s, op: send, pattern: lat, from: a, to: b, size: 8}\n"),
                              "lat.yaml", quiet());
   ASSERT_TRUE(s.completed);
-  // A READ is one round trip per iteration; a SEND ping-pong reports half of one
-  // but pays the host's poll on both sides, so READ is well above SEND, below twice it.
-  EXPECT_GT(s.workloads[0].rows[0].t_typical_us, s.workloads[1].rows[0].t_typical_us * 1.2);
-  EXPECT_LT(s.workloads[0].rows[0].t_typical_us, s.workloads[1].rows[0].t_typical_us * 2.0);
+  // A READ is one round trip per iteration (and the responder reads host memory);
+  // a SEND ping-pong reports half of one.
+  EXPECT_GT(s.workloads[0].rows[0].t_typical_us, s.workloads[1].rows[0].t_typical_us * 1.5);
+  EXPECT_LT(s.workloads[0].rows[0].t_typical_us, s.workloads[1].rows[0].t_typical_us * 3.0);
 }
 
 TEST(Perftest, WriteLatencySpinsOnTheLastByte) {
