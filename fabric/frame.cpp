@@ -4,31 +4,10 @@
 
 namespace rnicsim::fabric {
 
-Frame& Frame::operator=(Frame&& o) noexcept {
-  if (this != &o) {
-    release();
-    buf_ = o.buf_;
-    length_ = o.length_;
-    capacity_ = o.capacity_;
-    pool_ = o.pool_;
-    meta_ = o.meta_;
-    o.buf_ = nullptr;
-    o.length_ = o.capacity_ = 0;
-    o.pool_ = nullptr;
-  }
-  return *this;
-}
-
 void Frame::resize(size_t n) {
   if (n > capacity_) throw std::length_error("frame longer than its buffer");
-  length_ = n;
-}
-
-void Frame::release() {
-  if (buf_ != nullptr && pool_ != nullptr) pool_->give_back(buf_);
-  buf_ = nullptr;
-  length_ = capacity_ = 0;
-  pool_ = nullptr;
+  complete_seal();
+  length_ = static_cast<uint32_t>(n);
 }
 
 Frame FramePool::acquire(size_t length) {
@@ -40,8 +19,8 @@ Frame FramePool::acquire(size_t length) {
   Frame f;
   f.buf_ = free_.back();
   free_.pop_back();
-  f.capacity_ = buffer_size_;
-  f.length_ = length;
+  f.capacity_ = static_cast<uint32_t>(buffer_size_);
+  f.length_ = static_cast<uint32_t>(length);
   f.pool_ = this;
   return f;
 }

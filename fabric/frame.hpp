@@ -1,6 +1,17 @@
 // A frame on the fabric: owned bytes (an Ethernet frame for RoCEv2, an IB packet for
 // native IB, without FCS) plus metadata. Buffers come from a FramePool and return to
 // it when the Frame dies, so steady-state traffic allocates nothing.
+//
+// Deferred CRCs. A builder that knows its frame is correct may hand it over with
+// its CRC fields (ICRC, VCRC and whatever covers them) not yet computed, together
+// with the function that computes them (defer_seal). Such a frame is "intact": its
+// bytes are exactly what the builder made. Every way of looking at or changing the
+// bytes (bytes(), buffer(), resize()) first completes the seal, so whoever sees
+// the bytes — a capture tap, a fault model, a test — sees correct CRCs, and whoever
+// changes them changes a correctly sealed frame (and it is no longer intact). Only
+// a receiver that trusts intact frames looks at them as built (bytes_as_built())
+// and may skip checking the CRCs nobody computed: a run need not compute what
+// nobody observes.
 #pragma once
 
 #include <cstddef>
@@ -23,32 +34,82 @@ struct FrameMeta {
 
 class Frame {
 public:
+  // Completes a deferred seal: computes the CRC fields of `bytes` in place.
+  using Sealer = void (*)(std::span<std::byte> bytes) noexcept;
+
   Frame() = default;
-  Frame(Frame&& o) noexcept { *this = std::move(o); }
-  Frame& operator=(Frame&& o) noexcept;
+  Frame(Frame&& o) noexcept { take(o); }
+  Frame& operator=(Frame&& o) noexcept {
+    if (this != &o) {
+      release();
+      take(o);
+    }
+    return *this;
+  }
   Frame(const Frame&) = delete;
   Frame& operator=(const Frame&) = delete;
   ~Frame() { release(); }
 
   explicit operator bool() const { return buf_ != nullptr; }
-  std::span<std::byte> bytes() { return {buf_, length_}; }
-  std::span<const std::byte> bytes() const { return {buf_, length_}; }
+  // The frame's bytes, CRCs included (a deferred seal is completed first).
+  std::span<std::byte> bytes() {
+    complete_seal();
+    return {buf_, length_};
+  }
+  std::span<const std::byte> bytes() const {
+    complete_seal();
+    return {buf_, length_};
+  }
   size_t size() const { return length_; }
   size_t capacity() const { return capacity_; }
   // Sets the frame length (<= capacity).
   void resize(size_t n);
   // The writable area of the whole buffer, for builders that learn the length later.
-  std::span<std::byte> buffer() { return {buf_, capacity_}; }
+  std::span<std::byte> buffer() {
+    complete_seal();
+    return {buf_, capacity_};
+  }
   FrameMeta& meta() { return meta_; }
   const FrameMeta& meta() const { return meta_; }
 
+  // --- deferred CRCs (see the top of this file) ---
+  // The frame is correct except for the CRC fields `sealer` computes.
+  void defer_seal(Sealer sealer) { sealer_ = sealer; }
+  // No one has seen or changed the bytes since a builder deferred the seal.
+  bool intact() const { return sealer_ != nullptr; }
+  // The bytes without completing the seal: for an intact frame the CRC fields
+  // hold garbage. For receivers that skip the CRC check of intact frames.
+  std::span<const std::byte> bytes_as_built() const { return {buf_, length_}; }
+  // Computes the deferred CRCs now (a no-op for a frame that is not intact).
+  void complete_seal() const {
+    if (sealer_ != nullptr) [[unlikely]] {
+      const Sealer s = sealer_;
+      sealer_ = nullptr;
+      s({buf_, length_});
+    }
+  }
+
 private:
   friend class FramePool;
-  void release();
+  void take(Frame& o) noexcept {
+    buf_ = o.buf_;
+    pool_ = o.pool_;
+    length_ = o.length_;
+    capacity_ = o.capacity_;
+    sealer_ = o.sealer_;
+    meta_ = o.meta_;
+    o.buf_ = nullptr;
+    o.pool_ = nullptr;
+    o.length_ = o.capacity_ = 0;
+    o.sealer_ = nullptr;
+  }
+  inline void release() noexcept;
+
   std::byte* buf_ = nullptr;
-  size_t length_ = 0;
-  size_t capacity_ = 0;
   FramePool* pool_ = nullptr;
+  uint32_t length_ = 0;
+  uint32_t capacity_ = 0;
+  mutable Sealer sealer_ = nullptr;  // set while intact (the CRCs are computed on first look)
   FrameMeta meta_;
 };
 
@@ -71,5 +132,15 @@ private:
   std::vector<std::unique_ptr<std::byte[]>> storage_;
   std::vector<std::byte*> free_;
 };
+
+inline void Frame::release() noexcept {
+  if (buf_ != nullptr) {
+    if (pool_ != nullptr) pool_->give_back(buf_);
+    buf_ = nullptr;
+    pool_ = nullptr;
+    length_ = capacity_ = 0;
+    sealer_ = nullptr;
+  }
+}
 
 }  // namespace rnicsim::fabric

@@ -30,26 +30,28 @@ bool Port::send(Frame&& frame) {
   }
   queued_bytes_[prio] += frame.size();
   queued_total_ += frame.size();
-  queues_[prio].push_back(std::move(frame));
+  queues_[prio].emplace_back() = std::move(frame);
+  nonempty_ |= 1u << prio;
   if (!tx_busy_) start_next();
   return true;
 }
 
 void Port::start_next() {
+  if (nonempty_ == 0) return;
   // Strict priority: the highest non-empty priority goes first.
-  for (int p = kPriorities - 1; p >= 0; --p) {
-    auto& q = queues_[static_cast<size_t>(p)];
-    if (q.empty()) continue;
-    on_wire_ = q.pop_front();
-    queued_bytes_[static_cast<size_t>(p)] -= on_wire_.size();
-    queued_total_ -= on_wire_.size();
-    tx_busy_ = true;
-    ++counters_.tx_frames;
-    counters_.tx_bytes += on_wire_.size();
-    for (FrameTap* t : taps_) t->capture(sim_.now(), on_wire_.bytes());
-    sim_.scheduler().schedule_in(tx_done_, wire_time(on_wire_.size()));
-    return;
-  }
+  const size_t p = static_cast<size_t>(31 - __builtin_clz(nonempty_));
+  auto& q = queues_[p];
+  on_wire_ = std::move(q.front());
+  q.pop();
+  if (q.empty()) nonempty_ &= ~(1u << p);
+  queued_bytes_[p] -= on_wire_.size();
+  queued_total_ -= on_wire_.size();
+  tx_busy_ = true;
+  ++counters_.tx_frames;
+  counters_.tx_bytes += on_wire_.size();
+  // A tap sees the bytes on the wire, CRCs included (bytes() completes a deferred seal).
+  for (FrameTap* t : taps_) t->capture(sim_.now(), on_wire_.bytes());
+  sim_.scheduler().schedule_in(tx_done_, wire_time(on_wire_.size()));
 }
 
 void Port::on_tx_done() {
@@ -58,7 +60,9 @@ void Port::on_tx_done() {
   if (params_.loss_rate > 0 && loss_rng_.bernoulli(params_.loss_rate)) {
     ++counters_.drops_loss;
   } else if (peer_ != nullptr) {
-    pipe_.push_back(InFlight{sim_.now() + params_.delay, std::move(f)});
+    InFlight& slot = pipe_.emplace_back();
+    slot.arrival = sim_.now() + params_.delay;
+    slot.frame = std::move(f);
     if (!arrive_.scheduled()) sim_.scheduler().schedule(arrive_, pipe_.front().arrival);
   }
   start_next();
@@ -67,9 +71,10 @@ void Port::on_tx_done() {
 
 void Port::on_arrival() {
   // Constant delay keeps the pipe in arrival order.
-  InFlight head = pipe_.pop_front();
+  Frame f = std::move(pipe_.front().frame);
+  pipe_.pop();
   if (!pipe_.empty()) sim_.scheduler().schedule(arrive_, pipe_.front().arrival);
-  peer_->accept(std::move(head.frame));
+  peer_->accept(std::move(f));
 }
 
 void Port::accept(Frame&& frame) {

@@ -128,6 +128,7 @@ private:
   std::array<sim::RingQueue<Frame>, kPriorities> queues_;
   std::array<uint64_t, kPriorities> queued_bytes_{};
   uint64_t queued_total_ = 0;
+  uint32_t nonempty_ = 0;  // bit p: queues_[p] holds frames
   bool tx_busy_ = false;
   Frame on_wire_;
   sim::Event tx_done_;

@@ -13,61 +13,63 @@ DmaEngine::DmaEngine(sim::Simulator& sim, PcieLink& pcie, HostMemory& memory)
       write_event_([this] { on_write_done(); }, "dma.write_done") {}
 
 void DmaEngine::read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag) {
-  Request r;
+  Read& r = read_q_.emplace_back();
   r.done = pcie_.read(sim_.now(), dst.size());
   r.addr = addr;
-  r.read_dst = dst;
+  r.dst = dst.data();
+  r.length = dst.size();
   r.client = client;
   r.tag = tag;
-  read_q_.push_back(std::move(r));
   ++reads_;
   if (!read_event_.scheduled()) sim_.scheduler().schedule(read_event_, read_q_.front().done);
 }
 
-void DmaEngine::write(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder, DmaClient* client,
-                      uint64_t tag) {
-  Request r;
-  r.done = pcie_.write(sim_.now(), src.size());
-  r.addr = addr;
-  r.write_src = src;
-  r.holder = std::move(holder);
-  r.client = client;
-  r.tag = tag;
-  write_q_.push_back(std::move(r));
+void DmaEngine::issue_write(sim::Time done, uint64_t addr, const std::byte* src, size_t length,
+                            fabric::Frame&& holder, DmaClient* client, uint64_t tag) {
+  Write& w = write_q_.emplace_back();
+  w.done = done;
+  w.addr = addr;
+  w.src = src;
+  w.length = length;
+  w.client = client;
+  w.tag = tag;
+  if (holder) w.holder = std::move(holder);
   ++writes_;
   if (!write_event_.scheduled()) sim_.scheduler().schedule(write_event_, write_q_.front().done);
+}
+
+void DmaEngine::write(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder, DmaClient* client,
+                      uint64_t tag) {
+  // A zero-length write still needs a non-null source (null marks a small write).
+  static constexpr std::byte kNothing{};
+  issue_write(pcie_.write(sim_.now(), src.size()), addr, src.empty() ? &kNothing : src.data(), src.size(),
+              std::move(holder), client, tag);
 }
 
 void DmaEngine::write_small(uint64_t addr, std::span<const std::byte> src, DmaClient* client, uint64_t tag) {
   if (src.size() > 64) throw std::length_error("write_small takes at most 64 bytes");
-  Request r;
-  r.done = pcie_.write(sim_.now(), src.size());
-  r.addr = addr;
-  std::memcpy(r.small.data(), src.data(), src.size());
-  r.write_src = std::span<const std::byte>(r.small.data(), src.size());
-  r.use_small = true;
-  r.client = client;
-  r.tag = tag;
-  write_q_.push_back(std::move(r));
-  ++writes_;
-  if (!write_event_.scheduled()) sim_.scheduler().schedule(write_event_, write_q_.front().done);
+  std::memcpy(small_.emplace_back().data(), src.data(), src.size());
+  issue_write(pcie_.write(sim_.now(), src.size()), addr, nullptr, src.size(), fabric::Frame(), client, tag);
 }
 
 void DmaEngine::on_read_done() {
-  Request r = read_q_.pop_front();
+  const Read r = read_q_.front();
+  read_q_.pop();
   if (!read_q_.empty()) sim_.scheduler().schedule(read_event_, read_q_.front().done);
-  const bool ok = memory_.read(r.addr, r.read_dst);
+  const bool ok = memory_.read(r.addr, std::span<std::byte>(r.dst, r.length));
   if (r.client != nullptr) r.client->dma_done(r.tag, ok);
 }
 
 void DmaEngine::on_write_done() {
-  Request r = write_q_.pop_front();
+  Write& w = write_q_.front();
+  const bool small = w.src == nullptr;
+  const bool ok = memory_.write(w.addr, std::span<const std::byte>(small ? small_.front().data() : w.src, w.length));
+  if (small) small_.pop();
+  DmaClient* const client = w.client;
+  const uint64_t tag = w.tag;
+  write_q_.pop();  // releases the frame that held the data
   if (!write_q_.empty()) sim_.scheduler().schedule(write_event_, write_q_.front().done);
-  // The small buffer moved with the request: point at the moved copy.
-  const std::span<const std::byte> src =
-      r.use_small ? std::span<const std::byte>(r.small.data(), r.write_src.size()) : r.write_src;
-  const bool ok = memory_.write(r.addr, src);
-  if (r.client != nullptr) r.client->dma_done(r.tag, ok);
+  if (client != nullptr) client->dma_done(tag, ok);
 }
 
 }  // namespace rnicsim::nic

@@ -52,24 +52,35 @@ public:
   uint64_t writes() const { return writes_; }
 
 private:
-  struct Request {
+  struct Read {
     sim::Time done;
     uint64_t addr = 0;
-    std::span<std::byte> read_dst;
-    std::span<const std::byte> write_src;
-    fabric::Frame holder;
-    std::array<std::byte, 64> small{};
-    bool use_small = false;
+    std::byte* dst = nullptr;
+    size_t length = 0;
     DmaClient* client = nullptr;
     uint64_t tag = 0;
   };
+  struct Write {
+    sim::Time done;
+    uint64_t addr = 0;
+    const std::byte* src = nullptr;  // nullptr: the data is the front of small_
+    size_t length = 0;
+    DmaClient* client = nullptr;
+    uint64_t tag = 0;
+    fabric::Frame holder;
+  };
+  using Small = std::array<std::byte, 64>;
   void on_read_done();
   void on_write_done();
+  void issue_write(sim::Time done, uint64_t addr, const std::byte* src, size_t length, fabric::Frame&& holder,
+                   DmaClient* client, uint64_t tag);
 
   sim::Simulator& sim_;
   PcieLink& pcie_;
   HostMemory& memory_;
-  sim::RingQueue<Request> read_q_, write_q_;
+  sim::RingQueue<Read> read_q_;
+  sim::RingQueue<Write> write_q_;
+  sim::RingQueue<Small> small_;  // data of the small writes in write_q_, in order
   sim::Event read_event_, write_event_;
   uint64_t reads_ = 0, writes_ = 0;
 };

@@ -27,6 +27,42 @@ sim::Time PcieLink::write(sim::Time now, uint64_t bytes) {
 }
 
 sim::Time PcieLink::read(sim::Time now, uint64_t bytes) {
+  if (p_.max_read_tags == 0) return read_with_tags(now, bytes);
+  const uint64_t part_bytes = uint64_t{p_.max_read_tags} * p_.max_read_request_bytes;
+  sim::Time done = now;
+  uint64_t left = bytes;
+  do {
+    const uint64_t part = std::min(left, part_bytes);
+    const uint32_t n = static_cast<uint32_t>(tlps(part, p_.max_read_request_bytes));
+    done = read_with_tags(take_tags(now, n), part);
+    tags_in_use_.push_back(TagRelease{done, n});
+    left -= part;
+  } while (left > 0);
+  return done;
+}
+
+sim::Time PcieLink::take_tags(sim::Time now, uint32_t n) {
+  // Tags of reads complete by now are free again.
+  while (!tags_in_use_.empty() && tags_in_use_.front().at <= now) {
+    tags_busy_ -= tags_in_use_.front().count;
+    tags_in_use_.pop();
+  }
+  sim::Time start = now;
+  if (tags_busy_ + n > p_.max_read_tags) ++tag_waits_;
+  // Wait for the oldest reads to return theirs.
+  while (tags_busy_ + n > p_.max_read_tags) {
+    TagRelease& oldest = tags_in_use_.front();
+    const uint32_t freed = std::min(oldest.count, tags_busy_ + n - p_.max_read_tags);
+    oldest.count -= freed;
+    tags_busy_ -= freed;
+    start = std::max(start, oldest.at);
+    if (oldest.count == 0) tags_in_use_.pop();
+  }
+  tags_busy_ += n;
+  return start;
+}
+
+sim::Time PcieLink::read_with_tags(sim::Time now, uint64_t bytes) {
   const uint64_t req_wire = tlps(bytes, p_.max_read_request_bytes) * p_.tlp_overhead_bytes;
   up_bytes_ += req_wire;
   const sim::Time at_host = reserve(up_free_, now, req_wire) + p_.latency + p_.host_memory_latency;

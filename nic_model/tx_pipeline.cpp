@@ -5,52 +5,68 @@
 namespace rnicsim::nic {
 
 bool TxPipeline::has_room(size_t bytes) const {
-  return pending_.size() < nic_.params().tx_pipeline_packets && nic_.tx_has_room(bytes_ + bytes);
+  if (pending_.size() < nic_.params().tx_pipeline_packets && nic_.tx_has_room(bytes_ + bytes)) return true;
+  if (refused_bytes_ == 0 || bytes < refused_bytes_) refused_bytes_ = bytes;
+  return false;
 }
 
 void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout, std::span<const DmaPiece> pieces,
                         uint32_t qpn, TxOrigin origin) {
-  Pending p;
+  const uint64_t id = front_id_ + pending_.size();
+  Pending& p = pending_.emplace_back();
   p.layout = layout;
   p.qpn = qpn;
   p.origin = origin;
   p.frame = std::move(frame);
-  std::span<std::byte> payload = p.frame.bytes().subspan(layout.payload_offset, layout.payload_length);
-  for (const DmaPiece& piece : pieces) {
-    nic_.dma().read(piece.host_addr, payload.subspan(piece.offset, piece.length), this, 0);
-    ++p.reads_left;
-  }
+  p.reads_left = static_cast<uint32_t>(pieces.size());
+  p.failed = false;
   bytes_ += p.frame.size();
-  pending_.push_back(std::move(p));
+  if (!pieces.empty()) {
+    std::byte* payload = p.frame.bytes().data() + layout.payload_offset;
+    for (const DmaPiece& piece : pieces)
+      nic_.dma().read(piece.host_addr, std::span<std::byte>(payload + piece.offset, piece.length), this, id);
+  }
   drain();
 }
 
-void TxPipeline::dma_done(uint64_t, bool ok) {
-  // Completions come back in issue order: the oldest frame still reading owns this one.
-  for (size_t i = 0; i < pending_.size(); ++i) {
-    if (pending_[i].reads_left > 0) {
-      --pending_[i].reads_left;
-      if (!ok) pending_[i].failed = true;
-      break;
-    }
-  }
+void TxPipeline::dma_done(uint64_t tag, bool ok) {
+  // The tag is the submission number of the frame the read fills.
+  Pending& p = pending_[tag - front_id_];
+  --p.reads_left;
+  if (!ok) p.failed = true;
+  const bool was_refused = refused_bytes_ != 0;
   drain();
-  nic_.tx_space_available();
+  // Moving frames to the port frees pipeline slots, not port room: a producer
+  // told no needs to hear of it only if it would now be told yes.
+  if (was_refused && has_room(refused_bytes_)) {
+    refused_bytes_ = 0;
+    nic_.tx_space_available();
+  }
 }
 
 void TxPipeline::drain() {
   while (!pending_.empty() && pending_.front().reads_left == 0) {
-    Pending p = pending_.pop_front();
+    Pending& p = pending_.front();
     bytes_ -= p.frame.size();
-    QpContext* qp = nic_.qp(p.qpn);
+    fabric::Frame frame = std::move(p.frame);
+    const packet::FrameLayout layout = p.layout;
+    const uint32_t qpn = p.qpn;
+    const TxOrigin origin = p.origin;
+    const bool failed = p.failed;
+    pending_.pop();
+    ++front_id_;
+    QpContext* qp = nic_.qp(qpn);
     if (qp == nullptr || qp->state == QpState::Err || qp->state == QpState::Reset) continue;
-    if (p.failed) {
+    if (failed) {
       nic_.qp_fatal(*qp, WcStatus::LocProtErr);
       continue;
     }
-    packet::seal(p.frame.bytes(), p.layout);
-    nic_.transmit(std::move(p.frame));
-    if (p.origin == TxOrigin::RequestEndsUnreliableWqe) nic_.requester().unreliable_wqe_sent(*qp);
+    // Pad and checksums now; the CRCs when (if ever) someone looks at the frame.
+    packet::seal_without_crc(frame.bytes(), layout);
+    frame.defer_seal(packet::is_roce(layout.link) ? &packet::complete_seal_ethernet
+                                                  : &packet::complete_seal_infiniband);
+    nic_.transmit(std::move(frame));
+    if (origin == TxOrigin::RequestEndsUnreliableWqe) nic_.requester().unreliable_wqe_sent(*qp);
   }
 }
 

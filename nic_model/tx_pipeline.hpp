@@ -1,9 +1,10 @@
 // The transmit pipeline: frames whose payload is still being DMA-read from host
 // memory wait here, in the order they were built; when a frame's reads are done
-// the packet layer seals it (pad, checksums, ICRC) and it is queued at the port.
-// The requester (requests) and the responder (read responses, atomic ACKs) share
-// it, as they share the port. DMA reads complete in issue order, so the frames
-// leave in order without any reordering buffer.
+// the packet layer seals it (pad, checksums; the CRCs are deferred until someone
+// looks at the frame, see fabric::Frame::defer_seal) and it is queued at the
+// port. The requester (requests) and the responder (read responses, atomic ACKs)
+// share it, as they share the port. DMA reads complete in issue order, so the
+// frames leave in order without any reordering buffer.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,8 @@ enum class TxOrigin : uint8_t { Request, RequestEndsUnreliableWqe, Response };
 class TxPipeline : public DmaClient {
 public:
   explicit TxPipeline(Nic& nic) : nic_(nic) {}
-  // Room for one more frame of `bytes` (pipeline depth and port queue).
+  // Room for one more frame of `bytes` (pipeline depth and port queue). A
+  // producer told no is resumed (Nic::tx_space_available) once there is room.
   bool has_room(size_t bytes) const;
   void submit(fabric::Frame&& frame, const packet::FrameLayout& layout, std::span<const DmaPiece> pieces,
               uint32_t qpn, TxOrigin origin);
@@ -44,7 +46,11 @@ private:
 
   Nic& nic_;
   sim::RingQueue<Pending> pending_;
+  uint64_t front_id_ = 0;  // submission number of pending_.front(); a DMA tag is a submission number
   uint64_t bytes_ = 0;
+  // The smallest frame a producer was refused room for since room was last
+  // signalled (0: none refused).
+  mutable size_t refused_bytes_ = 0;
 };
 
 }  // namespace rnicsim::nic

@@ -268,6 +268,29 @@ bool seal(std::span<std::byte> frame, LinkKind link) noexcept {
   return true;
 }
 
+void seal_without_crc(std::span<std::byte> frame, const FrameLayout& l) noexcept {
+  std::byte* p = frame.data();
+  std::memset(p + l.icrc_offset - l.pad_count, 0, l.pad_count);
+  if (is_roce(l.link)) {
+    const std::size_t end = l.icrc_offset + kIcrcSize;
+    if (l.frame_length > end) std::memset(p + end, 0, l.frame_length - end);
+    std::byte* ip = p + l.l3_offset;
+    std::byte* udp = ip + l.l3_header_length;
+    store_be16(udp + 6, 0);
+    if (l.link == LinkKind::RoceV2Ipv4) store_be16(ip + 10, ipv4_header_checksum(ip, l.l3_header_length));
+  }
+}
+
+bool complete_seal(std::span<std::byte> frame, LinkType link_type) noexcept {
+  auto r = parse(frame, link_type);
+  if (!r) return false;
+  seal(frame, r->layout);
+  return true;
+}
+
+void complete_seal_ethernet(std::span<std::byte> frame) noexcept { complete_seal(frame, LinkType::Ethernet); }
+void complete_seal_infiniband(std::span<std::byte> frame) noexcept { complete_seal(frame, LinkType::Infiniband); }
+
 BuildResult<std::size_t> build(const PacketFields& f, std::span<const std::byte> payload,
                                std::span<std::byte> out) noexcept {
   if (payload.size() != f.payload_length) return BuildError::PayloadSizeMismatch;

@@ -195,6 +195,24 @@ void seal(std::span<std::byte> frame, const FrameLayout& layout) noexcept;
 /// frame does not parse as the given link kind.
 bool seal(std::span<std::byte> frame, LinkKind link) noexcept;
 
+/// seal() in two halves, for senders whose frames may never be looked at.
+/// seal_without_crc() does everything seal() does except the fields that depend
+/// on the ICRC: the ICRC itself, the VCRC (IB) and the UDP checksum (IPv6, where
+/// it covers the ICRC). The frame is then correct but for those fields, which
+/// complete_seal() fills in later, locating the headers by walking them; after
+/// both, the frame is byte for byte what seal() makes. A frame that is never
+/// looked at (no capture, no fault model, a receiver that trusts its sender's
+/// builder) need never have its CRCs computed. See fabric::Frame::defer_seal.
+void seal_without_crc(std::span<std::byte> frame, const FrameLayout& layout) noexcept;
+/// Completes a frame of the given capture link type sealed by seal_without_crc()
+/// (or re-seals a complete one). Returns false, leaving the frame untouched, when
+/// the frame does not parse.
+bool complete_seal(std::span<std::byte> frame, LinkType link_type) noexcept;
+/// complete_seal() for Ethernet (RoCEv2) and InfiniBand frames, with the
+/// signature of fabric::Frame::Sealer.
+void complete_seal_ethernet(std::span<std::byte> frame) noexcept;
+void complete_seal_infiniband(std::span<std::byte> frame) noexcept;
+
 /// write_headers + payload copy + seal. Returns the frame length.
 BuildResult<std::size_t> build(const PacketFields& f, std::span<const std::byte> payload,
                                std::span<std::byte> out) noexcept;

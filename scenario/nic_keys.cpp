@@ -79,6 +79,7 @@ const Key<PcieParams> kPcieKeys[] = {
     {"max_payload_bytes", Kind::Bytes, 128, 4096, &PcieParams::max_payload_bytes, true},
     {"max_read_request_bytes", Kind::Bytes, 128, 4096, &PcieParams::max_read_request_bytes, true},
     {"tlp_overhead_bytes", Kind::Bytes, 0, 256, &PcieParams::tlp_overhead_bytes},
+    {"max_read_tags", Kind::Count, 0, 1024, &PcieParams::max_read_tags},  // 0: unlimited
 };
 
 // Names older scenarios use.

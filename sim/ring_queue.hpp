@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -11,30 +12,34 @@ namespace rnicsim::sim {
 template <class T>
 class RingQueue {
 public:
-  explicit RingQueue(size_t initial_capacity = 16) : slots_(round_up(initial_capacity)) {}
+  explicit RingQueue(size_t initial_capacity = 16) : slots_(round_up(initial_capacity)), mask_(slots_.size() - 1) {}
 
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
   T& front() { return slots_[head_]; }
   const T& front() const { return slots_[head_]; }
-  T& back() { return slots_[(head_ + size_ - 1) & (slots_.size() - 1)]; }
-  T& operator[](size_t i) { return slots_[(head_ + i) & (slots_.size() - 1)]; }
-  const T& operator[](size_t i) const { return slots_[(head_ + i) & (slots_.size() - 1)]; }
+  T& back() { return slots_[(head_ + size_ - 1) & mask_]; }
+  T& operator[](size_t i) { return slots_[(head_ + i) & mask_]; }
+  const T& operator[](size_t i) const { return slots_[(head_ + i) & mask_]; }
 
-  void push_back(T v) {
+  void push_back(T v) { emplace_back() = std::move(v); }
+  // Appends a slot and returns it for the caller to fill: a slot that was used
+  // before holds a value-initialised T (every pop leaves it so).
+  T& emplace_back() {
     if (size_ == slots_.size()) grow();
-    slots_[(head_ + size_) & (slots_.size() - 1)] = std::move(v);
+    T& slot = slots_[(head_ + size_) & mask_];
     ++size_;
+    return slot;
   }
   T pop_front() {
     T v = std::move(slots_[head_]);
-    slots_[head_] = T();
-    head_ = (head_ + 1) & (slots_.size() - 1);
-    --size_;
+    drop_front();
     return v;
   }
+  // Removes the front element without returning it.
+  void pop() { drop_front(); }
   void clear() {
-    while (!empty()) pop_front();
+    while (!empty()) drop_front();
   }
 
 private:
@@ -43,14 +48,23 @@ private:
     while (c < n) c <<= 1;
     return c;
   }
+  void drop_front() {
+    // Leave the slot as a fresh T, so that what it held (a frame, a buffer) is
+    // released now and a later emplace_back finds it clean.
+    slots_[head_] = T();
+    head_ = (head_ + 1) & mask_;
+    --size_;
+  }
   void grow() {
     std::vector<T> bigger(slots_.size() * 2);
     for (size_t i = 0; i < size_; ++i) bigger[i] = std::move((*this)[i]);
     slots_ = std::move(bigger);
+    mask_ = slots_.size() - 1;
     head_ = 0;
   }
 
   std::vector<T> slots_;
+  size_t mask_;
   size_t head_ = 0;
   size_t size_ = 0;
 };

@@ -1,6 +1,7 @@
 #include "sim/scheduler.hpp"
 
 #include <stdexcept>
+#include <string>
 
 namespace rnicsim::sim {
 
@@ -9,21 +10,16 @@ Event::~Event() {
 }
 
 Scheduler::~Scheduler() {
-  for (Event* e : heap_) {
-    e->heap_index_ = Event::kIdle;
-    e->owner_ = nullptr;
+  for (const Slot& s : heap_) {
+    s.event->heap_index_ = Event::kIdle;
+    s.event->owner_ = nullptr;
   }
 }
 
-void Scheduler::schedule(Event& e, Time t) {
+void Scheduler::refuse(const Event& e, Time t) const {
   if (e.scheduled()) throw std::logic_error("event scheduled twice: " + std::string(e.name()));
-  if (t < now_) throw std::logic_error("event scheduled in the past: " + std::string(e.name()));
-  e.when_ = t;
-  e.seq_ = next_seq_++;
-  e.owner_ = this;
-  heap_.push_back(&e);
-  e.heap_index_ = static_cast<uint32_t>(heap_.size() - 1);
-  sift_up(e.heap_index_);
+  (void)t;
+  throw std::logic_error("event scheduled in the past: " + std::string(e.name()));
 }
 
 void Scheduler::reschedule(Event& e, Time t) {
@@ -31,13 +27,47 @@ void Scheduler::reschedule(Event& e, Time t) {
   schedule(e, t);
 }
 
-void Scheduler::cancel(Event& e) {
-  if (!e.scheduled()) return;
-  remove_at(e.heap_index_);
+void Scheduler::sift_down(uint32_t i) {
+  const uint32_t n = static_cast<uint32_t>(heap_.size());
+  const Slot s = heap_[i];
+  for (;;) {
+    uint32_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heap_[child + 1].key < heap_[child].key) ++child;
+    if (!(heap_[child].key < s.key)) break;
+    place(i, heap_[child]);
+    i = child;
+  }
+  place(i, s);
+}
+
+Event* Scheduler::pop_front() {
+  Event* e = heap_.front().event;
+  const Slot last = heap_.back();
+  heap_.pop_back();
+  const uint32_t n = static_cast<uint32_t>(heap_.size());
+  if (n > 0) {
+    // Floyd: move the hole at the root down to a leaf along the earlier children,
+    // then put the last slot there and sift it up. The last slot is usually among
+    // the latest events, so this saves a comparison per level.
+    uint32_t hole = 0;
+    for (;;) {
+      uint32_t child = 2 * hole + 1;
+      if (child >= n) break;
+      if (child + 1 < n && heap_[child + 1].key < heap_[child].key) ++child;
+      place(hole, heap_[child]);
+      hole = child;
+    }
+    heap_[hole] = last;
+    sift_up(hole);
+  }
+  e->heap_index_ = Event::kIdle;
+  e->owner_ = nullptr;
+  return e;
 }
 
 void Scheduler::remove_at(uint32_t i) {
-  Event* victim = heap_[i];
+  Event* victim = heap_[i].event;
   const uint32_t last = static_cast<uint32_t>(heap_.size() - 1);
   if (i != last) {
     place(i, heap_[last]);
@@ -51,44 +81,9 @@ void Scheduler::remove_at(uint32_t i) {
   victim->owner_ = nullptr;
 }
 
-void Scheduler::sift_up(uint32_t i) {
-  Event* e = heap_[i];
-  while (i > 0) {
-    const uint32_t parent = (i - 1) / 2;
-    if (!before(e, heap_[parent])) break;
-    place(i, heap_[parent]);
-    i = parent;
-  }
-  place(i, e);
-}
-
-void Scheduler::sift_down(uint32_t i) {
-  const uint32_t n = static_cast<uint32_t>(heap_.size());
-  Event* e = heap_[i];
-  for (;;) {
-    uint32_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
-    if (!before(heap_[child], e)) break;
-    place(i, heap_[child]);
-    i = child;
-  }
-  place(i, e);
-}
-
-bool Scheduler::step() {
-  if (heap_.empty()) return false;
-  Event* e = heap_.front();
-  remove_at(0);
-  now_ = e->when_;
-  ++fired_;
-  e->action_();
-  return true;
-}
-
 void Scheduler::run_until(Time until) {
   stop_requested_ = false;
-  while (!heap_.empty() && heap_.front()->when_ <= until && !stop_requested_) step();
+  while (!heap_.empty() && heap_.front().event->when_ <= until && !stop_requested_) step();
 }
 
 }  // namespace rnicsim::sim

@@ -4,8 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <functional>
+#include <new>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "sim/time.hpp"
@@ -16,11 +20,23 @@ class Scheduler;
 
 // One pending action of a component. An event is either idle or scheduled once;
 // scheduling a scheduled event is an error (use reschedule). The callback is bound
-// at construction, so firing costs one indirect call.
+// at construction, so firing costs one indirect call: a small callable that is
+// trivially copyable (a lambda capturing `this` and a pointer or two) is stored in
+// the event itself; anything else is kept in a std::function.
 class Event {
 public:
-  explicit Event(std::function<void()> action, std::string_view name = "event")
-      : action_(std::move(action)), name_(name) {}
+  template <class F, class = std::enable_if_t<std::is_invocable_r_v<void, F&>>>
+  explicit Event(F&& action, std::string_view name = "event") : name_(name) {
+    using Fn = std::decay_t<F>;
+    if constexpr (sizeof(Fn) <= kInlineBytes && alignof(Fn) <= alignof(std::max_align_t) &&
+                  std::is_trivially_copyable_v<Fn> && std::is_trivially_destructible_v<Fn>) {
+      ::new (static_cast<void*>(inline_)) Fn(std::forward<F>(action));
+      invoke_ = [](Event& e) { (*std::launder(reinterpret_cast<Fn*>(e.inline_)))(); };
+    } else {
+      fallback_ = std::function<void()>(std::forward<F>(action));
+      invoke_ = [](Event& e) { e.fallback_(); };
+    }
+  }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
   ~Event();
@@ -32,11 +48,15 @@ public:
 private:
   friend class Scheduler;
   static constexpr uint32_t kIdle = UINT32_MAX;
-  std::function<void()> action_;
+  static constexpr size_t kInlineBytes = 24;
+  void fire() { invoke_(*this); }
+
+  void (*invoke_)(Event&) = nullptr;
+  alignas(std::max_align_t) unsigned char inline_[kInlineBytes];
+  std::function<void()> fallback_;
   std::string_view name_;
   Scheduler* owner_ = nullptr;
   Time when_;
-  uint64_t seq_ = 0;
   uint32_t heap_index_ = kIdle;
 };
 
@@ -50,19 +70,35 @@ public:
   Time now() const { return now_; }
 
   // Schedules an idle event at absolute time `t` (not before now).
-  void schedule(Event& e, Time t);
+  void schedule(Event& e, Time t) {
+    if (e.scheduled() || t < now_) [[unlikely]] refuse(e, t);
+    e.when_ = t;
+    e.owner_ = this;
+    const uint32_t i = static_cast<uint32_t>(heap_.size());
+    heap_.push_back(Slot{key(t, next_seq_++), &e});
+    sift_up(i);
+  }
   void schedule_in(Event& e, Duration d) { schedule(e, now_ + d); }
   // Moves an event (scheduled or not) to time `t`.
   void reschedule(Event& e, Time t);
   // Removes a scheduled event; a no-op for an idle one.
-  void cancel(Event& e);
+  void cancel(Event& e) {
+    if (e.scheduled()) remove_at(e.heap_index_);
+  }
 
   bool empty() const { return heap_.empty(); }
   size_t pending() const { return heap_.size(); }
-  Time next_time() const { return heap_.empty() ? Time::max() : heap_.front()->when_; }
+  Time next_time() const { return heap_.empty() ? Time::max() : heap_.front().event->when_; }
 
   // Fires the earliest event. Returns false when the queue is empty.
-  bool step();
+  bool step() {
+    if (heap_.empty()) return false;
+    Event* e = pop_front();
+    now_ = e->when_;
+    ++fired_;
+    e->fire();
+    return true;
+  }
   // Fires events until the queue is empty or the next event is after `until`;
   // time then stands at min(until, time of the last event fired) — never past `until`.
   void run_until(Time until);
@@ -72,15 +108,37 @@ public:
   uint64_t events_fired() const { return fired_; }
 
 private:
-  bool before(const Event* a, const Event* b) const {
-    return a->when_ < b->when_ || (a->when_ == b->when_ && a->seq_ < b->seq_);
+  // The heap keeps each event's ordering key beside its pointer, so that sifting
+  // compares without touching the events: (time, insertion sequence) as one
+  // unsigned 128-bit number (times are never negative).
+  using Key = unsigned __int128;
+  struct Slot {
+    Key key;
+    Event* event;
+  };
+  static Key key(Time t, uint64_t seq) {
+    return (static_cast<Key>(static_cast<uint64_t>(t.picoseconds())) << 64) | seq;
   }
-  void sift_up(uint32_t i);
+  [[noreturn]] void refuse(const Event& e, Time t) const;
+  void place(uint32_t i, const Slot& s) {
+    heap_[i] = s;
+    s.event->heap_index_ = i;
+  }
+  void sift_up(uint32_t i) {
+    const Slot s = heap_[i];
+    while (i > 0) {
+      const uint32_t parent = (i - 1) / 2;
+      if (!(s.key < heap_[parent].key)) break;
+      place(i, heap_[parent]);
+      i = parent;
+    }
+    place(i, s);
+  }
   void sift_down(uint32_t i);
-  void place(uint32_t i, Event* e) { heap_[i] = e; e->heap_index_ = i; }
+  Event* pop_front();
   void remove_at(uint32_t i);
 
-  std::vector<Event*> heap_;
+  std::vector<Slot> heap_;
   Time now_;
   uint64_t next_seq_ = 0;
   uint64_t fired_ = 0;

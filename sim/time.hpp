@@ -66,7 +66,12 @@ private:
 
 // Time to put `bytes` on a wire of `bits_per_second`, rounded up to a whole picosecond.
 constexpr Duration serialization_time(uint64_t bytes, uint64_t bits_per_second) {
-  // bytes * 8 * 1e12 / bps; split to stay inside 64 bits for frames up to ~1 GB.
+  // bytes * 8 * 1e12 / bps, in 64 bits while that fits (up to ~2 MB: every
+  // frame and PCIe transfer), else in 128 (a 128-bit division is a library call).
+  if (bytes < (uint64_t{1} << 21)) {
+    const uint64_t num = bytes * 8'000'000'000'000u;
+    return Duration::ps(static_cast<int64_t>((num + bits_per_second - 1) / bits_per_second));
+  }
   const unsigned __int128 num = static_cast<unsigned __int128>(bytes) * 8u * 1'000'000'000'000u;
   return Duration::ps(static_cast<int64_t>((num + bits_per_second - 1) / bits_per_second));
 }
@@ -104,6 +109,10 @@ public:
   constexpr explicit ClockDomain(uint64_t hertz) : hertz_(hertz) {}
   constexpr uint64_t hertz() const { return hertz_; }
   constexpr Duration to_duration(Cycles c) const {
+    if (c.count() < 16384) {  // c * 1e15 fits in 64 bits: no 128-bit division
+      const uint64_t fs = c.count() * 1'000'000'000'000'000u / hertz_;
+      return Duration::ps(static_cast<int64_t>((fs + 999) / 1000));
+    }
     const unsigned __int128 fs = static_cast<unsigned __int128>(c.count()) * 1'000'000'000'000'000u / hertz_;
     return Duration::ps(static_cast<int64_t>((fs + 999) / 1000));
   }

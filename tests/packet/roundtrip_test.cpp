@@ -242,5 +242,63 @@ TEST(BuildErrors, Typed) {
   EXPECT_EQ(write_headers(f, out).error(), BuildError::InvalidOpcode);
 }
 
+
+TEST(DeferredSeal, SealWithoutCrcThenCompleteEqualsSeal) {
+  // For every opcode over every link: write_headers + payload + seal_without_crc +
+  // complete_seal gives the bytes build() gives, whatever the buffer held before.
+  int checked = 0;
+  for (const auto& lv : all_link_variants()) {
+    for (Opcode op : all_valid_opcodes()) {
+      SCOPED_TRACE(std::string(to_string(op)) + " over " + lv.name());
+      const PacketFields f = sample_fields(op, lv);
+      const auto expected = sample_frame(f, static_cast<std::uint8_t>(op));
+      const auto payload = sample_payload(f.payload_length, static_cast<std::uint8_t>(op));
+      std::vector<std::byte> out(expected.size(), std::byte{0xA5});  // stale bytes, as in a reused buffer
+      const auto l = write_headers(f, out);
+      ASSERT_TRUE(l);
+      if (!payload.empty()) std::memcpy(out.data() + l->payload_offset, payload.data(), payload.size());
+      seal_without_crc(out, *l);
+      // Everything but the CRC fields (and the IPv6 UDP checksum) is final already.
+      const auto r = parse(out, link_type_of(lv.link));
+      ASSERT_TRUE(r) << to_string(r.error());
+      EXPECT_EQ(r->fields, f);
+      EXPECT_TRUE(ipv4_checksum_ok(out, *r));
+      for (std::size_t i = 0; i < l->icrc_offset; ++i) {
+        const bool udp_checksum = f.link == LinkKind::RoceV2Ipv6 && i >= std::size_t{l->l3_offset} + 40 + 6 &&
+                                  i < std::size_t{l->l3_offset} + 40 + 8;
+        if (!udp_checksum) {
+          ASSERT_EQ(out[i], expected[i]) << "byte " << i;
+        }
+      }
+      ASSERT_TRUE(complete_seal(out, link_type_of(lv.link)));
+      EXPECT_EQ(out, expected);
+      // Completing twice changes nothing.
+      ASSERT_TRUE(complete_seal(out, link_type_of(lv.link)));
+      EXPECT_EQ(out, expected);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 6 * 38);
+}
+
+TEST(DeferredSeal, SealerFunctionsMatchTheLinkType) {
+  for (const auto& lv : all_link_variants()) {
+    SCOPED_TRACE(lv.name());
+    const PacketFields f = sample_fields(Opcode::RcRdmaWriteMiddle, lv);
+    auto frame = sample_frame(f, 7);
+    const auto expected = frame;
+    const auto r = parse(frame, link_type_of(lv.link));
+    ASSERT_TRUE(r);
+    std::memset(frame.data() + r->layout.icrc_offset, 0, frame.size() - r->layout.icrc_offset);  // CRCs gone
+    (is_roce(lv.link) ? complete_seal_ethernet : complete_seal_infiniband)(frame);
+    EXPECT_EQ(frame, expected);
+  }
+  // A frame that does not parse is left as it is.
+  std::vector<std::byte> junk(20, std::byte{0x11});
+  const auto before = junk;
+  EXPECT_FALSE(complete_seal(junk, LinkType::Ethernet));
+  EXPECT_EQ(junk, before);
+}
+
 }  // namespace
 }  // namespace rnicsim::packet
