@@ -73,11 +73,25 @@ BuildError validate(const PacketFields& f) noexcept {
     if (!info.has(h) && present) return BuildError::UnexpectedHeader;
     return std::nullopt;
   };
-  for (auto r : {check(Hdr::Deth, f.deth.has_value()), check(Hdr::Reth, f.reth.has_value()),
-                 check(Hdr::AtomicEth, f.atomic_eth.has_value()), check(Hdr::Aeth, f.aeth.has_value()),
-                 check(Hdr::AtomicAckEth, f.atomic_ack_eth.has_value()), check(Hdr::ImmDt, f.imm.has_value()),
-                 check(Hdr::Ieth, f.ieth.has_value())})
-    if (r) return *r;
+  // Fast path: the present extension headers are exactly the opcode's.
+  const auto bit = [](Hdr h, bool present) -> std::uint16_t { return present ? static_cast<std::uint16_t>(h) : 0; };
+  const std::uint16_t present =
+      bit(Hdr::Deth, f.deth.has_value()) | bit(Hdr::Reth, f.reth.has_value()) |
+      bit(Hdr::AtomicEth, f.atomic_eth.has_value()) | bit(Hdr::Aeth, f.aeth.has_value()) |
+      bit(Hdr::AtomicAckEth, f.atomic_ack_eth.has_value()) | bit(Hdr::ImmDt, f.imm.has_value()) |
+      bit(Hdr::Ieth, f.ieth.has_value());
+  constexpr std::uint16_t kChecked =
+      static_cast<std::uint16_t>(Hdr::Deth) | static_cast<std::uint16_t>(Hdr::Reth) |
+      static_cast<std::uint16_t>(Hdr::AtomicEth) | static_cast<std::uint16_t>(Hdr::Aeth) |
+      static_cast<std::uint16_t>(Hdr::AtomicAckEth) | static_cast<std::uint16_t>(Hdr::ImmDt) |
+      static_cast<std::uint16_t>(Hdr::Ieth);
+  if (present != (info.mask.bits() & kChecked)) {
+    for (auto r : {check(Hdr::Deth, f.deth.has_value()), check(Hdr::Reth, f.reth.has_value()),
+                   check(Hdr::AtomicEth, f.atomic_eth.has_value()), check(Hdr::Aeth, f.aeth.has_value()),
+                   check(Hdr::AtomicAckEth, f.atomic_ack_eth.has_value()), check(Hdr::ImmDt, f.imm.has_value()),
+                   check(Hdr::Ieth, f.ieth.has_value())})
+      if (r) return *r;
+  }
   if (!info.has(Hdr::Payload) && f.payload_length != 0) return BuildError::UnexpectedPayload;
   if (f.pad_count != pad_for(f.payload_length)) return BuildError::PadCountMismatch;
   if (f.dest_qp > k24 || f.psn > k24 || f.tver > 15) return BuildError::FieldOutOfRange;
@@ -331,9 +345,11 @@ std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std:
   const OpcodeInfo& info = opcode_info(bth.opcode());
   if (!info.valid) return ParseError::InvalidOpcode;
   if (bth.tver() != 0) return ParseError::BadTver;
-  for (Hdr h : kHeaderOrder)
-    if (info.has(h) && info.offset(h) + header_size(h) > avail) return truncated_at(h);
-  if (std::size_t{info.header_length} + kIcrcSize > avail) return ParseError::TruncatedIcrc;
+  if (std::size_t{info.header_length} + kIcrcSize > avail) {  // else every header fits
+    for (Hdr h : kHeaderOrder)
+      if (info.has(h) && info.offset(h) + header_size(h) > avail) return truncated_at(h);
+    return ParseError::TruncatedIcrc;
+  }
 
   f.opcode = static_cast<Opcode>(bth.opcode());
   f.solicited = bth.se();
