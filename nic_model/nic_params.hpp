@@ -14,6 +14,8 @@ struct NicParams {
   uint32_t wqe_fetch_batch = 8;               // WQEs read per DMA read at most
   uint32_t wqe_fetch_outstanding = 8;         // WQE/RQE DMA reads in flight at most
   uint32_t requester_cycles_per_packet = 20;  // segmentation + header build per packet
+  uint32_t requester_cycles_per_wqe = 8;      // decoding a WQE, on its first packet
+  uint32_t datapath_bytes_per_cycle = 64;     // payload bytes the requester and responder move per cycle
   uint32_t responder_cycles_per_packet = 20;  // checks + DMA set-up per received request
   uint32_t completer_cycles_per_packet = 10;  // per received ACK/NAK/response
   uint32_t rx_parse_cycles = 6;               // parse + ICRC check per received packet

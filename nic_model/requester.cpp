@@ -165,28 +165,29 @@ void Requester::step() {
     }
     ready_.pop_front();
     qp->in_requester_list = false;
+    uint32_t cycles = 0;
     if (!qp->resend.empty()) {
       // Selective repeat: one NAKed packet, sent again as it was.
       const Psn psn = qp->resend.pop_front();
       for (size_t i = 0; i < qp->next_entry && i < qp->send_entries.size(); ++i) {
         const SendEntry& e = qp->send_entries[i];
         if (e.reads_remote || Psn::distance(e.first_psn, psn) < 0 || Psn::distance(psn, e.last_psn()) < 0) continue;
-        emit(*qp, i, static_cast<uint32_t>(Psn::distance(e.first_psn, psn)), psn, false);
+        cycles = emit(*qp, i, static_cast<uint32_t>(Psn::distance(e.first_psn, psn)), psn, false);
         ++qp->retransmitted_packets;
         ++nic_.stats().retransmitted_packets;
         break;
       }
     } else {
-      build_packet(*qp);
+      cycles = build_packet(*qp);
     }
     kick(*qp);
-    next_free_ = nic_.now() + nic_.cycles(nic_.params().requester_cycles_per_packet) + nic_.translation_stall();
+    next_free_ = nic_.now() + nic_.cycles(cycles) + nic_.translation_stall();
     if (!ready_.empty() && !step_.scheduled()) nic_.scheduler().schedule(step_, next_free_);
     return;
   }
 }
 
-void Requester::build_packet(QpContext& qp) {
+uint32_t Requester::build_packet(QpContext& qp) {
   const size_t entry = qp.next_entry;
   const SendEntry& e = qp.send_entries[entry];
   const uint32_t index = qp.next_packet;
@@ -206,10 +207,10 @@ void Requester::build_packet(QpContext& qp) {
       ends_unreliable = qp.type != QpType::Rc;
     }
   }
-  emit(qp, entry, index, psn, ends_unreliable);
+  return emit(qp, entry, index, psn, ends_unreliable);
 }
 
-void Requester::emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, bool ends_unreliable) {
+uint32_t Requester::emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, bool ends_unreliable) {
   const SendEntry& e = qp.send_entries[entry];
   const uint32_t offset = index * qp.path_mtu;
   const bool read = e.wqe.opcode == WrOpcode::RdmaRead;
@@ -270,13 +271,17 @@ void Requester::emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, bool 
   }
   ++qp.tx_packets;
   ++packets_;
+  const NicParams& params = nic_.params();
+  const uint32_t cycles = params.requester_cycles_per_packet + (index == 0 ? params.requester_cycles_per_wqe : 0) +
+                          (len + params.datapath_bytes_per_cycle - 1) / std::max(params.datapath_bytes_per_cycle, 1u);
   if (failed) {
     nic_.qp_fatal(qp, WcStatus::LocProtErr);
-    return;
+    return cycles;
   }
   if (qp.type == QpType::Rc) nic_.completer().arm_timer(qp);
   nic_.tx_pipeline().submit(std::move(frame), *layout, std::span(map.pieces.data(), map.count), qp.qpn.value(),
                             ends_unreliable ? TxOrigin::RequestEndsUnreliableWqe : TxOrigin::Request);
+  return cycles;
 }
 
 void Requester::unreliable_wqe_sent(QpContext& qp) {

@@ -38,10 +38,11 @@ public:
 private:
   bool can_send(const QpContext& qp) const;
   void step();
-  void build_packet(QpContext& qp);
+  // Both return the cycles the packet costs the requester.
+  uint32_t build_packet(QpContext& qp);
   // Builds and queues packet `index` of send entry `entry` with PSN `psn`;
   // `ends_unreliable`: it is the last packet of a UC/UD WQE, which completes when it leaves.
-  void emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, bool ends_unreliable);
+  uint32_t emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, bool ends_unreliable);
 
   Nic& nic_;
   sim::RingQueue<uint32_t> ready_;

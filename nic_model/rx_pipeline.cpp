@@ -25,6 +25,11 @@ void RxPipeline::reinject(fabric::Frame&& frame) {
   if (!stalled_ && !process_.scheduled()) nic_.scheduler().schedule(process_, std::max(nic_.now(), busy_until_));
 }
 
+uint32_t RxPipeline::payload_cycles(uint32_t bytes) const {
+  const uint32_t width = std::max(nic_.params().datapath_bytes_per_cycle, 1u);
+  return (bytes + width - 1) / width;
+}
+
 void RxPipeline::process() {
   // Frames given back by the responder go first: they are next in PSN order.
   sim::RingQueue<fabric::Frame>& source = reinjected_.empty() ? queue_ : reinjected_;
@@ -54,12 +59,12 @@ void RxPipeline::process() {
     if (qp == nullptr) {
       ++counters_.unknown_qp;
     } else if (packet::opcode_info(f.opcode).is_response()) {
-      cycles += nic_.params().completer_cycles_per_packet;
+      cycles += nic_.params().completer_cycles_per_packet + payload_cycles(f.payload_length);
       nic_.completer().receive(*qp, *parsed, frame);
     } else if (f.opcode == packet::Opcode::Cnp) {
       // Congestion notification: no congestion control in this model yet.
     } else {
-      cycles += nic_.params().responder_cycles_per_packet;
+      cycles += nic_.params().responder_cycles_per_packet + payload_cycles(f.payload_length);
       switch (nic_.responder().receive(*qp, *parsed, frame)) {
         case Responder::Verdict::Done: break;
         case Responder::Verdict::Stall:  // keep the packet, retry it on resume

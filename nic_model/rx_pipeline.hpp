@@ -32,6 +32,7 @@ public:
 
 private:
   void process();
+  uint32_t payload_cycles(uint32_t bytes) const;
   Nic& nic_;
   sim::RingQueue<fabric::Frame> queue_;
   sim::RingQueue<fabric::Frame> reinjected_;

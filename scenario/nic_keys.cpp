@@ -51,6 +51,8 @@ const Key<NicParams> kNicKeys[] = {
     {"wqe_fetch_batch", Kind::Count, 1, 256, &NicParams::wqe_fetch_batch},
     {"wqe_fetch_outstanding", Kind::Count, 1, 4096, &NicParams::wqe_fetch_outstanding},
     {"requester_cycles_per_packet", Kind::Cycles, 1, 1'000'000, &NicParams::requester_cycles_per_packet},
+    {"requester_cycles_per_wqe", Kind::Cycles, 0, 1'000'000, &NicParams::requester_cycles_per_wqe},
+    {"datapath_bytes_per_cycle", Kind::Bytes, 1, 4096, &NicParams::datapath_bytes_per_cycle},
     {"responder_cycles_per_packet", Kind::Cycles, 1, 1'000'000, &NicParams::responder_cycles_per_packet},
     {"completer_cycles_per_packet", Kind::Cycles, 0, 1'000'000, &NicParams::completer_cycles_per_packet},
     {"rx_parse_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::rx_parse_cycles},
