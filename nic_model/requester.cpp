@@ -182,7 +182,10 @@ void Requester::step() {
     }
     kick(*qp);
     next_free_ = nic_.now() + nic_.cycles(cycles) + nic_.translation_stall();
-    if (!ready_.empty() && !step_.scheduled()) nic_.scheduler().schedule(step_, next_free_);
+    // The next step only if the pipeline can take a packet; otherwise the
+    // pipeline's wake-up (it remembers the refusal) resumes the requester.
+    if (!ready_.empty() && !step_.scheduled() && nic_.tx_pipeline().has_room(qp->path_mtu + 128))
+      nic_.scheduler().schedule(step_, next_free_);
     return;
   }
 }

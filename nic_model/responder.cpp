@@ -350,7 +350,8 @@ void Responder::step_responses() {
     }
     nic_.tx_pipeline().submit(std::move(frame), *layout, std::span(&piece, len > 0 ? 1 : 0), qpn, TxOrigin::Response);
     next_free_ = nic_.now() + nic_.cycles(nic_.params().responder_cycles_per_packet);
-    if (!responses_.empty() && !respond_.scheduled()) nic_.scheduler().schedule(respond_, next_free_);
+    if (!responses_.empty() && !respond_.scheduled() && nic_.tx_pipeline().has_room(qp->path_mtu + 128))
+      nic_.scheduler().schedule(respond_, next_free_);
     return;
   }
 }
