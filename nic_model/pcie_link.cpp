@@ -72,9 +72,13 @@ sim::Time PcieLink::read_with_tags(sim::Time now, uint64_t bytes) {
 }
 
 sim::Time PcieLink::mmio_write(sim::Time now, uint64_t bytes) {
+  // PCIe lets posted writes pass completions (PCIe base spec, ordering table):
+  // an MMIO write does not queue behind read completions already booked on the
+  // downstream link, only behind earlier MMIO writes. Completions are not moved
+  // back in turn, which overstates the link by one small TLP per MMIO write.
   const uint64_t wire = bytes + p_.tlp_overhead_bytes;
   down_bytes_ += wire;
-  return reserve(down_free_, now, wire) + p_.latency;
+  return reserve(mmio_free_, now, wire) + p_.latency;
 }
 
 }  // namespace rnicsim::nic

@@ -69,6 +69,7 @@ private:
   PcieParams p_;
   uint64_t rate_bps_;
   sim::Time up_free_, down_free_;
+  sim::Time mmio_free_;  // MMIO writes among themselves (they pass completions)
   uint64_t up_bytes_ = 0, down_bytes_ = 0;
   // Tags in use, by release time. Reads complete in issue order (the downstream
   // direction is a FIFO), so release times never decrease along the queue.

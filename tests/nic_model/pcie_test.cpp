@@ -101,3 +101,22 @@ TEST(PcieReadTags, ReadLargerThanAllTagsGoesOutInParts) {
 
 }  // namespace
 }  // namespace rnicsim::nic
+
+namespace {
+
+TEST(PcieOrdering, MmioWritePassesBookedReadCompletions) {
+  rnicsim::nic::PcieParams p;
+  rnicsim::nic::PcieLink link(p);
+  const rnicsim::sim::Time t0 = rnicsim::sim::Time::zero();
+  // A 1 MiB DMA read books the downstream link for about 70 us of completions.
+  const rnicsim::sim::Time read_done = link.read(t0, 1 << 20);
+  // A doorbell right after it still arrives one MMIO time later, not behind them.
+  const rnicsim::sim::Time doorbell = link.mmio_write(t0, 8);
+  EXPECT_LT(doorbell - t0, p.latency + rnicsim::sim::Duration::ns(10));
+  EXPECT_GT(read_done - t0, rnicsim::sim::Duration::us(50));
+  // MMIO writes stay ordered among themselves.
+  const rnicsim::sim::Time second = link.mmio_write(t0, 8);
+  EXPECT_GT(second, doorbell);
+}
+
+}  // namespace
