@@ -258,19 +258,17 @@ BuildResult<FrameLayout> write_headers(const PacketFields& f, std::span<std::byt
 }
 
 void seal(std::span<std::byte> frame, const FrameLayout& l) noexcept {
+  seal_without_crc(frame, l);
   std::byte* p = frame.data();
-  std::memset(p + l.icrc_offset - l.pad_count, 0, l.pad_count);
+  store_le32(p + l.icrc_offset, compute_icrc(frame, l));
   if (is_roce(l.link)) {
-    const std::size_t end = l.icrc_offset + kIcrcSize;
-    if (l.frame_length > end) std::memset(p + end, 0, l.frame_length - end);
-    std::byte* ip = p + l.l3_offset;
-    std::byte* udp = ip + l.l3_header_length;
-    store_be16(udp + 6, 0);
-    if (l.link == LinkKind::RoceV2Ipv4) store_be16(ip + 10, ipv4_header_checksum(ip, l.l3_header_length));
-    store_le32(p + l.icrc_offset, compute_icrc(frame, l));
-    if (l.link == LinkKind::RoceV2Ipv6) store_be16(udp + 6, udp6_checksum(ip, udp, load_be16(udp + 4)));
+    // The UDP checksum over IPv6 covers the ICRC, so it comes last.
+    if (l.link == LinkKind::RoceV2Ipv6) {
+      std::byte* ip = p + l.l3_offset;
+      std::byte* udp = ip + l.l3_header_length;
+      store_be16(udp + 6, udp6_checksum(ip, udp, load_be16(udp + 4)));
+    }
   } else {
-    store_le32(p + l.icrc_offset, compute_icrc(frame, l));
     store_le16(p + l.icrc_offset + kIcrcSize, compute_vcrc(frame, l));
   }
 }
