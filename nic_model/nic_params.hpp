@@ -16,6 +16,11 @@ struct NicParams {
   uint32_t requester_cycles_per_packet = 20;  // segmentation + header build per packet
   uint32_t requester_cycles_per_wqe = 8;      // decoding a WQE, on its first packet
   uint32_t datapath_bytes_per_cycle = 64;     // payload bytes the requester and responder move per cycle
+  // Pipeline latency, apart from the occupancy above (which bounds rates): a packet
+  // leaves the transmit pipeline no sooner than this after it was built, and a
+  // received packet takes effect no sooner than this after its last bit arrived.
+  uint32_t tx_latency_cycles = 0;
+  uint32_t rx_latency_cycles = 0;
   uint32_t responder_cycles_per_packet = 20;  // checks + DMA set-up per received request
   uint32_t completer_cycles_per_packet = 10;  // per received ACK/NAK/response
   uint32_t rx_parse_cycles = 6;               // parse + ICRC check per received packet

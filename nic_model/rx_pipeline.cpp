@@ -9,8 +9,10 @@ namespace rnicsim::nic {
 RxPipeline::RxPipeline(Nic& nic) : nic_(nic), process_([this] { process(); }, "rx.process") {}
 
 void RxPipeline::receive(fabric::Frame&& frame) {
+  const sim::Time effective = nic_.now() + nic_.cycles(nic_.params().rx_latency_cycles);
   queue_.push_back(std::move(frame));
-  if (!stalled_ && !process_.scheduled()) nic_.scheduler().schedule(process_, std::max(nic_.now(), busy_until_));
+  effective_.push_back(effective);
+  if (!stalled_ && !process_.scheduled()) nic_.scheduler().schedule(process_, std::max(effective, busy_until_));
 }
 
 void RxPipeline::resume(uint32_t qpn) {
@@ -34,6 +36,10 @@ void RxPipeline::process() {
   // Frames given back by the responder go first: they are next in PSN order.
   sim::RingQueue<fabric::Frame>& source = reinjected_.empty() ? queue_ : reinjected_;
   if (source.empty() || stalled_) return;
+  if (&source == &queue_ && effective_.front() > nic_.now()) {  // still in the receive pipeline
+    nic_.scheduler().schedule(process_, effective_.front());
+    return;
+  }
   fabric::Frame& frame = source.front();
   uint32_t cycles = nic_.params().rx_parse_cycles;
   bool done = true;
@@ -80,7 +86,10 @@ void RxPipeline::process() {
     }
   }
   busy_until_ = nic_.now() + nic_.cycles(cycles) + nic_.translation_stall();
-  if (done) source.pop_front();
+  if (done) {
+    source.pop_front();
+    if (&source == &queue_) effective_.pop_front();
+  }
   if (!stalled_ && !(queue_.empty() && reinjected_.empty())) nic_.scheduler().reschedule(process_, busy_until_);
 }
 

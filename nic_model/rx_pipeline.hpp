@@ -35,6 +35,7 @@ private:
   uint32_t payload_cycles(uint32_t bytes) const;
   Nic& nic_;
   sim::RingQueue<fabric::Frame> queue_;
+  sim::RingQueue<sim::Time> effective_;  // when each frame of queue_ may take effect (rx latency)
   sim::RingQueue<fabric::Frame> reinjected_;
   sim::Event process_;
   sim::Time busy_until_;

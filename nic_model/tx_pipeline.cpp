@@ -4,6 +4,8 @@
 
 namespace rnicsim::nic {
 
+TxPipeline::TxPipeline(Nic& nic) : nic_(nic), drain_event_([this] { drain_and_wake(); }, "tx.drain") {}
+
 bool TxPipeline::has_room(size_t bytes) const {
   if (pending_.size() < nic_.params().tx_pipeline_packets && nic_.tx_has_room(bytes_ + bytes)) return true;
   if (refused_bytes_ == 0 || bytes < refused_bytes_) refused_bytes_ = bytes;
@@ -20,6 +22,7 @@ void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout
   p.frame = std::move(frame);
   p.reads_left = static_cast<uint32_t>(pieces.size());
   p.failed = false;
+  p.ready_at = nic_.now() + nic_.cycles(nic_.params().tx_latency_cycles);
   bytes_ += p.frame.size();
   if (!pieces.empty()) {
     std::byte* payload = p.frame.bytes().data() + layout.payload_offset;
@@ -34,6 +37,10 @@ void TxPipeline::dma_done(uint64_t tag, bool ok) {
   Pending& p = pending_[tag - front_id_];
   --p.reads_left;
   if (!ok) p.failed = true;
+  drain_and_wake();
+}
+
+void TxPipeline::drain_and_wake() {
   const bool was_refused = refused_bytes_ != 0;
   drain();
   // Moving frames to the port frees pipeline slots, not port room: a producer
@@ -47,6 +54,10 @@ void TxPipeline::dma_done(uint64_t tag, bool ok) {
 void TxPipeline::drain() {
   while (!pending_.empty() && pending_.front().reads_left == 0) {
     Pending& p = pending_.front();
+    if (p.ready_at > nic_.now()) {  // still in the pipeline
+      if (!drain_event_.scheduled()) nic_.scheduler().schedule(drain_event_, p.ready_at);
+      return;
+    }
     bytes_ -= p.frame.size();
     fabric::Frame frame = std::move(p.frame);
     const packet::FrameLayout layout = p.layout;

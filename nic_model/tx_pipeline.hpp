@@ -14,6 +14,7 @@
 #include "nic_model/dma_engine.hpp"
 #include "packet/packet.hpp"
 #include "sim/ring_queue.hpp"
+#include "sim/scheduler.hpp"
 
 namespace rnicsim::nic {
 
@@ -24,7 +25,7 @@ enum class TxOrigin : uint8_t { Request, RequestEndsUnreliableWqe, Response };
 
 class TxPipeline : public DmaClient {
 public:
-  explicit TxPipeline(Nic& nic) : nic_(nic) {}
+  explicit TxPipeline(Nic& nic);
   // Room for one more frame of `bytes` (pipeline depth and port queue). A
   // producer told no is resumed (Nic::tx_space_available) once there is room.
   bool has_room(size_t bytes) const;
@@ -41,10 +42,14 @@ private:
     bool failed = false;
     uint32_t qpn = 0;
     TxOrigin origin = TxOrigin::Request;
+    sim::Time ready_at;  // built + tx_latency_cycles
   };
   void drain();
+  // Drains, then tells refused producers if there is room for them now.
+  void drain_and_wake();
 
   Nic& nic_;
+  sim::Event drain_event_;  // the head's pipeline latency has passed
   sim::RingQueue<Pending> pending_;
   uint64_t front_id_ = 0;  // submission number of pending_.front(); a DMA tag is a submission number
   uint64_t bytes_ = 0;

@@ -53,6 +53,8 @@ const Key<NicParams> kNicKeys[] = {
     {"requester_cycles_per_packet", Kind::Cycles, 1, 1'000'000, &NicParams::requester_cycles_per_packet},
     {"requester_cycles_per_wqe", Kind::Cycles, 0, 1'000'000, &NicParams::requester_cycles_per_wqe},
     {"datapath_bytes_per_cycle", Kind::Bytes, 1, 4096, &NicParams::datapath_bytes_per_cycle},
+    {"tx_latency_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::tx_latency_cycles},
+    {"rx_latency_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::rx_latency_cycles},
     {"responder_cycles_per_packet", Kind::Cycles, 1, 1'000'000, &NicParams::responder_cycles_per_packet},
     {"completer_cycles_per_packet", Kind::Cycles, 0, 1'000'000, &NicParams::completer_cycles_per_packet},
     {"rx_parse_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::rx_parse_cycles},
