@@ -103,14 +103,9 @@ void Completer::place_response(QpContext& qp, const packet::ParsedPacket& p, fab
     const uint64_t orig = p.fields.atomic_ack_eth->orig_remote_data;
     std::array<std::byte, 8> bytes;
     std::memcpy(bytes.data(), &orig, 8);
-    for (uint32_t i = 0, done = 0; i < map.count; done += map.pieces[i].length, ++i)
-      nic_.dma().write_small(map.pieces[i].host_addr, std::span(bytes).subspan(done, map.pieces[i].length), nullptr, 0);
+    nic_.dma().scatter(std::span(map.pieces.data(), map.count), bytes, fabric::Frame());
   } else {
-    for (uint32_t i = 0; i < map.count; ++i) {
-      const auto src = p.payload.subspan(map.pieces[i].offset, map.pieces[i].length);
-      // The last write holds the frame, whose bytes all the writes read.
-      nic_.dma().write(map.pieces[i].host_addr, src, i + 1 == map.count ? std::move(frame) : fabric::Frame(), nullptr, 0);
-    }
+    nic_.dma().scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame));
   }
   ++e.responses_placed;
   qp.una = psn + 1;

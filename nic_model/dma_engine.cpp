@@ -52,6 +52,17 @@ void DmaEngine::write_small(uint64_t addr, std::span<const std::byte> src, DmaCl
   issue_write(pcie_.write(sim_.now(), src.size()), addr, nullptr, src.size(), fabric::Frame(), client, tag);
 }
 
+void DmaEngine::scatter(std::span<const DmaPiece> pieces, std::span<const std::byte> src, fabric::Frame&& holder) {
+  const bool held = static_cast<bool>(holder);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const auto part = src.subspan(pieces[i].offset, pieces[i].length);
+    if (!held)
+      write_small(pieces[i].host_addr, part, nullptr, 0);
+    else
+      write(pieces[i].host_addr, part, i + 1 == pieces.size() ? std::move(holder) : fabric::Frame(), nullptr, 0);
+  }
+}
+
 void DmaEngine::on_read_done() {
   const Read r = read_q_.front();
   read_q_.pop();

@@ -45,6 +45,11 @@ public:
   void write(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder, DmaClient* client, uint64_t tag);
   // Writes up to 64 bytes copied at issue (CQEs, small responses).
   void write_small(uint64_t addr, std::span<const std::byte> src, DmaClient* client, uint64_t tag);
+  // Writes `src` to host memory in pieces (each piece's offset is into `src`), with
+  // no completion callback. If `holder` owns src's bytes, the last write keeps it
+  // until all have read them; without a holder, each piece (at most 64 bytes) is
+  // copied at issue.
+  void scatter(std::span<const DmaPiece> pieces, std::span<const std::byte> src, fabric::Frame&& holder);
 
   PcieLink& pcie() { return pcie_; }
   HostMemory& memory() { return memory_; }

@@ -95,8 +95,6 @@ sim::Duration Nic::translation_stall() {
   return ready - now();
 }
 
-void Nic::update_cq_consumer(uint32_t, uint64_t) {}
-
 bool Nic::arm_cq(uint32_t cqn, bool solicited_only) {
   CqContext* c = cq(cqn);
   if (c == nullptr) return false;

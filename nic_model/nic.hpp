@@ -119,8 +119,6 @@ public:
   void ring_doorbell_with_wqe(Qpn qpn, uint64_t producer, const SendWqe& wqe) {
     doorbell_.ring_with_wqe(qpn.value(), producer, wqe);
   }
-  // The host consumed CQEs up to `consumer` (for overflow accounting).
-  void update_cq_consumer(uint32_t cqn, uint64_t consumer);
 
   // --- fabric ---
   void receive(fabric::Frame&& frame) override { ++counters_.rx_frames; rx_.receive(std::move(frame)); }

@@ -100,7 +100,7 @@ void Responder::complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOp
 }
 
 Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame,
-                                           bool starts, bool ends) {
+                                           bool ends) {
   const RecvWqe& w = recv_queue(qp).front();
   const bool ud = qp.type == QpType::Ud;
   // UD receive buffers start with 40 bytes for the GRH (IBTA 11.4.1.2).
@@ -139,18 +139,10 @@ Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPa
       case packet::LinkKind::IbLocal:
         break;
     }
-    for (uint32_t i = 0; i < grh_map.count; ++i)
-      nic_.dma().write_small(grh_map.pieces[i].host_addr,
-                             std::span<const std::byte>(grh).subspan(grh_map.pieces[i].offset, grh_map.pieces[i].length),
-                             nullptr, 0);
+    nic_.dma().scatter(std::span(grh_map.pieces.data(), grh_map.count), grh, fabric::Frame());
   }
-  for (uint32_t i = 0; i < map.count; ++i) {
-    const auto src = p.payload.subspan(map.pieces[i].offset, map.pieces[i].length);
-    // The last write holds the frame, whose bytes all the writes read.
-    nic_.dma().write(map.pieces[i].host_addr, src, i + 1 == map.count ? std::move(frame) : fabric::Frame(), nullptr, 0);
-  }
+  nic_.dma().scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame));
   qp.recv_offset = offset + len;
-  (void)starts;
   if (ends) {
     if (p.fields.ieth) nic_.translation().invalidate_rkey(p.fields.ieth->rkey);
     complete_recv(qp, p, WcOpcode::Recv, qp.recv_offset);
@@ -248,6 +240,17 @@ Responder::Verdict Responder::start_atomic(QpContext& qp, const packet::ParsedPa
   return Verdict::Wait;
 }
 
+void Responder::queue_atomic_answer(QpContext& qp, Psn psn, uint64_t original) {
+  ResponseJob job;
+  job.qpn = qp.qpn.value();
+  job.atomic = true;
+  job.first_psn = psn;
+  job.atomic_original = original;
+  job.msn = qp.msn;
+  responses_.push_back(job);
+  resume();
+}
+
 void Responder::dma_done(uint64_t, bool ok) {
   QpContext* qp = nic_.qp(atomic_.qpn);
   if (qp != nullptr && ok) {
@@ -262,14 +265,7 @@ void Responder::dma_done(uint64_t, bool ok) {
     qp->epsn = atomic_.psn + 1;
     qp->msn = (qp->msn + 1) & 0xFFFFFF;
     qp->nak_outstanding = false;
-    ResponseJob job;
-    job.qpn = atomic_.qpn;
-    job.atomic = true;
-    job.first_psn = atomic_.psn;
-    job.atomic_original = orig;
-    job.msn = qp->msn;
-    responses_.push_back(job);
-    resume();
+    queue_atomic_answer(*qp, atomic_.psn, orig);  // counted in responses_queued at start_atomic
   } else if (qp != nullptr) {
     --qp->responses_queued;
     nak(*qp, NakCode::RemoteOperationalError, atomic_.psn);
@@ -382,15 +378,8 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
         queue_read(qp, p);  // READs are executed again
       } else if (info.operation == Operation::Atomic) {
         if (const AtomicReplay* r = replayed_atomic(qp, psn)) {  // atomics are answered, not executed again
-          ResponseJob job;
-          job.qpn = qp.qpn.value();
-          job.atomic = true;
-          job.first_psn = psn;
-          job.atomic_original = r->original;
-          job.msn = qp.msn;
           ++qp.responses_queued;
-          responses_.push_back(job);
-          resume();
+          queue_atomic_answer(qp, psn, r->original);
         }
       } else {
         send_ack(qp, aeth_ack(), qp.epsn - 1);
@@ -439,7 +428,7 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
   uint32_t psns = 1;  // PSNs this request takes
   switch (info.operation) {
     case Operation::Send: {
-      const Verdict v = execute_send(qp, p, frame, starts, ends);
+      const Verdict v = execute_send(qp, p, frame, ends);
       if (v == Verdict::Wait) return Verdict::Done;  // failed and the QP broke
       break;
     }

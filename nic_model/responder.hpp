@@ -50,12 +50,15 @@ private:
   void consume_recv_wqe(QpContext& qp);
   void complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOpcode op, uint32_t byte_len,
                      WcStatus status = WcStatus::Success);
-  Verdict execute_send(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame, bool starts, bool ends);
+  Verdict execute_send(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame, bool ends);
   bool execute_write(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame, bool starts, bool ends);
   bool queue_read(QpContext& qp, const packet::ParsedPacket& p);
   Verdict start_atomic(QpContext& qp, const packet::ParsedPacket& p);
   const AtomicReplay* replayed_atomic(const QpContext& qp, Psn psn) const;
   void step_responses();
+  // Queues the ATOMIC ACK of `psn` carrying `original` (the caller counts it in
+  // responses_queued).
+  void queue_atomic_answer(QpContext& qp, Psn psn, uint64_t original);
   void release_reordered(QpContext& qp);
 
   Nic& nic_;
