@@ -29,6 +29,7 @@ void Nic::attach(fabric::Port& port) {
   port_ = &port;
   port.set_receiver(this);
   port.set_tx_ready([this] { tx_space_available(); });
+  congestion_ = make_congestion_control(config_.params.congestion, port.params().rate_bps);
 }
 
 uint32_t Nic::create_cq(uint64_t ring_base, uint32_t entries, CompletionListener* listener) {
@@ -196,6 +197,27 @@ packet::PacketFields Nic::packet_template(const QpContext& qp) {
   f.dest_qp = qp.dest_qpn.value();
   packet::derive_fields(f);  // LNH from the link kind
   return f;
+}
+
+void Nic::send_cnp(QpContext& qp) {
+  // RoCEv2 annex A17.9.3: BTH with opcode CNP, the destination QP, BECN set, the
+  // P_Key; PSN and the rest zero; 16 reserved bytes. Sent not ECN-capable, with
+  // the DSCP and priority congestion control gives CNPs.
+  if (!packet::is_roce(config_.link) || congestion_ == nullptr) return;
+  packet::PacketFields f = packet_template(qp);
+  f.opcode = packet::Opcode::Cnp;
+  f.psn = 0;
+  f.becn = true;
+  f.dscp = static_cast<uint8_t>(congestion_->params().cnp_dscp & 0x3F);
+  f.ecn = 0;
+  packet::derive_fields(f);
+  fabric::Frame frame = pool_.acquire(packet::frame_length(f));
+  if (!packet::build(f, {}, frame.bytes())) return;
+  frame.meta().priority = static_cast<uint8_t>(congestion_->params().cnp_802p_prio & 7);
+  frame.meta().flow_id = qp.qpn.value();
+  frame.meta().created = now();
+  transmit(std::move(frame));
+  ++counters_.cnps_sent;
 }
 
 bool Nic::tx_has_room(size_t bytes) const { return port_ != nullptr && port_->has_room(0, bytes); }

@@ -77,6 +77,8 @@ struct QpInit {
 
 struct NicCounters {
   uint64_t tx_packets = 0, tx_bytes = 0, rx_frames = 0, retransmitted_packets = 0, tx_drops = 0;
+  // Congestion control: CE-marked packets received, CNPs sent and received.
+  uint64_t ce_marked = 0, cnps_sent = 0, cnps_received = 0;
 };
 
 class Nic : public fabric::FrameSink {
@@ -158,6 +160,11 @@ public:
   // Headers every packet of `qp` shares (addresses, ports, QPN); opcode and the
   // rest are the caller's.
   packet::PacketFields packet_template(const QpContext& qp);
+  // The congestion control block, or nullptr when the NIC runs none (set when
+  // the NIC is attached to its port, whose line rate it needs).
+  CongestionControl* congestion() { return congestion_.get(); }
+  // Notification point: a CNP to the sender of `qp`'s requests (RoCEv2 only).
+  void send_cnp(QpContext& qp);
   bool tx_has_room(size_t bytes) const;
   void transmit(fabric::Frame&& frame);
   // A QP fails: the oldest outstanding WQE completes with `status`, every other
@@ -188,6 +195,7 @@ private:
   RxPipeline rx_;
   TxPipeline tx_;
   LruCache qpc_cache_;
+  std::unique_ptr<CongestionControl> congestion_;
   std::unordered_map<uint32_t, std::unique_ptr<QpContext>> qps_;
   std::unordered_map<uint32_t, CqContext> cqs_;
   std::unordered_map<uint32_t, std::unique_ptr<SrqContext>> srqs_;

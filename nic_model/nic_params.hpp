@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "nic_model/congestion_control.hpp"
 #include "nic_model/pcie_link.hpp"
 
 namespace rnicsim::nic {
@@ -46,6 +47,7 @@ struct NicParams {
   uint32_t cq_moderation_count = 1;
   sim::Duration cq_moderation_period = sim::Duration::zero();
   PcieParams pcie;
+  CongestionParams congestion;  // congestion control (DCQCN), off by default
 };
 
 }  // namespace rnicsim::nic

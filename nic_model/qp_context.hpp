@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "fabric/frame.hpp"
+#include "nic_model/congestion_control.hpp"
 #include "nic_model/queue_format.hpp"
 #include "nic_model/types.hpp"
 #include "packet/headers.hpp"
@@ -126,6 +127,10 @@ struct QpContext {
   bool response_gap_rewound = false;  // go-back-N already started for a gap in responses
   sim::RingQueue<Psn> resend{4};      // selective repeat: single PSNs to send again
   std::unique_ptr<sim::Event> retransmit_timer;
+  bool cc_paced = false;  // waiting for the congestion control's send time
+  // Congestion control: the reaction point's rate limiter for what this QP
+  // sends, the notification point's CNP pacing for what it receives.
+  CcState cc;
 
   // Responder.
   Psn epsn;             // expected PSN

@@ -66,7 +66,8 @@ uint32_t message_length(const SendWqe& w) {
 
 }  // namespace
 
-Requester::Requester(Nic& nic) : nic_(nic), step_([this] { step(); }, "requester.step") {}
+Requester::Requester(Nic& nic)
+    : nic_(nic), step_([this] { step(); }, "requester.step"), pace_([this] { release_paced(); }, "requester.pace") {}
 
 void Requester::accept_wqe(QpContext& qp, const SendWqe& wqe) {
   SendEntry e;
@@ -110,7 +111,7 @@ bool Requester::can_send(const QpContext& qp) const {
 }
 
 void Requester::kick(QpContext& qp) {
-  if (!qp.in_requester_list && can_send(qp)) {
+  if (!qp.in_requester_list && !qp.cc_paced && can_send(qp)) {
     qp.in_requester_list = true;
     ready_.push_back(qp.qpn.value());
   }
@@ -165,6 +166,13 @@ void Requester::step() {
     }
     ready_.pop_front();
     qp->in_requester_list = false;
+    if (CongestionControl* cc = nic_.congestion()) {
+      const sim::Time when = cc->send_time(qp->cc, nic_.now());
+      if (when > nic_.now()) {
+        pace(*qp, when);
+        continue;
+      }
+    }
     uint32_t cycles = 0;
     if (!qp->resend.empty()) {
       // Selective repeat: one NAKed packet, sent again as it was.
@@ -282,9 +290,28 @@ uint32_t Requester::emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, b
     return cycles;
   }
   if (qp.type == QpType::Rc) nic_.completer().arm_timer(qp);
+  if (CongestionControl* cc = nic_.congestion()) cc->sent(qp.cc, static_cast<uint32_t>(frame.size()), nic_.now());
   nic_.tx_pipeline().submit(std::move(frame), *layout, std::span(map.pieces.data(), map.count), qp.qpn.value(),
                             ends_unreliable ? TxOrigin::RequestEndsUnreliableWqe : TxOrigin::Request);
   return cycles;
+}
+
+void Requester::pace(QpContext& qp, sim::Time when) {
+  qp.cc_paced = true;
+  paced_.emplace(when, qp.qpn.value());
+  if (!pace_.scheduled() || pace_.when() > paced_.top().first) nic_.scheduler().reschedule(pace_, paced_.top().first);
+}
+
+void Requester::release_paced() {
+  while (!paced_.empty() && paced_.top().first <= nic_.now()) {
+    const uint32_t qpn = paced_.top().second;
+    paced_.pop();
+    if (QpContext* qp = nic_.qp(qpn)) {
+      qp->cc_paced = false;
+      kick(*qp);
+    }
+  }
+  if (!paced_.empty()) nic_.scheduler().schedule(pace_, paced_.top().first);
 }
 
 void Requester::unreliable_wqe_sent(QpContext& qp) {

@@ -4,10 +4,16 @@
 // memory pieces of its payload to the transmit pipeline, and keeps RC WQEs until
 // the completer retires them. It serves the QPs that have work round-robin, one
 // packet per `requester_cycles_per_packet`, within the ORD limit and the PSN
-// window, and stops while the transmit pipeline or the port is full.
+// window, and stops while the transmit pipeline or the port is full. With
+// congestion control, a QP whose rate limiter says "not yet" waits aside until
+// its send time and does not hold up the others.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <queue>
+#include <utility>
+#include <vector>
 
 #include "nic_model/qp_context.hpp"
 #include "sim/ring_queue.hpp"
@@ -43,10 +49,18 @@ private:
   // Builds and queues packet `index` of send entry `entry` with PSN `psn`;
   // `ends_unreliable`: it is the last packet of a UC/UD WQE, which completes when it leaves.
   uint32_t emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, bool ends_unreliable);
+  // Congestion control: `qp` may send again at `when`.
+  void pace(QpContext& qp, sim::Time when);
+  void release_paced();
 
   Nic& nic_;
   sim::RingQueue<uint32_t> ready_;
   sim::Event step_;
+  // QPs waiting for their send time, earliest first (ties by QPN).
+  std::priority_queue<std::pair<sim::Time, uint32_t>, std::vector<std::pair<sim::Time, uint32_t>>,
+                      std::greater<>>
+      paced_;
+  sim::Event pace_;
   sim::Time next_free_;
   uint64_t packets_ = 0;
 };

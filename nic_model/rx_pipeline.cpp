@@ -5,6 +5,9 @@
 #include "nic_model/nic.hpp"
 
 namespace rnicsim::nic {
+namespace {
+constexpr uint8_t kEcnCongestionExperienced = 0b11;
+}  // namespace
 
 RxPipeline::RxPipeline(Nic& nic) : nic_(nic), process_([this] { process(); }, "rx.process") {}
 
@@ -25,6 +28,13 @@ void RxPipeline::resume(uint32_t qpn) {
 void RxPipeline::reinject(fabric::Frame&& frame) {
   reinjected_.push_back(std::move(frame));
   if (!stalled_ && !process_.scheduled()) nic_.scheduler().schedule(process_, std::max(nic_.now(), busy_until_));
+}
+
+void RxPipeline::notify_congestion(QpContext& qp) {
+  // Notification point: a packet of `qp`'s peer went through a congested queue.
+  ++nic_.stats().ce_marked;
+  if (CongestionControl* cc = nic_.congestion(); cc != nullptr && cc->marked_packet(qp.cc, nic_.now()))
+    nic_.send_cnp(qp);
 }
 
 uint32_t RxPipeline::payload_cycles(uint32_t bytes) const {
@@ -62,13 +72,16 @@ void RxPipeline::process() {
       return;
     }
     ++counters_.packets;
+    if (qp != nullptr && f.ecn == kEcnCongestionExperienced && packet::is_roce(f.link)) notify_congestion(*qp);
     if (qp == nullptr) {
       ++counters_.unknown_qp;
     } else if (packet::opcode_info(f.opcode).is_response()) {
       cycles += nic_.params().completer_cycles_per_packet + payload_cycles(f.payload_length);
       nic_.completer().receive(*qp, *parsed, frame);
     } else if (f.opcode == packet::Opcode::Cnp) {
-      // Congestion notification: no congestion control in this model yet.
+      // Reaction point: the peer saw our packets marked.
+      ++nic_.stats().cnps_received;
+      if (CongestionControl* cc = nic_.congestion()) cc->cnp_received(qp->cc, nic_.now());
     } else {
       cycles += nic_.params().responder_cycles_per_packet + payload_cycles(f.payload_length);
       switch (nic_.responder().receive(*qp, *parsed, frame)) {

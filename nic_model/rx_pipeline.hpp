@@ -14,6 +14,7 @@
 namespace rnicsim::nic {
 
 class Nic;
+struct QpContext;
 
 class RxPipeline {
 public:
@@ -32,6 +33,7 @@ public:
 
 private:
   void process();
+  void notify_congestion(QpContext& qp);
   uint32_t payload_cycles(uint32_t bytes) const;
   Nic& nic_;
   sim::RingQueue<fabric::Frame> queue_;

@@ -547,6 +547,37 @@ bool vcrc_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept {
   return compute_vcrc(frame, p.layout) == p.vcrc;
 }
 
+bool mark_congestion_experienced(std::span<std::byte> frame) noexcept {
+  if (frame.size() < 14) return false;
+  std::size_t l3 = 14;
+  std::uint16_t type = load_be16(frame.data() + 12);
+  if (type == kEtherTypeVlan) {
+    if (frame.size() < 18) return false;
+    type = load_be16(frame.data() + 16);
+    l3 = 18;
+  }
+  std::byte* ip = frame.data() + l3;
+  if (type == kEtherTypeIpv4) {
+    if (frame.size() < l3 + 20) return false;
+    const std::size_t ihl = (std::to_integer<std::size_t>(ip[0]) & 0x0F) * 4;
+    const unsigned ecn = std::to_integer<unsigned>(ip[1]) & 0x3;
+    if (ecn == 0 || ihl < 20 || frame.size() < l3 + ihl) return false;
+    if (ecn == 0x3) return true;
+    ip[1] |= std::byte{0x3};
+    store_be16(ip + 10, ipv4_header_checksum(ip, ihl));
+    return true;
+  }
+  if (type == kEtherTypeIpv6) {
+    if (frame.size() < l3 + 40) return false;
+    // Traffic class: the low 4 bits of byte 0 and the high 4 of byte 1; ECN is its low 2.
+    const unsigned ecn = (std::to_integer<unsigned>(ip[1]) >> 4) & 0x3;
+    if (ecn == 0) return false;
+    ip[1] |= std::byte{0x30};
+    return true;
+  }
+  return false;
+}
+
 bool ipv4_checksum_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept {
   if (p.layout.link != LinkKind::RoceV2Ipv4) return true;
   const std::byte* ip = frame.data() + p.layout.l3_offset;

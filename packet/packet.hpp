@@ -241,4 +241,12 @@ bool ipv4_checksum_ok(std::span<const std::byte> frame, const ParsedPacket& p) n
 /// UDP checksum is 0 or right (true for IB).
 bool udp_checksum_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept;
 
+/// What a switch's ECN marking does to an Ethernet frame carrying IPv4 or IPv6
+/// (802.1Q tag allowed): an ECN-capable packet (ECT(0) or ECT(1)) becomes
+/// Congestion Experienced, and an IPv4 header checksum is updated. The ICRC does
+/// not cover these bits, so it stays valid. Returns whether the packet now says
+/// CE (false for Not-ECT packets, which a switch drops instead, and for frames
+/// that are not IP).
+bool mark_congestion_experienced(std::span<std::byte> frame) noexcept;
+
 }  // namespace rnicsim::packet

@@ -26,10 +26,12 @@ enum class Kind {
   Time,       // 250ns
   IbMtu,      // 256, 512, 1024, 2048, 4096
   Lanes,      // 1, 2, 4, 8, 16, 32
+  Rate,       // bits/s: 5Mbps, 100Gbps
+  Algorithm,  // a congestion control algorithm: none, dcqcn
 };
 
 template <class T>
-using Member = std::variant<uint32_t T::*, uint64_t T::*, sim::Duration T::*>;
+using Member = std::variant<uint32_t T::*, uint64_t T::*, sim::Duration T::*, nic::CcAlgorithm T::*>;
 
 template <class T>
 struct Key {
@@ -40,6 +42,7 @@ struct Key {
   bool pow2 = false;
 };
 
+using nic::CongestionParams;
 using nic::NicParams;
 using nic::PcieParams;
 
@@ -72,8 +75,8 @@ const Key<NicParams> kNicKeys[] = {
     {"selective_repeat", Kind::Count, 0, 1, &NicParams::selective_repeat},
     {"reorder_window_packets", Kind::Count, 1, 65536, &NicParams::reorder_window_packets},
 };
-// `pcie:` is the one nested member.
-constexpr size_t kNicNestedMembers = 1;
+// `pcie:` and `congestion_control:` are the nested members.
+constexpr size_t kNicNestedMembers = 2;
 
 const Key<PcieParams> kPcieKeys[] = {
     {"generation", Kind::Count, 1, 5, &PcieParams::generation},
@@ -84,6 +87,29 @@ const Key<PcieParams> kPcieKeys[] = {
     {"max_read_request_bytes", Kind::Bytes, 128, 4096, &PcieParams::max_read_request_bytes, true},
     {"tlp_overhead_bytes", Kind::Bytes, 0, 256, &PcieParams::tlp_overhead_bytes},
     {"max_read_tags", Kind::Count, 0, 1024, &PcieParams::max_read_tags},  // 0: unlimited
+};
+
+const Key<CongestionParams> kCongestionKeys[] = {
+    {"algorithm", Kind::Algorithm, 0, 0, &CongestionParams::algorithm},
+    {"dce_tcp_g", Kind::Count, 0, 1023, &CongestionParams::dce_tcp_g},
+    {"dce_tcp_rtt", Kind::Time, 0, 0, &CongestionParams::dce_tcp_rtt},
+    {"initial_alpha_value", Kind::Count, 0, 1023, &CongestionParams::initial_alpha_value},
+    {"rate_to_set_on_first_cnp", Kind::Rate, 0, 0, &CongestionParams::rate_to_set_on_first_cnp},
+    {"rpg_min_dec_fac", Kind::Count, 0, 100, &CongestionParams::rpg_min_dec_fac},
+    {"rpg_min_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_min_rate},
+    {"rpg_gd", Kind::Count, 0, 63, &CongestionParams::rpg_gd},
+    {"rate_reduce_monitor_period", Kind::Time, 0, 0, &CongestionParams::rate_reduce_monitor_period},
+    {"clamp_tgt_rate", Kind::Count, 0, 1, &CongestionParams::clamp_tgt_rate},
+    {"clamp_tgt_rate_after_time_inc", Kind::Count, 0, 1, &CongestionParams::clamp_tgt_rate_after_time_inc},
+    {"rpg_time_reset", Kind::Time, 0, 0, &CongestionParams::rpg_time_reset},
+    {"rpg_byte_reset", Kind::Bytes, 1, 1ull << 40, &CongestionParams::rpg_byte_reset},
+    {"rpg_threshold", Kind::Count, 0, 1024, &CongestionParams::rpg_threshold},
+    {"rpg_ai_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_ai_rate},
+    {"rpg_hai_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_hai_rate},
+    {"rpg_max_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_max_rate},
+    {"min_time_between_cnps", Kind::Time, 0, 0, &CongestionParams::min_time_between_cnps},
+    {"cnp_dscp", Kind::Count, 0, 63, &CongestionParams::cnp_dscp},
+    {"cnp_802p_prio", Kind::Count, 0, 7, &CongestionParams::cnp_802p_prio},
 };
 
 // Names older scenarios use.
@@ -101,6 +127,7 @@ template <class T>
 void apply(const Reader& r, const YAML::Node& v, const std::string& what, const Key<T>& k, T& target) {
   uint64_t n = 0;
   sim::Duration d;
+  nic::CcAlgorithm algorithm = nic::CcAlgorithm::None;
   switch (k.kind) {
     case Kind::Count:
     case Kind::Cycles: {
@@ -132,12 +159,23 @@ void apply(const Reader& r, const YAML::Node& v, const std::string& what, const 
       if (n != 1 && n != 2 && n != 4 && n != 8 && n != 16 && n != 32)
         r.fail(v, what + " must be 1, 2, 4, 8, 16 or 32");
       break;
+    case Kind::Rate:
+      n = r.parsed<uint64_t>(v, what + " (a rate like 5Mbps or 100Gbps)", parse_rate);
+      break;
+    case Kind::Algorithm: {
+      const std::string name = r.scalar(v, what);
+      if (name == "dcqcn") algorithm = nic::CcAlgorithm::Dcqcn;
+      else if (name != "none") r.fail(v, what + " must be none or dcqcn, not '" + name + "'");
+      break;
+    }
   }
   std::visit(
       [&](auto m) {
         using V = std::remove_reference_t<decltype(target.*m)>;
         if constexpr (std::is_same_v<V, sim::Duration>) {
           target.*m = d;
+        } else if constexpr (std::is_same_v<V, nic::CcAlgorithm>) {
+          target.*m = algorithm;
         } else {
           target.*m = static_cast<V>(n);
         }
@@ -158,6 +196,15 @@ void read_pcie(const Reader& r, const YAML::Node& n, const std::string& prefix, 
   r.expect_map_of(n, "pcie settings", allowed);
   for (const auto& k : kPcieKeys)
     if (n[std::string(k.name)]) apply(r, n[std::string(k.name)], prefix + "pcie." + std::string(k.name), k, p);
+}
+
+void read_congestion(const Reader& r, const YAML::Node& n, const std::string& prefix, CongestionParams& p) {
+  std::vector<std::string_view> allowed;
+  for (const auto& k : kCongestionKeys) allowed.push_back(k.name);
+  r.expect_map_of(n, "congestion_control settings", allowed);
+  for (const auto& k : kCongestionKeys)
+    if (n[std::string(k.name)])
+      apply(r, n[std::string(k.name)], prefix + "congestion_control." + std::string(k.name), k, p);
 }
 
 bool valid_preset_name(const std::string& s) {
@@ -200,7 +247,7 @@ void load_preset(const Reader& r, const YAML::Node& at, const std::string& name,
 
 void read_settings(const Reader& r, const YAML::Node& n, const std::string& base_dir, NicSettings& s, int depth,
                    bool is_preset_file) {
-  std::vector<std::string_view> allowed = {"preset", "pcie"};
+  std::vector<std::string_view> allowed = {"preset", "pcie", "congestion_control"};
   if (is_preset_file) allowed.push_back("description");
   for (const auto& k : kNicKeys) allowed.push_back(k.name);
   for (const auto& a : kAliases) allowed.push_back(a.name);
@@ -230,6 +277,7 @@ void read_settings(const Reader& r, const YAML::Node& n, const std::string& base
       apply(r, v, prefix + std::string(a.name), *find_key(kPcieKeys, a.pcie_key), s.params.pcie);
   }
   if (n["pcie"]) read_pcie(r, n["pcie"], prefix, s.params.pcie);
+  if (n["congestion_control"]) read_congestion(r, n["congestion_control"], prefix, s.params.congestion);
 }
 
 }  // namespace
@@ -282,6 +330,13 @@ std::vector<std::string_view> nic_keys() {
   std::vector<std::string_view> v;
   for (const auto& k : kNicKeys) v.push_back(k.name);
   v.push_back("pcie");
+  v.push_back("congestion_control");
+  return v;
+}
+
+std::vector<std::string_view> congestion_keys() {
+  std::vector<std::string_view> v;
+  for (const auto& k : kCongestionKeys) v.push_back(k.name);
   return v;
 }
 
@@ -293,5 +348,6 @@ std::vector<std::string_view> pcie_keys() {
 
 size_t nic_keys_covering_fields() { return std::size(kNicKeys) + kNicNestedMembers; }
 size_t pcie_keys_covering_fields() { return std::size(kPcieKeys); }
+size_t congestion_keys_covering_fields() { return std::size(kCongestionKeys); }
 
 }  // namespace rnicsim::scenario

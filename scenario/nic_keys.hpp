@@ -1,5 +1,6 @@
 // The `nic:` settings of a scenario: every field of nic::NicParams (and of its
-// nic::PcieParams) by its field name, with units, and named presets.
+// nic::PcieParams and nic::CongestionParams) by its field name, with units, and
+// named presets.
 //
 //   nic: {preset: cx5_100g_roce, mtu: 1024, pcie: {lanes: 8}}
 //
@@ -41,9 +42,11 @@ std::optional<std::string> find_preset(const std::string& preset, const std::str
 // The keys `nic:` accepts (field names; aliases kept for older scenarios excluded).
 std::vector<std::string_view> nic_keys();
 std::vector<std::string_view> pcie_keys();
+std::vector<std::string_view> congestion_keys();
 // How many members of NicParams / PcieParams the keys cover (each field has one key).
 size_t nic_keys_covering_fields();
 size_t pcie_keys_covering_fields();
+size_t congestion_keys_covering_fields();
 
 // The number of members of an aggregate, counted by brace-initialising it from
 // values that convert to anything. Tests compare it with the keys above, so a new

@@ -148,6 +148,9 @@ Summary run(const Scenario& s, const RunOptions& opts) {
       stats.counter(p + "nic.rx_bad_icrc").add(rx.bad_icrc);
       stats.counter(p + "nic.rx_unknown_qp").add(rx.unknown_qp);
       stats.counter(p + "nic.retransmitted_packets").add(h->nic->stats().retransmitted_packets);
+      stats.counter(p + "nic.ce_marked").add(h->nic->stats().ce_marked);
+      stats.counter(p + "nic.cnps_sent").add(h->nic->stats().cnps_sent);
+      stats.counter(p + "nic.cnps_received").add(h->nic->stats().cnps_received);
       stats.counter(p + "nic.responder.duplicates").add(rs.duplicates);
       stats.counter(p + "nic.responder.out_of_sequence").add(rs.out_of_sequence);
       stats.counter(p + "nic.responder.rnr_naks").add(rs.rnr_naks);

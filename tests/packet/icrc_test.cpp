@@ -156,5 +156,56 @@ TEST(Icrc, Ipv6UdpChecksumIsComputedAndVerified) {
   EXPECT_FALSE(icrc_ok(frame, *r));
 }
 
+
+// ECN marking (what a switch does): ECT becomes CE, the IPv4 header checksum
+// follows, the ICRC stays valid; Not-ECT and IB packets are left alone.
+TEST(EcnMark, CongestionExperiencedKeepsChecksumsAndIcrc) {
+  using namespace testing;
+  for (const LinkVariant lv : all_link_variants()) {
+    SCOPED_TRACE(lv.name());
+    for (const std::uint8_t ecn : {0, 1, 2, 3}) {
+      PacketFields f = sample_fields(Opcode::RcRdmaWriteOnly, lv, 13);
+      f.ecn = ecn;
+      derive_fields(f);
+      const auto payload = sample_payload(13);
+      std::vector<std::byte> frame(frame_length(f));
+      ASSERT_TRUE(build(f, payload, frame));
+      const std::vector<std::byte> before = frame;
+      const bool marked = mark_congestion_experienced(frame);
+      if (!is_roce(lv.link)) {
+        EXPECT_FALSE(marked);
+        EXPECT_EQ(frame, before);
+        continue;
+      }
+      EXPECT_EQ(marked, ecn != 0);
+      auto p = parse(frame, LinkType::Ethernet);
+      ASSERT_TRUE(p);
+      EXPECT_EQ(p->fields.ecn, ecn == 0 ? 0 : 3);
+      EXPECT_EQ(p->fields.dscp, f.dscp);
+      EXPECT_TRUE(icrc_ok(frame, *p));
+      EXPECT_TRUE(ipv4_checksum_ok(frame, *p));
+      EXPECT_TRUE(udp_checksum_ok(frame, *p));
+      if (ecn == 0) {
+        EXPECT_EQ(frame, before);
+      }
+    }
+  }
+}
+
+TEST(EcnMark, TruncatedFramesAreLeftAlone) {
+  using namespace testing;
+  PacketFields f = sample_fields(Opcode::RcRdmaWriteOnly, {LinkKind::RoceV2Ipv4, false}, 13);
+  f.ecn = 2;
+  derive_fields(f);
+  std::vector<std::byte> frame(frame_length(f));
+  ASSERT_TRUE(build(f, sample_payload(13), frame));
+  for (std::size_t n = 0; n < 34; ++n) {
+    std::vector<std::byte> cut(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(n));
+    const auto copy = cut;
+    EXPECT_FALSE(mark_congestion_experienced(cut)) << n;
+    EXPECT_EQ(cut, copy);
+  }
+}
+
 }  // namespace
 }  // namespace rnicsim::packet

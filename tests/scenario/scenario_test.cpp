@@ -342,6 +342,7 @@ TEST(NicKeys, EveryNicParamsFieldHasAKey) {
   // scenario/nic_keys.cpp (named as the field, with its unit).
   EXPECT_EQ(aggregate_field_count<nic::NicParams>(), nic_keys_covering_fields());
   EXPECT_EQ(aggregate_field_count<nic::PcieParams>(), pcie_keys_covering_fields());
+  EXPECT_EQ(aggregate_field_count<nic::CongestionParams>(), congestion_keys_covering_fields());
 }
 
 TEST(NicKeys, EveryKeySetsItsFieldWithUnits) {
