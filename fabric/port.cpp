@@ -10,7 +10,20 @@ Port::Port(sim::Simulator& sim, std::string name, PortParams params)
       params_(params),
       loss_rng_(sim.random(name_ + ".loss")),
       tx_done_([this] { on_tx_done(); }, "port.tx_done"),
-      arrive_([this] { on_arrival(); }, "port.arrive") {}
+      arrive_([this] { on_arrival(); }, "port.arrive"),
+      delayed_arrive_([this] { on_delayed_arrival(); }, "port.delayed_arrive") {}
+
+FaultModel& Port::faults() {
+  if (!faults_)
+    faults_ = std::make_unique<FaultModel>(sim_.random(name_ + ".faults"), params_.framing == LinkFraming::Infiniband
+                                                                                ? packet::LinkType::Infiniband
+                                                                                : packet::LinkType::Ethernet);
+  return *faults_;
+}
+
+namespace {
+bool later(const auto& a, const auto& b) { return a.arrival != b.arrival ? a.arrival > b.arrival : a.seq > b.seq; }
+}  // namespace
 
 void Port::connect(Port& a, Port& b) {
   a.peer_ = &b;
@@ -57,8 +70,17 @@ void Port::start_next() {
 void Port::on_tx_done() {
   tx_busy_ = false;
   Frame f = std::move(on_wire_);
-  if (params_.loss_rate > 0 && loss_rng_.bernoulli(params_.loss_rate)) {
+  const bool lost = params_.loss_rate > 0 && loss_rng_.bernoulli(params_.loss_rate);
+  FaultModel::Verdict fault;
+  if (!lost && faults_) fault = faults_->apply(f, sim_.now());
+  if (lost) {
     ++counters_.drops_loss;
+  } else if (fault.drop) {
+    ++counters_.drops_fault;
+  } else if (peer_ != nullptr && fault.extra_delay > sim::Duration::zero()) {
+    delayed_.push_back(Delayed{sim_.now() + params_.delay + fault.extra_delay, delayed_seq_++, std::move(f)});
+    std::push_heap(delayed_.begin(), delayed_.end(), [](const Delayed& a, const Delayed& b) { return later(a, b); });
+    sim_.scheduler().reschedule(delayed_arrive_, delayed_.front().arrival);
   } else if (peer_ != nullptr) {
     InFlight& slot = pipe_.emplace_back();
     slot.arrival = sim_.now() + params_.delay;
@@ -74,6 +96,14 @@ void Port::on_arrival() {
   Frame f = std::move(pipe_.front().frame);
   pipe_.pop();
   if (!pipe_.empty()) sim_.scheduler().schedule(arrive_, pipe_.front().arrival);
+  peer_->accept(std::move(f));
+}
+
+void Port::on_delayed_arrival() {
+  std::pop_heap(delayed_.begin(), delayed_.end(), [](const Delayed& a, const Delayed& b) { return later(a, b); });
+  Frame f = std::move(delayed_.back().frame);
+  delayed_.pop_back();
+  if (!delayed_.empty()) sim_.scheduler().schedule(delayed_arrive_, delayed_.front().arrival);
   peer_->accept(std::move(f));
 }
 

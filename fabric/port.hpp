@@ -6,9 +6,11 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "fabric/fault_model.hpp"
 #include "fabric/frame.hpp"
 #include "sim/random.hpp"
 #include "sim/ring_queue.hpp"
@@ -61,9 +63,11 @@ struct PortParams {
   uint32_t wire_overhead_bytes = kEthernetOverheadBytes;  // per packet, beyond the frame (see LinkFraming)
   uint32_t min_frame_bytes = kEthernetMinFrameBytes;      // frames are padded on the wire to this (without FCS)
   double loss_rate = 0.0;                         // Bernoulli loss on the wire towards the peer
+  LinkFraming framing = LinkFraming::Ethernet;
 
   // Sets wire_overhead_bytes and min_frame_bytes for a link layer.
   void set_framing(LinkFraming f) {
+    framing = f;
     wire_overhead_bytes = f == LinkFraming::Infiniband ? kIbDelimiterBytes : kEthernetOverheadBytes;
     min_frame_bytes = f == LinkFraming::Infiniband ? 0 : kEthernetMinFrameBytes;
   }
@@ -89,6 +93,11 @@ public:
   void set_tx_ready(std::function<void()> cb) { tx_ready_ = std::move(cb); }
   // Taps see frames leaving (at serialization start) and arriving (at the last bit).
   void add_tap(FrameTap* tap) { taps_.push_back(tap); }
+  // The port at the other end of the wire (nullptr before connect).
+  Port* peer() const { return peer_; }
+  // The faults of the wire towards the peer (made on first use; see fault_model.hpp).
+  FaultModel& faults();
+  const FaultModel* fault_model() const { return faults_.get(); }
 
   bool has_room(uint8_t priority, size_t bytes) const {
     return queued_bytes_[priority] + bytes <= params_.queue_bytes;
@@ -103,6 +112,7 @@ public:
   struct Counters {
     uint64_t tx_frames = 0, tx_bytes = 0, rx_frames = 0, rx_bytes = 0;
     uint64_t drops_queue_full = 0, drops_loss = 0;
+    uint64_t drops_fault = 0;  // lost to the fault model (burst loss, rules, link down)
   };
   const Counters& counters() const { return counters_; }
 
@@ -114,6 +124,7 @@ private:
   void start_next();
   void on_tx_done();
   void on_arrival();
+  void on_delayed_arrival();
   void accept(Frame&& frame);
 
   sim::Simulator& sim_;
@@ -135,6 +146,16 @@ private:
 
   sim::RingQueue<InFlight> pipe_;  // frames propagating towards the peer, in order
   sim::Event arrive_;
+  std::unique_ptr<FaultModel> faults_;
+  // Frames a fault rule delayed: a heap by arrival time (then by order of leaving).
+  struct Delayed {
+    sim::Time arrival;
+    uint64_t seq;
+    Frame frame;
+  };
+  std::vector<Delayed> delayed_;
+  uint64_t delayed_seq_ = 0;
+  sim::Event delayed_arrive_;
   Counters counters_;
 };
 

@@ -119,7 +119,8 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   for (const auto& h : world.hosts()) {
     if (h->port) {
       sum.packets += h->port->counters().tx_frames;
-      sum.drops += h->port->counters().drops_loss + h->port->counters().drops_queue_full;
+      sum.drops += h->port->counters().drops_loss + h->port->counters().drops_queue_full +
+                   h->port->counters().drops_fault;
     }
     sum.data_packets += h->nic->requester().packets_sent();
     sum.retransmissions += h->nic->stats().retransmitted_packets;

@@ -64,7 +64,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   if (!root || root.IsNull()) throw ScenarioError(file_name, 1, 1, "empty scenario: expected a mapping with hosts, links and workloads");
   r.expect_map(root, "a scenario",
                {"name", "seed", "link_layer", "ib_grh", "duration", "hosts", "links", "nic", "workloads",
-                "host"});
+                "host", "faults"});
 
   Scenario s;
   s.file = file_name;
@@ -133,6 +133,23 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
       if (l["delay"]) spec.delay = r.parsed<sim::Duration>(l["delay"], "link delay (a time like 1us)", parse_duration);
       if (l["loss"]) spec.loss = r.probability(l["loss"], "link loss");
       s.links.push_back(spec);
+    }
+  }
+
+  // Faults.
+  if (const YAML::Node faults = root["faults"]) {
+    s.faults = read_faults(r, faults, known_host);
+    size_t i = 0;
+    for (const YAML::Node& e : faults) {
+      const FaultSpec& f = s.faults[i++];
+      const std::string& x = f.host.empty() ? f.link_a : f.host;
+      const std::string& y = f.link_b;
+      bool linked = false;
+      for (const LinkSpec& l : s.links)
+        linked |= f.host.empty() ? (l.a == x && l.b == y) || (l.a == y && l.b == x) : l.a == x || l.b == x;
+      if (!linked)
+        r.fail(f.host.empty() ? e["link"] : e["host"],
+               f.host.empty() ? "no link between '" + x + "' and '" + y + "'" : "host '" + x + "' has no link");
     }
   }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nic_model/nic_params.hpp"
+#include "scenario/fault_keys.hpp"
 #include "sim/time.hpp"
 
 namespace rnicsim::scenario {
@@ -110,6 +111,7 @@ struct Scenario {
   uint32_t path_mtu = 4096;
   HostTiming host;
   std::vector<WorkloadSpec> workloads;
+  std::vector<FaultSpec> faults;
 };
 
 // Parses and validates; throws ScenarioError. Relative paths in the scenario (NIC

@@ -85,6 +85,9 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink)
     a.nic->attach(*a.port);
     b.nic->attach(*b.port);
   }
+  for (const FaultSpec& f : s.faults)
+    for (fabric::Port* p : fault_ports(f, [this](const std::string& name) { return host(name).port.get(); }))
+      apply_fault(f, *p);
 }
 
 Host& World::host(const std::string& name) {

@@ -1,0 +1,68 @@
+#include "fabric/fault_model.hpp"
+
+namespace rnicsim::fabric {
+
+bool FaultModel::link_down(sim::Time now) const {
+  for (const LinkOutage& o : outages_)
+    if (now >= o.at && now < o.at + o.length) return true;
+  return false;
+}
+
+bool FaultModel::burst_loss() {
+  if (!ge_) return false;
+  ge_bad_ = ge_bad_ ? !rng_.bernoulli(ge_->p_bad_to_good) : rng_.bernoulli(ge_->p_good_to_bad);
+  const double p = ge_bad_ ? ge_->loss_bad : ge_->loss_good;
+  return p > 0.0 && rng_.bernoulli(p);
+}
+
+void FaultModel::corrupt(Frame& frame, const packet::ParsedPacket& p) {
+  // Bits from the 6th byte of the BTH up to the ICRC: all under the ICRC.
+  const size_t first = p.layout.bth_offset + 5;
+  const size_t end = p.layout.icrc_offset;
+  if (end <= first) return;
+  std::span<std::byte> bytes = frame.bytes();  // completes a deferred seal first
+  const uint64_t bit = rng_.uniform((end - first) * 8);
+  bytes[first + bit / 8] ^= static_cast<std::byte>(1u << (bit % 8));
+  ++counters_.corrupted;
+}
+
+FaultModel::Verdict FaultModel::apply(Frame& frame, sim::Time now) {
+  Verdict v;
+  if (!outages_.empty() && link_down(now)) {
+    ++counters_.link_down_drops;
+    v.drop = true;
+    return v;
+  }
+  if (burst_loss()) {
+    ++counters_.burst_losses;
+    v.drop = true;
+    return v;
+  }
+  if (rules_.empty()) return v;
+  const auto parsed = packet::parse(frame.bytes_as_built(), link_type_);
+  if (!parsed) return v;
+  const packet::PacketFields& f = parsed->fields;
+  for (FaultRule& r : rules_) {
+    if (r.match.opcode && *r.match.opcode != f.opcode) continue;
+    if (r.match.psn && *r.match.psn != f.psn) continue;
+    if (r.match.dest_qp && *r.match.dest_qp != f.dest_qp) continue;
+    const uint64_t n = ++r.seen;
+    if (n < r.nth || n - r.nth >= r.count) continue;
+    switch (r.action) {
+      case FaultAction::Drop:
+        ++counters_.rule_drops;
+        v.drop = true;
+        return v;
+      case FaultAction::Corrupt:
+        corrupt(frame, *parsed);
+        break;
+      case FaultAction::Delay:
+        ++counters_.delayed;
+        v.extra_delay = v.extra_delay + r.delay;
+        break;
+    }
+  }
+  return v;
+}
+
+}  // namespace rnicsim::fabric

@@ -1,0 +1,148 @@
+#include "scenario/fault_keys.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+#include "fabric/port.hpp"
+#include "packet/opcode.hpp"
+#include "scenario/units.hpp"
+#include "scenario/yaml_reader.hpp"
+
+namespace rnicsim::scenario {
+namespace {
+
+packet::Opcode read_opcode(const Reader& r, const YAML::Node& n) {
+  const std::string s = r.scalar(n, "opcode");
+  unsigned v = 0;
+  const int base = s.rfind("0x", 0) == 0 ? 16 : 10;
+  const char* begin = s.data() + (base == 16 ? 2 : 0);
+  auto [p, ec] = std::from_chars(begin, s.data() + s.size(), v, base);
+  if (ec == std::errc() && p == s.data() + s.size() && v < 256 && packet::is_valid_opcode(static_cast<uint8_t>(v)))
+    return static_cast<packet::Opcode>(v);
+  for (unsigned i = 0; i < 256; ++i) {
+    const auto op = static_cast<uint8_t>(i);
+    if (packet::is_valid_opcode(op) && packet::opcode_info(static_cast<packet::Opcode>(op)).name == s)
+      return static_cast<packet::Opcode>(op);
+  }
+  r.fail(n, "expected an opcode (an IBTA name like RC_RDMA_WRITE_MIDDLE, or its number), got '" + s + "'");
+}
+
+uint32_t read_u24(const Reader& r, const YAML::Node& n, const std::string& what) {
+  const std::string s = r.scalar(n, what);
+  uint32_t v = 0;
+  const bool hex = s.rfind("0x", 0) == 0;
+  auto [p, ec] = std::from_chars(s.data() + (hex ? 2 : 0), s.data() + s.size(), v, hex ? 16 : 10);
+  if (ec != std::errc() || p != s.data() + s.size() || v > 0xFFFFFF)
+    r.fail(n, "expected " + what + " (a 24-bit number, decimal or 0x hex), got '" + s + "'");
+  return v;
+}
+
+fabric::GilbertElliott read_ge(const Reader& r, const YAML::Node& n) {
+  r.expect_map(n, "gilbert_elliott", {"p_good_to_bad", "p_bad_to_good", "loss_good", "loss_bad"});
+  fabric::GilbertElliott g;
+  if (n["p_good_to_bad"]) g.p_good_to_bad = r.probability(n["p_good_to_bad"], "p_good_to_bad");
+  if (n["p_bad_to_good"]) g.p_bad_to_good = r.probability(n["p_bad_to_good"], "p_bad_to_good");
+  if (n["loss_good"]) g.loss_good = r.probability(n["loss_good"], "loss_good");
+  if (n["loss_bad"]) g.loss_bad = r.probability(n["loss_bad"], "loss_bad");
+  return g;
+}
+
+std::vector<fabric::LinkOutage> read_outages(const Reader& r, const YAML::Node& n) {
+  if (!n.IsSequence()) r.fail(n, "expected 'down' to be a list of {at: TIME, for: TIME}");
+  std::vector<fabric::LinkOutage> v;
+  for (const YAML::Node& o : n) {
+    r.expect_map(o, "an outage", {"at", "for"});
+    if (!o["at"] || !o["for"]) r.fail(o, "an outage needs 'at' and 'for' (times like 200us)");
+    fabric::LinkOutage out;
+    out.at = sim::Time() + r.parsed<sim::Duration>(o["at"], "outage start (a time like 200us)", parse_duration);
+    out.length = r.parsed<sim::Duration>(o["for"], "outage length (a time like 50us)", parse_duration);
+    v.push_back(out);
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<FaultSpec> read_faults(const Reader& r, const YAML::Node& n, const HostNameCheck& known_host) {
+  if (!n.IsSequence()) r.fail(n, "expected 'faults' to be a list");
+  std::vector<FaultSpec> out;
+  for (const YAML::Node& e : n) {
+    r.expect_map(e, "a fault", {"link", "host", "direction", "gilbert_elliott", "down", "action", "delay", "opcode",
+                                "psn", "qpn", "nth", "count"});
+    FaultSpec f;
+    if (e["link"] && e["host"]) r.fail(e["host"], "a fault names either a 'link' or a 'host', not both");
+    if (e["link"]) {
+      const YAML::Node l = e["link"];
+      if (!l.IsSequence() || l.size() != 2) r.fail(l, "expected 'link' to list exactly two hosts");
+      f.link_a = known_host(l[0], "fault link end");
+      f.link_b = known_host(l[1], "fault link end");
+      if (e["direction"]) r.fail(e["direction"], "'direction' goes with 'host'; a 'link' fault acts both ways");
+    } else if (e["host"]) {
+      f.host = known_host(e["host"], "fault host");
+      const std::string d = e["direction"] ? r.scalar(e["direction"], "direction") : "both";
+      if (d != "tx" && d != "rx" && d != "both")
+        r.fail(e["direction"], "direction must be tx (what the host sends), rx (what it receives) or both");
+      f.tx = d != "rx";
+      f.rx = d != "tx";
+    } else {
+      r.fail(e, "a fault needs 'link: [host, host]' or 'host: NAME'");
+    }
+    if (e["gilbert_elliott"]) f.gilbert_elliott = read_ge(r, e["gilbert_elliott"]);
+    if (e["down"]) f.outages = read_outages(r, e["down"]);
+    const bool has_match = e["opcode"] || e["psn"] || e["qpn"] || e["nth"] || e["count"] || e["delay"];
+    if (e["action"]) {
+      fabric::FaultRule rule;
+      const std::string a = r.scalar(e["action"], "action");
+      if (a == "drop") rule.action = fabric::FaultAction::Drop;
+      else if (a == "corrupt") rule.action = fabric::FaultAction::Corrupt;
+      else if (a == "delay") rule.action = fabric::FaultAction::Delay;
+      else r.fail(e["action"], "action must be drop, corrupt or delay, not '" + a + "'");
+      if (rule.action == fabric::FaultAction::Delay) {
+        if (!e["delay"]) r.fail(e["action"], "action: delay needs 'delay' (a time like 10us)");
+        rule.delay = r.parsed<sim::Duration>(e["delay"], "delay (a time like 10us)", parse_duration);
+      } else if (e["delay"]) {
+        r.fail(e["delay"], "'delay' goes with action: delay");
+      }
+      if (e["opcode"]) rule.match.opcode = read_opcode(r, e["opcode"]);
+      if (e["psn"]) rule.match.psn = read_u24(r, e["psn"], "psn");
+      if (e["qpn"]) rule.match.dest_qp = read_u24(r, e["qpn"], "qpn");
+      if (e["nth"]) rule.nth = r.integer(e["nth"], "nth", 1, UINT64_MAX);
+      if (e["count"]) rule.count = r.integer(e["count"], "count", 1, UINT64_MAX);
+      f.rule = rule;
+    } else if (has_match) {
+      r.fail(e, "a packet filter (opcode, psn, qpn, nth, count, delay) needs 'action: drop|corrupt|delay'");
+    }
+    if (!f.rule && !f.gilbert_elliott && f.outages.empty())
+      r.fail(e, "a fault needs something to do: 'action', 'gilbert_elliott' or 'down'");
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<fabric::Port*> fault_ports(const FaultSpec& f,
+                                       const std::function<fabric::Port*(const std::string&)>& host_port) {
+  std::vector<fabric::Port*> v;
+  if (!f.host.empty()) {
+    fabric::Port* p = host_port(f.host);
+    if (p == nullptr || p->peer() == nullptr) throw std::invalid_argument("fault host '" + f.host + "' has no link");
+    if (f.tx) v.push_back(p);
+    if (f.rx) v.push_back(p->peer());
+    return v;
+  }
+  fabric::Port* a = host_port(f.link_a);
+  fabric::Port* b = host_port(f.link_b);
+  if (a == nullptr || b == nullptr || a->peer() != b)
+    throw std::invalid_argument("no link between '" + f.link_a + "' and '" + f.link_b + "' for the fault");
+  v.push_back(a);
+  v.push_back(b);
+  return v;
+}
+
+void apply_fault(const FaultSpec& f, fabric::Port& port) {
+  fabric::FaultModel& m = port.faults();
+  if (f.gilbert_elliott) m.set_gilbert_elliott(*f.gilbert_elliott);
+  for (const auto& o : f.outages) m.add_outage(o);
+  if (f.rule) m.add_rule(*f.rule);
+}
+
+}  // namespace rnicsim::scenario

@@ -1,0 +1,158 @@
+// The fault model on a port: Gilbert-Elliott burst loss (rate and burst length),
+// rules on the Nth matching packet (drop, corrupt under the ICRC, delay with
+// reordering), and a link outage window.
+#include "fabric/fault_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "fabric/port.hpp"
+#include "packet/packet.hpp"
+
+using namespace rnicsim;
+using namespace rnicsim::sim::literals;
+
+namespace {
+
+struct Recorder : fabric::FrameSink {
+  sim::Simulator& sim;
+  std::vector<uint32_t> psns;
+  std::vector<sim::Time> at;
+  std::vector<bool> icrc_good;
+  explicit Recorder(sim::Simulator& s) : sim(s) {}
+  void receive(fabric::Frame&& f) override {
+    auto p = packet::parse(f.bytes(), packet::LinkType::Ethernet);
+    ASSERT_TRUE(p);
+    psns.push_back(p->fields.psn);
+    at.push_back(sim.now());
+    icrc_good.push_back(packet::icrc_ok(f.bytes(), *p));
+  }
+};
+
+fabric::Frame write_middle(fabric::FramePool& pool, uint32_t psn, uint32_t qpn = 0x11) {
+  packet::PacketFields f;
+  f.link = packet::LinkKind::RoceV2Ipv4;
+  f.opcode = psn == 0 ? packet::Opcode::RcRdmaWriteFirst : packet::Opcode::RcRdmaWriteMiddle;
+  f.ip_src = packet::ipv4_mapped(0x0A000001);
+  f.ip_dst = packet::ipv4_mapped(0x0A000002);
+  f.psn = psn;
+  f.dest_qp = qpn;
+  f.payload_length = 256;
+  if (psn == 0) f.reth = packet::RethFields{0x1000, 7, 1 << 20};
+  packet::derive_fields(f);
+  fabric::Frame frame = pool.acquire(packet::frame_length(f));
+  std::vector<std::byte> payload(256, std::byte{0x33});
+  EXPECT_TRUE(packet::build(f, payload, frame.bytes()));
+  return frame;
+}
+
+struct Wire {
+  sim::Simulator s{5};
+  fabric::FramePool pool{2048};
+  fabric::Port a{s, "a", {}}, b{s, "b", {}};
+  Recorder rx{s};
+  Wire() {
+    fabric::Port::connect(a, b);
+    b.set_receiver(&rx);
+  }
+  void send(uint32_t n, uint32_t qpn = 0x11) {
+    for (uint32_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(a.send(write_middle(pool, i, qpn)));
+      s.scheduler().run_until(sim::Time::max());  // one at a time: the queue never fills
+    }
+  }
+};
+
+TEST(FaultModel, GilbertElliottLossRateAndBurstLength) {
+  Wire w;
+  fabric::GilbertElliott ge;
+  ge.p_good_to_bad = 0.01;
+  ge.p_bad_to_good = 0.25;  // mean burst 4 packets
+  ge.loss_good = 0.0;
+  ge.loss_bad = 1.0;
+  w.a.faults().set_gilbert_elliott(ge);
+  const uint32_t n = 40'000;
+  w.send(n);
+  const uint64_t lost = n - w.rx.psns.size();
+  EXPECT_EQ(lost, w.a.counters().drops_fault);
+  EXPECT_EQ(lost, w.a.fault_model()->counters().burst_losses);
+  // Stationary loss = p_gb / (p_gb + p_bg) = 0.01 / 0.26 = 3.85 %.
+  EXPECT_NEAR(static_cast<double>(lost) / n, 0.0385, 0.008);
+  // Losses come in bursts: count runs of consecutive missing PSNs.
+  uint64_t bursts = 0;
+  uint32_t expect = 0;
+  for (const uint32_t psn : w.rx.psns) {
+    if (psn != expect) ++bursts;
+    expect = psn + 1;
+  }
+  if (expect != n) ++bursts;
+  const double mean_burst = static_cast<double>(lost) / static_cast<double>(bursts);
+  EXPECT_GT(mean_burst, 3.0);
+  EXPECT_LT(mean_burst, 5.0);
+}
+
+TEST(FaultModel, RuleDropsTheNthMatchingPacketsOnly) {
+  Wire w;
+  fabric::FaultRule r;
+  r.match.opcode = packet::Opcode::RcRdmaWriteMiddle;
+  r.match.dest_qp = 0x11;
+  r.nth = 3;
+  r.count = 2;
+  w.a.faults().add_rule(r);
+  w.send(10);
+  w.send(5, 0x12);  // another QP: not matched
+  // Middles are PSN 1..9: the 3rd and 4th are PSN 3 and 4.
+  const std::vector<uint32_t> want = {0, 1, 2, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4};
+  EXPECT_EQ(w.rx.psns, want);
+  EXPECT_EQ(w.a.fault_model()->counters().rule_drops, 2u);
+}
+
+TEST(FaultModel, RuleOnPsnCorruptsUnderTheIcrc) {
+  Wire w;
+  fabric::FaultRule r;
+  r.match.psn = 6;
+  r.action = fabric::FaultAction::Corrupt;
+  r.count = 1;
+  w.a.faults().add_rule(r);
+  w.send(10);
+  ASSERT_EQ(w.rx.psns.size(), 10u);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(w.rx.icrc_good[i], i != 6) << i;
+  EXPECT_EQ(w.a.fault_model()->counters().corrupted, 1u);
+}
+
+TEST(FaultModel, DelayRuleReordersAndAddsItsDelay) {
+  Wire w;
+  fabric::FaultRule r;
+  r.match.psn = 2;
+  r.action = fabric::FaultAction::Delay;
+  r.delay = 10_us;
+  w.a.faults().add_rule(r);
+  // Back to back, so that later packets overtake the delayed one.
+  for (uint32_t i = 0; i < 5; ++i) ASSERT_TRUE(w.a.send(write_middle(w.pool, i)));
+  w.s.scheduler().run_until(sim::Time::max());
+  const std::vector<uint32_t> want = {0, 1, 3, 4, 2};
+  EXPECT_EQ(w.rx.psns, want);
+  EXPECT_GT(w.rx.at[4] - w.rx.at[3], 9_us);
+  EXPECT_EQ(w.pool.in_use(), 0u);
+}
+
+TEST(FaultModel, LinkOutageDropsWhatLeavesWhileDown) {
+  Wire w;
+  w.a.faults().add_outage(fabric::LinkOutage{sim::Time() + 5_us, 3_us});
+  // One packet every microsecond, PSN i leaving at i us (plus its serialization):
+  // 5, 6 and 7 leave while the link is down.
+  uint32_t next = 0;
+  sim::Event tick([&] {
+    ASSERT_TRUE(w.a.send(write_middle(w.pool, next)));
+    if (++next < 12) w.s.scheduler().schedule_in(tick, 1_us);
+  });
+  w.s.scheduler().schedule(tick, sim::Time());
+  w.s.scheduler().run_until(sim::Time::max());
+  const std::vector<uint32_t> want = {0, 1, 2, 3, 4, 8, 9, 10, 11};
+  EXPECT_EQ(w.rx.psns, want);
+  EXPECT_EQ(w.a.fault_model()->counters().link_down_drops, 3u);
+  EXPECT_EQ(w.a.counters().drops_fault, 3u);
+}
+
+}  // namespace
