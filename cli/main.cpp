@@ -1,8 +1,10 @@
 // rnicsim: the command-line front end.
-//   rnicsim run FILE.yaml [--seed N] [--pcap FILE] [--out DIR]
-//   rnicsim validate FILE.yaml
+//   rnicsim run FILE.yaml [--seed N] [--pcap FILE] [--out DIR] [--set PATH=VALUE]...
+//   rnicsim validate FILE.yaml [--set PATH=VALUE]...
 //   rnicsim lint FILE.pcap
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -12,6 +14,7 @@
 #include "lint/lint.hpp"
 #include "scenario/runner.hpp"
 #include "scenario/scenario.hpp"
+#include "scenario/sweep.hpp"
 
 namespace {
 
@@ -22,7 +25,8 @@ constexpr int kExitUsage = 2;
 void usage(std::ostream& out) {
   out << "usage:\n"
          "  rnicsim run FILE.yaml [--seed N] [--pcap FILE] [--out DIR]   run a scenario in simulated time\n"
-         "  rnicsim validate FILE.yaml                                 check a scenario without running it\n"
+         "        [--set PATH=VALUE]...                                 (e.g. --set nic.mtu=1024, --set links.0.loss=0.01)\n"
+         "  rnicsim validate FILE.yaml [--set PATH=VALUE]...          check a scenario without running it\n"
          "  rnicsim lint FILE.pcap                                     check a RoCEv2/InfiniBand capture\n"
          "  rnicsim --help | --version\n";
 }
@@ -39,8 +43,32 @@ std::optional<uint64_t> parse_u64(std::string_view s) {
   return v;
 }
 
+// A sweep's runs, one after another, then its table (and sweep.csv with --out).
+int run_sweep(const std::vector<rnicsim::scenario::SweepPoint>& points, rnicsim::scenario::RunOptions opts) {
+  std::vector<rnicsim::scenario::Summary> results;
+  bool all_ok = true;
+  const std::string out_dir = opts.out_dir;
+  for (size_t i = 0; i < points.size(); ++i) {
+    std::cerr << "sweep run " << i + 1 << " of " << points.size() << ":";
+    for (const auto& [path, v] : points[i].settings) std::cerr << ' ' << path << '=' << v;
+    std::cerr << '\n';
+    if (!out_dir.empty()) opts.out_dir = out_dir + "/run" + std::to_string(i + 1);
+    opts.pcap_path.clear();  // one capture would hold every run: none
+    results.push_back(rnicsim::scenario::run(points[i].scenario, opts));
+    all_ok &= results.back().completed && results.back().expectations_met;
+  }
+  rnicsim::scenario::print_sweep_table(points, results, std::cout);
+  if (!out_dir.empty()) {
+    std::filesystem::create_directories(out_dir);
+    std::ofstream csv(std::filesystem::path(out_dir) / "sweep.csv");
+    rnicsim::scenario::write_sweep_csv(points, results, csv);
+  }
+  return all_ok ? kExitOk : kExitFailed;
+}
+
 int cmd_run(const std::vector<std::string>& args) {
   std::string file;
+  std::vector<std::string> overrides;
   rnicsim::scenario::RunOptions opts;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -68,6 +96,10 @@ int cmd_run(const std::vector<std::string>& args) {
       const std::string* v = value("--out");
       if (v == nullptr) return kExitUsage;
       opts.out_dir = *v;
+    } else if (a == "--set") {
+      const std::string* v = value("--set");
+      if (v == nullptr) return kExitUsage;
+      overrides.push_back(*v);
     } else if (!a.empty() && a[0] == '-') {
       std::cerr << "rnicsim run: unknown option " << a << '\n';
       return kExitUsage;
@@ -83,12 +115,16 @@ int cmd_run(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   try {
-    const auto scenario = rnicsim::scenario::load_scenario(file);
-    const auto summary = rnicsim::scenario::run(scenario, opts);
+    const auto runs = rnicsim::scenario::load_runs(file, overrides);
+    if (runs.size() != 1 || !runs.front().settings.empty()) return run_sweep(runs, opts);
+    const auto summary = rnicsim::scenario::run(runs.front().scenario, opts);
     rnicsim::scenario::print_summary(summary, std::cout);
-    return summary.completed ? kExitOk : kExitFailed;
+    return summary.completed && summary.expectations_met ? kExitOk : kExitFailed;
   } catch (const rnicsim::scenario::ScenarioError& e) {
     std::cerr << e.what() << '\n';
+    return kExitUsage;
+  } catch (const rnicsim::scenario::OverrideError& e) {
+    std::cerr << "rnicsim run: " << e.what() << '\n';
     return kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "rnicsim run: " << e.what() << '\n';
@@ -97,17 +133,35 @@ int cmd_run(const std::vector<std::string>& args) {
 }
 
 int cmd_validate(const std::vector<std::string>& args) {
-  if (args.size() != 1) {
+  std::vector<std::string> overrides;
+  std::string file;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--set" && i + 1 < args.size()) {
+      overrides.push_back(args[++i]);
+    } else if (file.empty() && !args[i].empty() && args[i][0] != '-') {
+      file = args[i];
+    } else {
+      usage(std::cerr);
+      return kExitUsage;
+    }
+  }
+  if (file.empty()) {
     usage(std::cerr);
     return kExitUsage;
   }
   try {
-    const auto s = rnicsim::scenario::load_scenario(args[0]);
-    std::cout << args[0] << ": ok (" << s.hosts.size() << " hosts, " << s.links.size() << " links, "
-              << s.workloads.size() << " workloads)\n";
+    const auto runs = rnicsim::scenario::load_runs(file, overrides);
+    const auto& s = runs.front().scenario;
+    std::cout << file << ": ok (" << s.hosts.size() << " hosts, " << s.links.size() << " links, "
+              << s.workloads.size() << " workloads";
+    if (runs.size() > 1 || !runs.front().settings.empty()) std::cout << "; a sweep of " << runs.size() << " runs";
+    std::cout << ")\n";
     return kExitOk;
   } catch (const rnicsim::scenario::ScenarioError& e) {
     std::cerr << e.what() << '\n';
+    return kExitUsage;
+  } catch (const rnicsim::scenario::OverrideError& e) {
+    std::cerr << "rnicsim validate: " << e.what() << '\n';
     return kExitUsage;
   }
 }

@@ -125,11 +125,16 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     sum.data_packets += h->nic->requester().packets_sent();
     sum.retransmissions += h->nic->stats().retransmitted_packets;
     sum.rx_errors += h->nic->rx_pipeline().counters().malformed + h->nic->rx_pipeline().counters().bad_icrc;
+    sum.ce_marked += h->nic->stats().ce_marked;
+    sum.cnps_sent += h->nic->stats().cnps_sent;
+    for (size_t i = 0; i < kCompletionStatuses; ++i) sum.completions[i] += h->completions[i];
   }
   sum.sim_seconds = world.sim().now().since_start().seconds();
   sum.events = sched.events_fired();
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   sum.events_per_sec = sum.wall_seconds > 0 ? static_cast<double>(sum.events) / sum.wall_seconds : 0;
+  sum.expectations = check_expectations(s.expect, sum);
+  for (const ExpectResult& e : sum.expectations) sum.expectations_met &= e.ok;
   if (tap) tap->flush();
 
   if (!opts.out_dir.empty()) {
@@ -328,6 +333,14 @@ void print_summary(const Summary& s, std::ostream& out) {
                 s.sim_seconds * 1e3, s.wall_seconds, static_cast<unsigned long long>(s.events),
                 s.events_per_sec / 1e6);
   out << line;
+  for (const ExpectResult& e : s.expectations)
+    out << "expect " << (e.ok ? "ok    " : "FAILED") << "  " << e.expectation.text << "  (measured " << e.measured_text
+        << ")\n";
+  if (!s.expectations.empty()) {
+    size_t failed = 0;
+    for (const ExpectResult& e : s.expectations) failed += e.ok ? 0 : 1;
+    out << "expectations: " << s.expectations.size() - failed << " ok, " << failed << " failed\n";
+  }
   out << (s.completed ? "result: completed\n" : "result: INCOMPLETE\n");
 }
 
@@ -339,7 +352,14 @@ void write_summary_json(const Summary& s, std::ostream& out) {
       << ",\n  \"data_packets\": " << s.data_packets << ",\n  \"retransmissions\": " << s.retransmissions
       << ",\n  \"drops\": " << s.drops << ",\n  \"rx_errors\": " << s.rx_errors
       << ",\n  \"simulated_seconds\": " << s.sim_seconds << ",\n  \"events\": " << s.events
-      << ",\n  \"workloads\": [";
+      << ",\n  \"expectations_met\": " << (s.expectations_met ? "true" : "false") << ",\n  \"expectations\": [";
+  for (size_t i = 0; i < s.expectations.size(); ++i) {
+    out << (i == 0 ? "" : ", ") << "{\"expect\": ";
+    sim::write_json_string(out, s.expectations[i].expectation.text);
+    out << ", \"measured\": " << s.expectations[i].measured << ", \"ok\": " << (s.expectations[i].ok ? "true" : "false")
+        << "}";
+  }
+  out << "],\n  \"workloads\": [";
   const char* sep = "\n";
   for (const WorkloadSummary& w : s.workloads) {
     out << sep << "    {\"name\": ";

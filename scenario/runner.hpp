@@ -1,6 +1,7 @@
 // Runs a scenario in virtual time and summarises it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -8,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scenario/expect.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/workload.hpp"
 
@@ -50,6 +52,10 @@ struct Summary {
   uint64_t events = 0;
   double events_per_sec = 0;
   bool completed = false;        // every workload finished without error
+  uint64_t ce_marked = 0, cnps_sent = 0;  // congestion signals at the NICs
+  std::array<uint64_t, kCompletionStatuses> completions{};  // CQEs the hosts reaped, by ibv_wc_status
+  std::vector<ExpectResult> expectations;  // the scenario's expect:, checked
+  bool expectations_met = true;
 };
 
 Summary run(const Scenario& s, const RunOptions& opts);

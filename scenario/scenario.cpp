@@ -53,18 +53,25 @@ void read_host_timing(const Reader& r, const YAML::Node& n, HostTiming& h) {
 
 }  // namespace
 
-Scenario parse_scenario(const std::string& text, const std::string& file_name) {
-  Reader r(file_name);
-  YAML::Node root;
+YAML::Node load_yaml(const std::string& text, const std::string& file_name) {
+  const Reader r(file_name);
   try {
-    root = YAML::Load(text);
+    return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     r.fail(e.mark, "YAML syntax error: " + e.msg);
   }
+}
+
+Scenario parse_scenario(const std::string& text, const std::string& file_name) {
+  return parse_scenario(load_yaml(text, file_name), file_name);
+}
+
+Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
+  Reader r(file_name);
   if (!root || root.IsNull()) throw ScenarioError(file_name, 1, 1, "empty scenario: expected a mapping with hosts, links and workloads");
   r.expect_map(root, "a scenario",
                {"name", "seed", "link_layer", "ib_grh", "duration", "hosts", "links", "nic", "workloads",
-                "host", "faults"});
+                "host", "faults", "expect", "sweep"});
 
   Scenario s;
   s.file = file_name;
@@ -164,6 +171,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
       s.workloads.push_back(std::move(spec));
     }
   }
+  if (root["expect"]) s.expect = read_expectations(r, root["expect"], s);
   return s;
 }
 

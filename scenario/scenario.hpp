@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "nic_model/nic_params.hpp"
+#include "scenario/expect.hpp"
 #include "scenario/fault_keys.hpp"
 #include "sim/time.hpp"
 
@@ -112,11 +115,17 @@ struct Scenario {
   HostTiming host;
   std::vector<WorkloadSpec> workloads;
   std::vector<FaultSpec> faults;
+  std::vector<Expectation> expect;
 };
 
 // Parses and validates; throws ScenarioError. Relative paths in the scenario (NIC
 // presets, flow CSV files) are looked up from the directory of `file_name`.
 Scenario parse_scenario(const std::string& text, const std::string& file_name);
+// The same from a loaded YAML tree (after --set overrides or a sweep point).
+// `sweep:` is not read here (see sweep.hpp).
+Scenario parse_scenario(const YAML::Node& root, const std::string& file_name);
+// The YAML tree of a scenario's text; a syntax error is a ScenarioError.
+YAML::Node load_yaml(const std::string& text, const std::string& file_name);
 Scenario load_scenario(const std::string& path);
 
 }  // namespace rnicsim::scenario

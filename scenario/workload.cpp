@@ -137,9 +137,18 @@ void HostSide::on_completion(uint32_t) {
 }
 
 void HostSide::poll() {
-  while (auto c = send_cq_->poll()) handler_(*c, false);
+  auto count = [this](const nic::Cqe& c) {
+    ++host_.completions[std::min<size_t>(static_cast<size_t>(c.status), kCompletionStatuses - 1)];
+  };
+  while (auto c = send_cq_->poll()) {
+    count(*c);
+    handler_(*c, false);
+  }
   if (recv_cq_)
-    while (auto c = recv_cq_->poll()) handler_(*c, true);
+    while (auto c = recv_cq_->poll()) {
+      count(*c);
+      handler_(*c, true);
+    }
 }
 
 void HostSide::watch_byte(uint64_t addr, uint8_t value, std::function<void()> fn) {

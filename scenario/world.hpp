@@ -2,6 +2,7 @@
 // one port) joined by links, all on one simulator.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,12 +16,16 @@
 
 namespace rnicsim::scenario {
 
+// ibv_wc_status values: SUCCESS (0) to GENERAL_ERR (21).
+inline constexpr size_t kCompletionStatuses = 22;
+
 struct Host {
   std::string name;
   nic::SimulatedHostMemory memory;
   std::unique_ptr<fabric::Port> port;
   std::unique_ptr<nic::Nic> nic;
   nic::AddressVector address;  // how peers reach this host
+  std::array<uint64_t, kCompletionStatuses> completions{};  // CQEs reaped, by ibv_wc_status
 };
 
 class World {

@@ -26,9 +26,11 @@ public:
 
   [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const {
     const YAML::Mark m = n.Mark();
-    throw ScenarioError(file_, m.line + 1, m.column + 1, msg);
+    fail(m, msg);
   }
   [[noreturn]] void fail(const YAML::Mark& m, const std::string& msg) const {
+    // A node made by an override (--set, sweep) has no place in the file.
+    if (m.line < 0) throw ScenarioError(file_, 0, 0, msg + " (in a value set from outside the file)");
     throw ScenarioError(file_, m.line + 1, m.column + 1, msg);
   }
 

@@ -11,6 +11,7 @@
 #include "scenario/nic_keys.hpp"
 #include "scenario/runner.hpp"
 #include "scenario/scenario.hpp"
+#include "scenario/sweep.hpp"
 #include "scenario/units.hpp"
 #include "scenario/workload_keys.hpp"
 
@@ -740,3 +741,51 @@ TEST(Flows, CsvErrorsNameTheLineAndColumn) {
 }
 
 }  // namespace
+
+// Overrides: map keys, list indices, list elements by name, new keys, errors.
+TEST(Overrides, PathsByKeyIndexAndName) {
+  YAML::Node root = YAML::Load(
+      "nic: {mtu: 4096}\nlinks: [{between: [a, b], loss: 0}]\nworkloads: [{name: w1, size: 1}, {name: w2, size: 2}]\n");
+  apply_override(root, "nic.mtu=1024");
+  apply_override(root, "links.0.loss=0.01");
+  apply_override(root, "workloads.w2.size=4KiB");
+  apply_override(root, "nic.pcie={lanes: 8}");
+  apply_override(root, "seed=9");
+  EXPECT_EQ(root["nic"]["mtu"].as<int>(), 1024);
+  EXPECT_EQ(root["links"][0]["loss"].as<double>(), 0.01);
+  EXPECT_EQ(root["workloads"][1]["size"].as<std::string>(), "4KiB");
+  EXPECT_EQ(root["workloads"][0]["size"].as<int>(), 1);
+  EXPECT_EQ(root["nic"]["pcie"]["lanes"].as<int>(), 8);
+  EXPECT_EQ(root["seed"].as<int>(), 9);
+  EXPECT_THROW(apply_override(root, "workloads.w9.size=1"), std::invalid_argument);
+  EXPECT_THROW(apply_override(root, "links.3.loss=1"), std::invalid_argument);
+  EXPECT_THROW(apply_override(root, "nic..mtu=1"), std::invalid_argument);
+  EXPECT_THROW(apply_override(root, "no_equals_sign"), std::invalid_argument);
+}
+
+TEST(Expect, ParsedAndChecked) {
+  const Scenario s = parse_scenario(
+      "hosts: [{name: a}, {name: b}]\nlinks: [{between: [a, b]}]\n"
+      "workloads: [{name: w, op: write, pattern: bw, from: a, to: b}]\n"
+      "expect: ['w.throughput >= 90Gbps', 'w.latency_p99 < 2us', 'drops == 0', 'completions.REM_ACCESS_ERR != 3']\n",
+      "t.yaml");
+  ASSERT_EQ(s.expect.size(), 4u);
+  EXPECT_EQ(s.expect[0].op, ExpectOp::GreaterEqual);
+  EXPECT_DOUBLE_EQ(s.expect[0].value, 90e9);
+  EXPECT_DOUBLE_EQ(s.expect[1].value, 2e-6);
+  Summary sum;
+  WorkloadSummary w;
+  w.name = "w";
+  w.gbps = 95;
+  w.lat_p99_ps = 2'500'000;
+  sum.workloads.push_back(w);
+  sum.drops = 0;
+  sum.completions[10] = 3;
+  const auto r = check_expectations(s.expect, sum);
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_TRUE(r[0].ok);
+  EXPECT_FALSE(r[1].ok);
+  EXPECT_EQ(r[1].measured_text, "2.500 us");
+  EXPECT_TRUE(r[2].ok);
+  EXPECT_FALSE(r[3].ok);
+}

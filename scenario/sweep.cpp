@@ -1,0 +1,241 @@
+#include "scenario/sweep.hpp"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+#include <utility>
+#include <cstdio>
+#include <stdexcept>
+
+#include "scenario/yaml_reader.hpp"
+
+namespace rnicsim::scenario {
+namespace {
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  for (const auto& p : parts)
+    if (p.empty()) throw std::invalid_argument("'" + path + "' has an empty part");
+  return parts;
+}
+
+// The child of `node` named `key`: a map key, or in a list an index or the
+// element whose `name` is `key`. Invalid node if there is none.
+YAML::Node child(YAML::Node node, const std::string& key) {
+  if (node.IsSequence()) {
+    size_t i = 0;
+    auto [p, ec] = std::from_chars(key.data(), key.data() + key.size(), i);
+    if (ec == std::errc() && p == key.data() + key.size()) return i < node.size() ? node[i] : YAML::Node(YAML::NodeType::Undefined);
+    for (YAML::Node e : node)
+      if (e.IsMap() && e["name"] && e["name"].IsScalar() && e["name"].Scalar() == key) return e;
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
+  if (node.IsMap() && node[key]) return node[key];
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+// Sets `value` at `path` under `root`, adding the last map key if missing.
+void set_path(YAML::Node root, const std::string& path, const YAML::Node& value) {
+  const auto parts = split_path(path);
+  YAML::Node node = root;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node next = child(node, parts[i]);
+    if (!next.IsDefined()) {
+      if (!node.IsMap()) throw std::invalid_argument("'" + path + "': no '" + parts[i] + "' in the list");
+      node[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      next.reset(node[parts[i]]);
+    }
+    node.reset(next);  // rebinds (operator= would overwrite the node's value)
+  }
+  const std::string& last = parts.back();
+  if (node.IsSequence()) {
+    YAML::Node target = child(node, last);
+    if (!target.IsDefined()) throw std::invalid_argument("'" + path + "': no element '" + last + "' in the list");
+    size_t i = 0;
+    auto [p, ec] = std::from_chars(last.data(), last.data() + last.size(), i);
+    if (ec == std::errc() && p == last.data() + last.size()) {
+      node[i] = value;
+      return;
+    }
+    throw std::invalid_argument("'" + path + "': a list element is replaced by its index");
+  }
+  if (!node.IsMap() && !node.IsNull()) throw std::invalid_argument("'" + path + "': '" + last + "' is not under a mapping");
+  node[last] = value;
+}
+
+std::string scalar_text(const YAML::Node& n) {
+  if (n.IsScalar()) return n.Scalar();
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  return e.c_str();
+}
+
+}  // namespace
+
+void apply_override(YAML::Node root, const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) throw std::invalid_argument("expected PATH=VALUE, got '" + assignment + "'");
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    throw std::invalid_argument("the value of '" + assignment + "' is not YAML: " + e.msg);
+  }
+  set_path(root, assignment.substr(0, eq), value);
+}
+
+std::vector<SweepPoint> expand_sweep(const YAML::Node& root, const std::string& file_name) {
+  const YAML::Node sweep = root["sweep"];
+  if (!sweep) return {};
+  const Reader r(file_name);
+  if (!sweep.IsMap() || sweep.size() == 0)
+    r.fail(sweep, "expected 'sweep' to map setting paths to lists of values, like links.0.loss: [0.001, 0.01]");
+  struct Axis {
+    std::string path;
+    YAML::Node values;
+  };
+  std::vector<Axis> axes;
+  size_t runs = 1;
+  for (auto it = sweep.begin(); it != sweep.end(); ++it) {
+    Axis a{it->first.Scalar(), it->second};
+    if (!a.values.IsSequence() || a.values.size() == 0) r.fail(it->second, "expected a non-empty list of values for " + a.path);
+    if (a.path == "sweep" || a.path.rfind("sweep.", 0) == 0) r.fail(it->first, "a sweep cannot sweep itself");
+    runs *= a.values.size();
+    if (runs > 10'000) r.fail(it->second, "the sweep has more than 10000 runs");
+    axes.push_back(a);
+  }
+  std::vector<SweepPoint> points;
+  std::vector<size_t> idx(axes.size(), 0);
+  for (size_t run = 0; run < runs; ++run) {
+    YAML::Node copy = YAML::Clone(root);
+    copy.remove("sweep");
+    SweepPoint p;
+    for (size_t a = 0; a < axes.size(); ++a) {
+      const YAML::Node v = axes[a].values[idx[a]];
+      try {
+        set_path(copy, axes[a].path, v);
+      } catch (const std::invalid_argument& e) {
+        r.fail(sweep[axes[a].path] ? axes[a].values : sweep, std::string("sweep: ") + e.what());
+      }
+      p.settings.emplace_back(axes[a].path, scalar_text(v));
+    }
+    p.scenario = parse_scenario(copy, file_name);
+    points.push_back(std::move(p));
+    for (size_t a = axes.size(); a-- > 0;) {  // the last axis fastest
+      if (++idx[a] < axes[a].values.size()) break;
+      idx[a] = 0;
+    }
+  }
+  return points;
+}
+
+std::vector<SweepPoint> load_runs(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path, 0, 0, "cannot open the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  YAML::Node root = load_yaml(text.str(), path);
+  for (const std::string& o : overrides) {
+    if (!root.IsMap()) break;  // the parser says what is wrong with the file
+    try {
+      apply_override(root, o);
+    } catch (const std::invalid_argument& e) {
+      throw OverrideError("--set " + o + ": " + e.what());
+    }
+  }
+  if (root.IsMap() && root["sweep"]) return expand_sweep(root, path);
+  std::vector<SweepPoint> one(1);
+  one.front().scenario = parse_scenario(root, path);
+  return one;
+}
+
+namespace {
+
+struct Column {
+  std::string title;
+  std::string (*cell)(const Summary&, size_t workload);
+  size_t workload;  // for per-workload columns
+};
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::vector<Column> columns(const std::vector<Summary>& results) {
+  std::vector<Column> c;
+  if (results.empty()) return c;
+  for (size_t w = 0; w < results.front().workloads.size(); ++w) {
+    const std::string& n = results.front().workloads[w].name;
+    c.push_back({n + " Gb/s", [](const Summary& s, size_t i) { return fmt("%.2f", s.workloads[i].gbps); }, w});
+    c.push_back({n + " p50 us",
+                 [](const Summary& s, size_t i) { return fmt("%.3f", static_cast<double>(s.workloads[i].lat_p50_ps) / 1e6); }, w});
+    c.push_back({n + " p99 us",
+                 [](const Summary& s, size_t i) { return fmt("%.3f", static_cast<double>(s.workloads[i].lat_p99_ps) / 1e6); }, w});
+  }
+  c.push_back({"drops", [](const Summary& s, size_t) { return std::to_string(s.drops); }, 0});
+  c.push_back({"retransmitted", [](const Summary& s, size_t) { return std::to_string(s.retransmissions); }, 0});
+  c.push_back({"result", [](const Summary& s, size_t) -> std::string {
+                 if (!s.completed) return "INCOMPLETE";
+                 return s.expectations_met ? "ok" : "EXPECT FAILED";
+               }, 0});
+  return c;
+}
+
+}  // namespace
+
+void print_sweep_table(const std::vector<SweepPoint>& points, const std::vector<Summary>& results, std::ostream& out) {
+  if (points.empty()) return;
+  const auto cols = columns(results);
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head;
+  for (const auto& [path, v] : points.front().settings) head.push_back(path);
+  for (const Column& c : cols) head.push_back(c.title);
+  rows.push_back(head);
+  for (size_t i = 0; i < points.size() && i < results.size(); ++i) {
+    std::vector<std::string> row;
+    for (const auto& [path, v] : points[i].settings) row.push_back(v);
+    for (const Column& c : cols) row.push_back(c.cell(results[i], c.workload));
+    rows.push_back(row);
+  }
+  std::vector<size_t> width(head.size(), 0);
+  for (const auto& row : rows)
+    for (size_t k = 0; k < row.size(); ++k) width[k] = std::max(width[k], row[k].size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    for (size_t k = 0; k < rows[r].size(); ++k) {
+      out << (k == 0 ? "" : "  ") << rows[r][k];
+      if (k + 1 < rows[r].size()) out << std::string(width[k] - rows[r][k].size(), ' ');
+    }
+    out << '\n';
+    if (r == 0) {
+      size_t total = 0;
+      for (size_t w : width) total += w + 2;
+      out << std::string(total - 2, '-') << '\n';
+    }
+  }
+}
+
+void write_sweep_csv(const std::vector<SweepPoint>& points, const std::vector<Summary>& results, std::ostream& out) {
+  if (points.empty()) return;
+  const auto cols = columns(results);
+  const char* sep = "";
+  for (const auto& [path, v] : points.front().settings) out << std::exchange(sep, ",") << path;
+  for (const Column& c : cols) out << std::exchange(sep, ",") << c.title;
+  out << '\n';
+  for (size_t i = 0; i < points.size() && i < results.size(); ++i) {
+    sep = "";
+    for (const auto& [path, v] : points[i].settings) out << std::exchange(sep, ",") << '"' << v << '"';
+    for (const Column& c : cols) out << std::exchange(sep, ",") << c.cell(results[i], c.workload);
+    out << '\n';
+  }
+}
+
+}  // namespace rnicsim::scenario

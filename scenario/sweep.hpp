@@ -1,0 +1,56 @@
+// Overrides and sweeps: changing a scenario's settings from outside it.
+//
+// An override is PATH=VALUE (`rnicsim run --set nic.mtu=1024`): PATH walks the
+// scenario's YAML by map key, list index (links.0.loss) or the `name` of a list
+// element (workloads.write_stream.size); VALUE is YAML (a scalar, [a, b] or {k: v}).
+// A missing last key is added, so an override can set what the file leaves at
+// its default; the scenario is then validated as if it had been written so.
+//
+// `sweep:` maps PATHs to lists of values; the scenario runs once for every
+// combination (a grid, the first axis slowest), and a table with one row per run
+// compares them:
+//
+//   sweep:
+//     links.0.loss: [0.00001, 0.001, 0.01]
+#pragma once
+
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "scenario/runner.hpp"
+#include "scenario/scenario.hpp"
+
+namespace rnicsim::scenario {
+
+// Applies PATH=VALUE to `root`; throws std::invalid_argument naming what is wrong.
+void apply_override(YAML::Node root, const std::string& assignment);
+
+// An error in an override given on the command line.
+struct OverrideError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+struct SweepPoint {
+  std::vector<std::pair<std::string, std::string>> settings;  // path, value as written
+  Scenario scenario;
+};
+
+// The runs of `root`'s sweep (each parsed and validated; errors name the file, and
+// the line and column of the value that made a run invalid). Empty without `sweep:`.
+std::vector<SweepPoint> expand_sweep(const YAML::Node& root, const std::string& file_name);
+
+// One row per run: the swept values, each workload's throughput and p50/p99
+// latency, drops, retransmissions, and whether it completed and met its expect:.
+// The runs a scenario file asks for, with `overrides` applied first: one run
+// without `sweep:`, one per sweep point with it. Throws ScenarioError for the
+// file, OverrideError for an override.
+std::vector<SweepPoint> load_runs(const std::string& path, const std::vector<std::string>& overrides);
+
+void print_sweep_table(const std::vector<SweepPoint>& points, const std::vector<Summary>& results, std::ostream& out);
+void write_sweep_csv(const std::vector<SweepPoint>& points, const std::vector<Summary>& results, std::ostream& out);
+
+}  // namespace rnicsim::scenario
