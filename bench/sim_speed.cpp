@@ -17,10 +17,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "bench/ns3_p2p.hpp"
 #include "scenario/runner.hpp"
@@ -146,6 +148,28 @@ RnicsimResult run_rnicsim_stream(std::uint64_t messages) {
   return result;
 }
 
+// The least any simulator that carries full payload bytes must do for this stream:
+// per packet, one copy of the payload from the sender's memory into a frame (the
+// NIC's DMA read) and one from the frame into the receiver's memory (the DMA
+// write), over buffers the size the run uses (1 MiB messages, 32 frames in flight).
+// Returns the wall seconds for `packets` packets.
+double payload_copy_floor(std::uint64_t packets) {
+  constexpr std::size_t kMessage = 1 << 20, kFrames = 32, kFrameBytes = kPayloadBytes + 128;
+  std::vector<unsigned char> src(kMessage), dst(kMessage), frames(kFrames * kFrameBytes);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t p = 0; p < packets; ++p) {
+    const std::size_t off = (p % (kMessage / kPayloadBytes)) * kPayloadBytes;
+    unsigned char* frame = frames.data() + (p % kFrames) * kFrameBytes + 58;  // after the headers
+    std::memcpy(frame, src.data() + off, kPayloadBytes);
+    std::memcpy(dst.data() + off, frame, kPayloadBytes);
+    asm volatile("" : : "r"(dst.data()) : "memory");  // the copies are observable
+  }
+  const auto stop = std::chrono::steady_clock::now();
+  if (std::memcmp(src.data(), dst.data(), kMessage) != 0) std::fprintf(stderr, "sim_speed: copy check failed\n");
+  return std::chrono::duration<double>(stop - start).count();
+}
+
 double per_second(std::uint64_t count, double seconds) {
   return seconds > 0 ? static_cast<double>(count) / seconds : 0.0;
 }
@@ -210,6 +234,14 @@ int main(int argc, char** argv) {
                         per_second(ns3.packets_received, ns3_cpu_seconds)
                   : 0.0);
   std::printf("ratio rnicsim/ns-3: %.2fx\n", ns3_rate > 0 ? rn_rate / ns3_rate : 0.0);
+  // The physical limit, measured now: the payload copies alone.
+  const double floor_seconds = payload_copy_floor(packets);
+  const double floor_rate = per_second(packets, floor_seconds);
+  std::printf("payload copies alone (2 x %u B memcpy per packet): %.1f ns/packet, %.0f packets/s = %.1fx ns-3; "
+              "rnicsim spends %.1f ns/packet, %.1fx the copies\n",
+              kPayloadBytes, floor_seconds * 1e9 / static_cast<double>(packets), floor_rate,
+              ns3_rate > 0 ? floor_rate / ns3_rate : 0.0, rn.wall_seconds * 1e9 / static_cast<double>(rn.data_packets),
+              floor_rate > 0 && rn_rate > 0 ? floor_rate / rn_rate : 0.0);
 
   bool ok = true;
   if (ns3.packets_received != packets || ns3.packets_sent != packets || ns3.packets_lost != 0) {
