@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lint/lint.hpp"
+#include "scenario/params.hpp"
 #include "scenario/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/sweep.hpp"
@@ -28,6 +29,7 @@ void usage(std::ostream& out) {
          "        [--set PATH=VALUE]...                                 (e.g. --set nic.mtu=1024, --set links.0.loss=0.01)\n"
          "  rnicsim validate FILE.yaml [--set PATH=VALUE]...          check a scenario without running it\n"
          "  rnicsim lint FILE.pcap                                     check a RoCEv2/InfiniBand capture\n"
+         "  rnicsim params                                             list every scenario parameter\n"
          "  rnicsim --help | --version\n";
 }
 
@@ -187,6 +189,10 @@ int main(int argc, char** argv) {
   if (cmd == "run") return cmd_run(args);
   if (cmd == "validate") return cmd_validate(args);
   if (cmd == "lint") return cmd_lint(args);
+  if (cmd == "params") {
+    rnicsim::scenario::print_params(std::cout);
+    return kExitOk;
+  }
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(std::cout);
     return kExitOk;

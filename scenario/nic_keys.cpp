@@ -40,6 +40,7 @@ struct Key {
   uint64_t lo, hi;
   Member<T> member;
   bool pow2 = false;
+  std::string_view description = {};
 };
 
 using nic::CongestionParams;
@@ -49,67 +50,67 @@ using nic::PcieParams;
 // One key per field, named as the field. Keep in step with nic_params.hpp and
 // pcie_link.hpp (a unit test counts the fields).
 const Key<NicParams> kNicKeys[] = {
-    {"clock_hz", Kind::Frequency, 1'000'000, 100'000'000'000, &NicParams::clock_hz},
-    {"doorbell_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::doorbell_cycles},
-    {"wqe_fetch_batch", Kind::Count, 1, 256, &NicParams::wqe_fetch_batch},
-    {"wqe_fetch_outstanding", Kind::Count, 1, 4096, &NicParams::wqe_fetch_outstanding},
-    {"requester_cycles_per_packet", Kind::Cycles, 1, 1'000'000, &NicParams::requester_cycles_per_packet},
-    {"requester_cycles_per_wqe", Kind::Cycles, 0, 1'000'000, &NicParams::requester_cycles_per_wqe},
-    {"datapath_bytes_per_cycle", Kind::Bytes, 1, 4096, &NicParams::datapath_bytes_per_cycle},
-    {"tx_latency_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::tx_latency_cycles},
-    {"rx_latency_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::rx_latency_cycles},
-    {"responder_cycles_per_packet", Kind::Cycles, 1, 1'000'000, &NicParams::responder_cycles_per_packet},
-    {"completer_cycles_per_packet", Kind::Cycles, 0, 1'000'000, &NicParams::completer_cycles_per_packet},
-    {"rx_parse_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::rx_parse_cycles},
-    {"tx_pipeline_packets", Kind::Count, 1, 65536, &NicParams::tx_pipeline_packets},
-    {"ack_coalesce_packets", Kind::Count, 1, 65536, &NicParams::ack_coalesce_packets},
-    {"max_inflight_psns", Kind::Count, 1, 1u << 23, &NicParams::max_inflight_psns},
-    {"mtu", Kind::IbMtu, 256, 4096, &NicParams::mtu},
-    {"qpc_cache_entries", Kind::Count, 0, 1u << 24, &NicParams::qpc_cache_entries},
-    {"qpc_entry_bytes", Kind::Bytes, 16, 4096, &NicParams::qpc_entry_bytes},
-    {"mtt_cache_entries", Kind::Count, 0, 1u << 24, &NicParams::mtt_cache_entries},
-    {"mtt_page_bytes", Kind::Bytes, 4096, 1u << 30, &NicParams::mtt_page_bytes, true},
-    {"mtt_entry_bytes", Kind::Bytes, 8, 4096, &NicParams::mtt_entry_bytes},
-    {"cq_moderation_count", Kind::Count, 1, 65535, &NicParams::cq_moderation_count},
-    {"cq_moderation_period", Kind::Time, 0, 0, &NicParams::cq_moderation_period},
-    {"selective_repeat", Kind::Count, 0, 1, &NicParams::selective_repeat},
-    {"reorder_window_packets", Kind::Count, 1, 65536, &NicParams::reorder_window_packets},
+    {"clock_hz", Kind::Frequency, 1'000'000, 100'000'000'000, &NicParams::clock_hz, false, "NIC core clock"},
+    {"doorbell_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::doorbell_cycles, false, "doorbell unit time per MMIO write"},
+    {"wqe_fetch_batch", Kind::Count, 1, 256, &NicParams::wqe_fetch_batch, false, "WQEs read by one DMA read at most"},
+    {"wqe_fetch_outstanding", Kind::Count, 1, 4096, &NicParams::wqe_fetch_outstanding, false, "WQE/RQE DMA reads in flight at most"},
+    {"requester_cycles_per_packet", Kind::Cycles, 1, 1'000'000, &NicParams::requester_cycles_per_packet, false, "requester occupancy per packet (segmentation, header build)"},
+    {"requester_cycles_per_wqe", Kind::Cycles, 0, 1'000'000, &NicParams::requester_cycles_per_wqe, false, "requester occupancy to decode a WQE, on its first packet"},
+    {"datapath_bytes_per_cycle", Kind::Bytes, 1, 4096, &NicParams::datapath_bytes_per_cycle, false, "payload bytes the requester and responder move per cycle"},
+    {"tx_latency_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::tx_latency_cycles, false, "transmit pipeline latency from build to wire (beyond occupancy)"},
+    {"rx_latency_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::rx_latency_cycles, false, "receive pipeline latency from last bit to effect (beyond occupancy)"},
+    {"responder_cycles_per_packet", Kind::Cycles, 1, 1'000'000, &NicParams::responder_cycles_per_packet, false, "responder occupancy per request (checks, DMA set-up)"},
+    {"completer_cycles_per_packet", Kind::Cycles, 0, 1'000'000, &NicParams::completer_cycles_per_packet, false, "completer occupancy per ACK/NAK/response"},
+    {"rx_parse_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::rx_parse_cycles, false, "parse and ICRC check per received packet"},
+    {"tx_pipeline_packets", Kind::Count, 1, 65536, &NicParams::tx_pipeline_packets, false, "packets waiting for payload DMA at most"},
+    {"ack_coalesce_packets", Kind::Count, 1, 65536, &NicParams::ack_coalesce_packets, false, "the responder ACKs at least every N packets"},
+    {"max_inflight_psns", Kind::Count, 1, 1u << 23, &NicParams::max_inflight_psns, false, "unacknowledged PSNs per QP at most"},
+    {"mtu", Kind::IbMtu, 256, 4096, &NicParams::mtu, false, "port MTU (the default path MTU of QPs)"},
+    {"qpc_cache_entries", Kind::Count, 0, 1u << 24, &NicParams::qpc_cache_entries, false, "QP contexts held on the NIC (0: unlimited)"},
+    {"qpc_entry_bytes", Kind::Bytes, 16, 4096, &NicParams::qpc_entry_bytes, false, "bytes read from host memory on a QP-context miss"},
+    {"mtt_cache_entries", Kind::Count, 0, 1u << 24, &NicParams::mtt_cache_entries, false, "memory translation entries (pages) held (0: unlimited)"},
+    {"mtt_page_bytes", Kind::Bytes, 4096, 1u << 30, &NicParams::mtt_page_bytes, true, "bytes one translation entry maps"},
+    {"mtt_entry_bytes", Kind::Bytes, 8, 4096, &NicParams::mtt_entry_bytes, false, "bytes read on a translation miss (MPT + MTT line)"},
+    {"cq_moderation_count", Kind::Count, 1, 65535, &NicParams::cq_moderation_count, false, "one completion event per this many CQEs of an armed CQ"},
+    {"cq_moderation_period", Kind::Time, 0, 0, &NicParams::cq_moderation_period, false, "or this long after the first pending CQE (0: no timer)"},
+    {"selective_repeat", Kind::Count, 0, 1, &NicParams::selective_repeat, false, "loss recovery: 0 go-back-N (ConnectX-5), 1 selective repeat (ConnectX-6)"},
+    {"reorder_window_packets", Kind::Count, 1, 65536, &NicParams::reorder_window_packets, false, "selective repeat: packets kept after a gap"},
 };
 // `pcie:` and `congestion_control:` are the nested members.
 constexpr size_t kNicNestedMembers = 2;
 
 const Key<PcieParams> kPcieKeys[] = {
-    {"generation", Kind::Count, 1, 5, &PcieParams::generation},
-    {"lanes", Kind::Lanes, 1, 32, &PcieParams::lanes},
-    {"latency", Kind::Time, 0, 0, &PcieParams::latency},
-    {"host_memory_latency", Kind::Time, 0, 0, &PcieParams::host_memory_latency},
-    {"max_payload_bytes", Kind::Bytes, 128, 4096, &PcieParams::max_payload_bytes, true},
-    {"max_read_request_bytes", Kind::Bytes, 128, 4096, &PcieParams::max_read_request_bytes, true},
-    {"tlp_overhead_bytes", Kind::Bytes, 0, 256, &PcieParams::tlp_overhead_bytes},
-    {"max_read_tags", Kind::Count, 0, 1024, &PcieParams::max_read_tags},  // 0: unlimited
+    {"generation", Kind::Count, 1, 5, &PcieParams::generation, false, "PCIe generation 1-5 (2.5, 5, 8, 16, 32 GT/s per lane)"},
+    {"lanes", Kind::Lanes, 1, 32, &PcieParams::lanes, false, "PCIe lanes"},
+    {"latency", Kind::Time, 0, 0, &PcieParams::latency, false, "one-way PCIe latency, NIC to root complex"},
+    {"host_memory_latency", Kind::Time, 0, 0, &PcieParams::host_memory_latency, false, "host DRAM read latency"},
+    {"max_payload_bytes", Kind::Bytes, 128, 4096, &PcieParams::max_payload_bytes, true, "max payload size (MPS) of writes and completions"},
+    {"max_read_request_bytes", Kind::Bytes, 128, 4096, &PcieParams::max_read_request_bytes, true, "max read request size (MRRS)"},
+    {"tlp_overhead_bytes", Kind::Bytes, 0, 256, &PcieParams::tlp_overhead_bytes, false, "header, framing and DLLP share per TLP"},
+    {"max_read_tags", Kind::Count, 0, 1024, &PcieParams::max_read_tags, false, "non-posted read requests outstanding (0: unlimited)"},  // 0: unlimited
 };
 
 const Key<CongestionParams> kCongestionKeys[] = {
-    {"algorithm", Kind::Algorithm, 0, 0, &CongestionParams::algorithm},
-    {"dce_tcp_g", Kind::Count, 0, 1023, &CongestionParams::dce_tcp_g},
-    {"dce_tcp_rtt", Kind::Time, 0, 0, &CongestionParams::dce_tcp_rtt},
-    {"initial_alpha_value", Kind::Count, 0, 1023, &CongestionParams::initial_alpha_value},
-    {"rate_to_set_on_first_cnp", Kind::Rate, 0, 0, &CongestionParams::rate_to_set_on_first_cnp},
-    {"rpg_min_dec_fac", Kind::Count, 0, 100, &CongestionParams::rpg_min_dec_fac},
-    {"rpg_min_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_min_rate},
-    {"rpg_gd", Kind::Count, 0, 63, &CongestionParams::rpg_gd},
-    {"rate_reduce_monitor_period", Kind::Time, 0, 0, &CongestionParams::rate_reduce_monitor_period},
-    {"clamp_tgt_rate", Kind::Count, 0, 1, &CongestionParams::clamp_tgt_rate},
-    {"clamp_tgt_rate_after_time_inc", Kind::Count, 0, 1, &CongestionParams::clamp_tgt_rate_after_time_inc},
-    {"rpg_time_reset", Kind::Time, 0, 0, &CongestionParams::rpg_time_reset},
-    {"rpg_byte_reset", Kind::Bytes, 1, 1ull << 40, &CongestionParams::rpg_byte_reset},
-    {"rpg_threshold", Kind::Count, 0, 1024, &CongestionParams::rpg_threshold},
-    {"rpg_ai_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_ai_rate},
-    {"rpg_hai_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_hai_rate},
-    {"rpg_max_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_max_rate},
-    {"min_time_between_cnps", Kind::Time, 0, 0, &CongestionParams::min_time_between_cnps},
-    {"cnp_dscp", Kind::Count, 0, 63, &CongestionParams::cnp_dscp},
-    {"cnp_802p_prio", Kind::Count, 0, 7, &CongestionParams::cnp_802p_prio},
+    {"algorithm", Kind::Algorithm, 0, 0, &CongestionParams::algorithm, false, "congestion control: none or dcqcn"},
+    {"dce_tcp_g", Kind::Count, 0, 1023, &CongestionParams::dce_tcp_g, false, "alpha gain g/1024 per alpha update period"},
+    {"dce_tcp_rtt", Kind::Time, 0, 0, &CongestionParams::dce_tcp_rtt, false, "alpha update period"},
+    {"initial_alpha_value", Kind::Count, 0, 1023, &CongestionParams::initial_alpha_value, false, "alpha (of 1024) when the first CNP arrives"},
+    {"rate_to_set_on_first_cnp", Kind::Rate, 0, 0, &CongestionParams::rate_to_set_on_first_cnp, false, "rate on the first CNP (0: line rate, then cut)"},
+    {"rpg_min_dec_fac", Kind::Count, 0, 100, &CongestionParams::rpg_min_dec_fac, false, "one cut keeps at least this percentage of the rate"},
+    {"rpg_min_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_min_rate, false, "lowest rate of a QP"},
+    {"rpg_gd", Kind::Count, 0, 63, &CongestionParams::rpg_gd, false, "a cut removes rate x alpha / 2^rpg_gd"},
+    {"rate_reduce_monitor_period", Kind::Time, 0, 0, &CongestionParams::rate_reduce_monitor_period, false, "at most one cut per period"},
+    {"clamp_tgt_rate", Kind::Count, 0, 1, &CongestionParams::clamp_tgt_rate, false, "1: every cut sets the target rate to the current rate"},
+    {"clamp_tgt_rate_after_time_inc", Kind::Count, 0, 1, &CongestionParams::clamp_tgt_rate_after_time_inc, false, "1: so does a cut after a timer increase"},
+    {"rpg_time_reset", Kind::Time, 0, 0, &CongestionParams::rpg_time_reset, false, "rate increase timer"},
+    {"rpg_byte_reset", Kind::Bytes, 1, 1ull << 40, &CongestionParams::rpg_byte_reset, false, "bytes sent per byte-counter increase event"},
+    {"rpg_threshold", Kind::Count, 0, 1024, &CongestionParams::rpg_threshold, false, "increase events spent in fast recovery (F)"},
+    {"rpg_ai_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_ai_rate, false, "additive increase step of the target rate"},
+    {"rpg_hai_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_hai_rate, false, "hyper increase step of the target rate"},
+    {"rpg_max_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_max_rate, false, "rate ceiling (0: line rate)"},
+    {"min_time_between_cnps", Kind::Time, 0, 0, &CongestionParams::min_time_between_cnps, false, "notification point: at most one CNP per QP per period"},
+    {"cnp_dscp", Kind::Count, 0, 63, &CongestionParams::cnp_dscp, false, "DSCP of CNPs"},
+    {"cnp_802p_prio", Kind::Count, 0, 7, &CongestionParams::cnp_802p_prio, false, "egress priority of CNPs"},
 };
 
 // Names older scenarios use.
@@ -343,6 +344,63 @@ std::vector<std::string_view> congestion_keys() {
 std::vector<std::string_view> pcie_keys() {
   std::vector<std::string_view> v;
   for (const auto& k : kPcieKeys) v.push_back(k.name);
+  return v;
+}
+
+namespace {
+
+std::string kind_unit(Kind k) {
+  switch (k) {
+    case Kind::Count: return "count";
+    case Kind::Cycles: return "cycles";
+    case Kind::Bytes: return "bytes (256, 4KiB)";
+    case Kind::Frequency: return "Hz (500MHz)";
+    case Kind::Time: return "time (250ns)";
+    case Kind::IbMtu: return "bytes: 256..4096";
+    case Kind::Lanes: return "1, 2, 4, 8, 16, 32";
+    case Kind::Rate: return "bits/s (5Mbps)";
+    case Kind::Algorithm: return "none | dcqcn";
+  }
+  return "";
+}
+
+template <class T>
+std::string default_text(const Key<T>& k) {
+  static const T defaults{};
+  return std::visit(
+      [&](auto m) -> std::string {
+        using V = std::remove_cvref_t<decltype(defaults.*m)>;
+        if constexpr (std::is_same_v<V, sim::Duration>) {
+          const int64_t ps = (defaults.*m).picoseconds();
+          if (ps % 1'000'000 == 0) return std::to_string(ps / 1'000'000) + "us";
+          if (ps % 1000 == 0) return std::to_string(ps / 1000) + "ns";
+          return std::to_string(ps) + "ps";
+        } else if constexpr (std::is_same_v<V, nic::CcAlgorithm>) {
+          return std::string(nic::to_string(defaults.*m));
+        } else {
+          return std::to_string(defaults.*m);
+        }
+      },
+      k.member);
+}
+
+template <class T, size_t N>
+void list_keys(const Key<T> (&keys)[N], const std::string& prefix, std::vector<ParamInfo>& out) {
+  for (const Key<T>& k : keys) {
+    std::string range;
+    if (k.hi != 0 && k.kind != Kind::IbMtu && k.kind != Kind::Lanes)
+      range = std::to_string(k.lo) + ".." + std::to_string(k.hi);
+    out.push_back({prefix + std::string(k.name), default_text(k), kind_unit(k.kind), range, std::string(k.description)});
+  }
+}
+
+}  // namespace
+
+std::vector<ParamInfo> nic_parameters() {
+  std::vector<ParamInfo> v;
+  list_keys(kNicKeys, "nic.", v);
+  list_keys(kPcieKeys, "nic.pcie.", v);
+  list_keys(kCongestionKeys, "nic.congestion_control.", v);
   return v;
 }
 

@@ -43,6 +43,17 @@ std::optional<std::string> find_preset(const std::string& preset, const std::str
 std::vector<std::string_view> nic_keys();
 std::vector<std::string_view> pcie_keys();
 std::vector<std::string_view> congestion_keys();
+// A parameter as `rnicsim params` lists it.
+struct ParamInfo {
+  std::string path;         // nic.mtu, nic.pcie.lanes
+  std::string default_value;
+  std::string unit;
+  std::string range;        // empty: any value of the unit
+  std::string description;
+};
+// Every NIC parameter (NicParams, PcieParams, CongestionParams), from the key tables.
+std::vector<ParamInfo> nic_parameters();
+
 // How many members of NicParams / PcieParams the keys cover (each field has one key).
 size_t nic_keys_covering_fields();
 size_t pcie_keys_covering_fields();

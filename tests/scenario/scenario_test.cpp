@@ -789,3 +789,28 @@ TEST(Expect, ParsedAndChecked) {
   EXPECT_TRUE(r[2].ok);
   EXPECT_FALSE(r[3].ok);
 }
+
+// `rnicsim params` lists every NIC key with a default, a unit and a description.
+TEST(Params, EveryNicKeyListedWithDefaultUnitAndDescription) {
+  const auto params = nic_parameters();
+  auto listed = [&](const std::string& path) {
+    return std::any_of(params.begin(), params.end(), [&](const ParamInfo& p) { return p.path == path; });
+  };
+  for (const auto k : nic_keys()) {
+    if (k != "pcie" && k != "congestion_control") {
+      EXPECT_TRUE(listed("nic." + std::string(k))) << k;
+    }
+  }
+  for (const auto k : pcie_keys()) EXPECT_TRUE(listed("nic.pcie." + std::string(k))) << k;
+  for (const auto k : congestion_keys()) EXPECT_TRUE(listed("nic.congestion_control." + std::string(k))) << k;
+  for (const ParamInfo& p : params) {
+    EXPECT_FALSE(p.default_value.empty()) << p.path;
+    EXPECT_FALSE(p.unit.empty()) << p.path;
+    EXPECT_FALSE(p.description.empty()) << p.path;
+  }
+  const ParamInfo* mtu = nullptr;
+  for (const ParamInfo& p : params)
+    if (p.path == "nic.mtu") mtu = &p;
+  ASSERT_NE(mtu, nullptr);
+  EXPECT_EQ(mtu->default_value, "4096");
+}
