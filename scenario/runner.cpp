@@ -1,5 +1,7 @@
 #include "scenario/runner.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -24,6 +26,64 @@ const char* pattern_name(WorkloadPattern p) {
   }
   return "?";
 }
+
+}  // namespace
+
+namespace {
+
+// A progress line on stderr for runs longer than a second: simulated time, how
+// far along (by `duration`, else by messages completed), events per second and
+// the time left. Rewritten in place on a terminal, a line every 5 s otherwise.
+class Progress {
+public:
+  using Clock = std::chrono::steady_clock;
+  Progress(std::ostream* out, const Scenario& s, const std::vector<std::unique_ptr<Workload>>& workloads,
+           Clock::time_point start)
+      : out_(out), s_(s), workloads_(workloads), start_(start), tty_(isatty(STDERR_FILENO) != 0) {
+    for (const WorkloadSpec& w : s.workloads)
+      expected_ += w.pattern == WorkloadPattern::Flows
+                       ? w.flows.size()
+                       : w.iterations * w.qps * std::max<size_t>(1, w.sizes.size());
+  }
+  void update(const sim::Scheduler& sched) {
+    if (out_ == nullptr) return;
+    const auto now = Clock::now();
+    const double wall = std::chrono::duration<double>(now - start_).count();
+    if (wall < 1.0 || (!tty_ && now - last_ < std::chrono::seconds(5))) return;
+    last_ = now;
+    double done = 0;
+    if (s_.duration && s_.duration->picoseconds() > 0) {
+      done = static_cast<double>(sched.now().picoseconds()) / static_cast<double>(s_.duration->picoseconds());
+    } else if (expected_ > 0) {
+      uint64_t messages = 0;
+      for (const auto& w : workloads_) messages += w->messages();
+      done = static_cast<double>(messages) / static_cast<double>(expected_);
+    }
+    done = std::clamp(done, 0.0, 1.0);
+    char line[160];
+    const double eps = static_cast<double>(sched.events_fired()) / wall;
+    if (done > 0)
+      std::snprintf(line, sizeof line, "simulated %.3f ms, %.0f%%, %.2f M events/s, %.0f s left",
+                    sched.now().since_start().seconds() * 1e3, done * 100, eps / 1e6, wall * (1 - done) / done);
+    else
+      std::snprintf(line, sizeof line, "simulated %.3f ms, %.2f M events/s", sched.now().since_start().seconds() * 1e3,
+                    eps / 1e6);
+    *out_ << (tty_ ? "\r" : "") << line << (tty_ ? "\x1b[K" : "\n") << std::flush;
+    shown_ = true;
+  }
+  void finish() {
+    if (out_ != nullptr && shown_ && tty_) *out_ << "\r\x1b[K" << std::flush;
+  }
+
+private:
+  std::ostream* out_;
+  const Scenario& s_;
+  const std::vector<std::unique_ptr<Workload>>& workloads_;
+  Clock::time_point start_, last_;
+  bool tty_;
+  bool shown_ = false;
+  uint64_t expected_ = 0;
+};
 
 }  // namespace
 
@@ -69,7 +129,12 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     return std::all_of(workloads.begin(), workloads.end(), [](const auto& w) { return w->finished(); });
   };
   sim::Scheduler& sched = world.sim().scheduler();
-  while (!all_done() && !sched.empty() && sched.next_time() <= limit) sched.step();
+  Progress progress(opts.quiet ? nullptr : &std::cerr, s, workloads, wall_start);
+  while (!all_done() && !sched.empty() && sched.next_time() <= limit) {
+    sched.step();
+    if ((sched.events_fired() & 0xFFFF) == 0) progress.update(sched);
+  }
+  progress.finish();
 
   Summary sum;
   sum.name = s.name;
