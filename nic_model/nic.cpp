@@ -198,7 +198,7 @@ packet::PacketFields Nic::packet_template(const QpContext& qp) {
   return f;
 }
 
-bool Nic::tx_has_room(size_t bytes) const { return port_ != nullptr && port_->has_room(0, bytes); }
+bool Nic::tx_has_room(size_t bytes) const { return port_ != nullptr && port_->has_room_total(bytes); }
 
 void Nic::transmit(fabric::Frame&& frame) {
   if (port_ == nullptr) return;
