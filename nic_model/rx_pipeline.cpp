@@ -10,6 +10,7 @@ RxPipeline::RxPipeline(Nic& nic) : nic_(nic), process_([this] { process(); }, "r
 
 void RxPipeline::receive(fabric::Frame&& frame) {
   const sim::Time effective = nic_.now() + nic_.cycles(nic_.params().rx_latency_cycles);
+  nic_.rx_buffered(frame.meta().priority, static_cast<int64_t>(frame.size()));
   queue_.push_back(std::move(frame));
   effective_.push_back(effective);
   if (!stalled_ && !process_.scheduled()) nic_.scheduler().schedule(process_, std::max(effective, busy_until_));
@@ -41,6 +42,8 @@ void RxPipeline::process() {
     return;
   }
   fabric::Frame& frame = source.front();
+  const auto frame_size = static_cast<int64_t>(frame.size());  // the responder may take the frame
+  const uint8_t frame_priority = frame.meta().priority;
   uint32_t cycles = nic_.params().rx_parse_cycles;
   bool done = true;
   // An intact frame (sealed by a correct builder, untouched since) has no CRCs
@@ -88,7 +91,10 @@ void RxPipeline::process() {
   busy_until_ = nic_.now() + nic_.cycles(cycles) + nic_.translation_stall();
   if (done) {
     source.pop_front();
-    if (&source == &queue_) effective_.pop_front();
+    if (&source == &queue_) {
+      effective_.pop_front();
+      nic_.rx_buffered(frame_priority, -frame_size);
+    }
   }
   if (!stalled_ && !(queue_.empty() && reinjected_.empty())) nic_.scheduler().reschedule(process_, busy_until_);
 }

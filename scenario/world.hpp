@@ -1,5 +1,5 @@
 // The simulated world a scenario describes: hosts (simulated memory + an RNIC with
-// one port) joined by links, all on one simulator.
+// one port) and switches joined by links, all on one simulator.
 #pragma once
 
 #include <memory>
@@ -8,6 +8,7 @@
 
 #include "fabric/frame.hpp"
 #include "fabric/port.hpp"
+#include "fabric/switch.hpp"
 #include "nic_model/host_memory.hpp"
 #include "nic_model/nic.hpp"
 #include "scenario/scenario.hpp"
@@ -30,6 +31,7 @@ public:
   Host& host(const std::string& name);
   std::vector<std::unique_ptr<Host>>& hosts() { return hosts_; }
   fabric::FramePool& pool() { return pool_; }
+  std::vector<std::unique_ptr<fabric::Switch>>& switches() { return switches_; }
   packet::LinkKind link_kind() const { return link_kind_; }
 
 private:
@@ -37,6 +39,7 @@ private:
   fabric::FramePool pool_;
   packet::LinkKind link_kind_;
   std::vector<std::unique_ptr<Host>> hosts_;
+  std::vector<std::unique_ptr<fabric::Switch>> switches_;
 };
 
 }  // namespace rnicsim::scenario

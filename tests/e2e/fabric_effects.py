@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Fabric effects end to end, asserted on measured values.
+
+usage: fabric_effects.py spreading RNICSIM SCENARIO_DIR WORKDIR
+       fabric_effects.py ecmp RNICSIM SCENARIO_DIR WORKDIR
+
+spreading: the victim flow (v -> w, a path with room to spare) keeps its line
+  rate without PFC, and loses more than 40% of it with PFC, where the incast on
+  another port of the next switch pauses the link it shares (congestion
+  spreading); with PFC nothing is dropped and s1's uplink was paused.
+ecmp: leaf0 spreads 64 flows over its 4 spine uplinks: every uplink carries at
+  least half of an even share of the frames, and they add up to what leaf0's
+  hosts sent to the other leaf.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+mode, rnicsim, scen, work = sys.argv[1:5]
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+
+
+def run(name):
+    out = f"{work}/{name}"
+    r = subprocess.run([rnicsim, "run", f"{scen}/{name}.yaml", "--out", out], capture_output=True, text=True)
+    assert r.returncode == 0 and "result: completed" in r.stdout, r.stdout + r.stderr
+    s = json.load(open(f"{out}/summary.json"))
+    assert all(w["data_verified"] for w in s["workloads"]), s
+    return s, json.load(open(f"{out}/stats.json"))["counters"]
+
+
+def gbps(s, name):
+    return [w for w in s["workloads"] if w["name"] == name][0]["gbps"]
+
+
+if mode == "spreading":
+    lossy, _ = run("spreading_lossy")
+    pfc, stats = run("spreading_pfc")
+    free, blocked = gbps(lossy, "victim"), gbps(pfc, "victim")
+    assert lossy["drops"] > 0 and free > 90, (lossy["drops"], free)
+    assert pfc["drops"] == 0 and pfc["retransmissions"] == 0, pfc
+    assert blocked < 0.6 * free, (blocked, free)
+    # s1's port 4 is its link to s2: s2 paused it.
+    assert stats["s1.port4.pfc_pause_rx.p3"] > 0 and stats["s1.port4.pfc_paused_ps.p3"] > 0, stats
+    print(f"victim: {free:.2f} Gb/s without PFC, {blocked:.2f} Gb/s with PFC "
+          f"(s1's uplink paused {stats['s1.port4.pfc_paused_ps.p3'] / 1e6:.1f} us)")
+elif mode == "ecmp":
+    s, stats = run("ecmp_leaf_spine")
+    # leaf0: ports 0..7 go to h0..h7, ports 8..11 to spine0..3.
+    up = [stats[f"leaf0.port{8 + i}.tx_frames"] for i in range(4)]
+    sent = sum(stats[f"h{i}.nic.tx_packets"] for i in range(8))
+    assert sum(up) == sent, (up, sent)
+    assert min(up) >= sum(up) / 4 / 2, up
+    assert s["drops"] == 0, s
+    print(f"leaf0 uplinks carried {up} frames ({sent} sent by its hosts)")
+else:
+    sys.exit(f"unknown mode {mode}")
