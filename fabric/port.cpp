@@ -72,6 +72,7 @@ size_t Port::pick(uint32_t eligible) {
 }
 
 void Port::start_next() {
+  bool data = false;
   if (!control_.empty()) {
     on_wire_ = std::move(control_.front());
     control_.pop();
@@ -86,7 +87,7 @@ void Port::start_next() {
     if (q.empty()) nonempty_ &= ~(1u << p);
     queued_bytes_[p] -= on_wire_.size();
     queued_total_ -= on_wire_.size();
-    if (egress_listener_ != nullptr) egress_listener_->dequeued(on_wire_);
+    data = true;
   }
   tx_busy_ = true;
   ++counters_.tx_frames;
@@ -94,6 +95,9 @@ void Port::start_next() {
   // A tap sees the bytes on the wire, CRCs included (bytes() completes a deferred seal).
   for (FrameTap* t : taps_) t->capture(sim_.now(), on_wire_.bytes());
   sim_.scheduler().schedule_in(tx_done_, wire_time(on_wire_.size()));
+  // Last: the listener may queue a control frame on this very port (a switch's
+  // XON), which must find the port busy.
+  if (data && egress_listener_ != nullptr) egress_listener_->dequeued(on_wire_);
 }
 
 void Port::on_tx_done() {

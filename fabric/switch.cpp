@@ -118,23 +118,25 @@ void Switch::on_dequeue(uint16_t out, const Frame& f) {
   buffer_->release(m.ingress_port, out, m.priority, f.size());
   if (xoff_.empty()) return;
   // The dynamic threshold moves with the free buffer: every paused pair may resume.
+  // An XON may start another port sending, which comes back here: a pair leaves
+  // the list before its XON goes.
   for (size_t i = 0; i < xoff_.size();) {
     const auto [in, prio] = xoff_[i];
-    if (buffer_->under_xon(in, prio)) {
-      ports_[in]->pfc->set_congested(prio, false);
-      xoff_[i] = xoff_.back();
-      xoff_.pop_back();
-    } else {
+    if (!buffer_->under_xon(in, prio)) {
       ++i;
+      continue;
     }
+    xoff_[i] = xoff_.back();
+    xoff_.pop_back();
+    ports_[in]->pfc->set_congested(prio, false);
   }
 }
 
 void Switch::update_pfc(size_t in, uint8_t prio) {
   PfcGenerator& g = *ports_[in]->pfc;
   if (!g.xoff(prio) && buffer_->over_xoff(in, prio)) {
-    g.set_congested(prio, true);
     xoff_.emplace_back(static_cast<uint16_t>(in), prio);
+    g.set_congested(prio, true);
   }
 }
 

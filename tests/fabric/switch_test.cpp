@@ -287,3 +287,19 @@ TEST(Topology, FatTreeHasKCubedOverFourHostsAndFullBisection) {
   }
   EXPECT_THROW(fabric::fat_tree(3, {}, {}), std::invalid_argument);
 }
+
+TEST(Switch, PfcInBothDirectionsOfAPortIsLossless) {
+  // h1 and h2 congest h3's port; h3 sends back to h1 at the same time, so
+  // port 0 sends data to h1 while it pauses and resumes h1.
+  Star s(3, pfc_params(512 * 1024));
+  for (int i = 0; i < 1000; ++i) {
+    s.hosts[0]->send(roce(s.pool, 1, 3, 0xC000, 3));
+    s.hosts[1]->send(roce(s.pool, 2, 3, 0xC001, 3));
+    s.hosts[2]->send(roce(s.pool, 3, 1, 0xC002, 3, 4000));
+  }
+  s.run();
+  EXPECT_EQ(s.sw->counters().drops_total(), 0u);
+  EXPECT_EQ(s.rx[2].frames, 2000u);
+  EXPECT_EQ(s.rx[0].frames, 1000u);
+  EXPECT_GT(s.sw->pfc(0)->counters().xon[3], 0u);
+}
