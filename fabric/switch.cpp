@@ -11,6 +11,7 @@ Switch::Switch(sim::Simulator& sim, FramePool& pool, std::string name, SwitchPar
       params_(std::move(params)),
       link_(link),
       ecmp_seed_(sim.random(name_ + ".ecmp").next_u64()),
+      ecn_rng_(sim.random(name_ + ".ecn")),
       forwarding_done_([this] { on_forwarding_done(); }, "switch.forward") {
   // PFC is Ethernet's: native IB has credits instead.
   if (link_ != packet::LinkType::Ethernet) params_.pfc.priorities = 0;
@@ -85,6 +86,10 @@ void Switch::on_frame(uint16_t in, Frame&& f) {
   }
   f.meta().priority = c->priority;
   f.meta().ingress_port = in;
+  if (params_.ecn.enabled && ((params_.ecn.priorities >> c->priority) & 1) && link_ == packet::LinkType::Ethernet &&
+      ecn_mark(buffer_->egress_bytes(static_cast<size_t>(out), c->priority)) &&
+      packet::mark_ecn_ce(f.bytes(), c->ip_offset))  // bytes(): the frame is changed, so sealed first
+    ++counters_.ecn_marked;
   if (params_.pfc.lossless(c->priority)) update_pfc(in, c->priority);
   if (params_.forwarding_latency == sim::Duration::zero()) {
     enqueue(static_cast<uint16_t>(out), std::move(f));
@@ -95,6 +100,14 @@ void Switch::on_frame(uint16_t in, Frame&& f) {
   d.out = static_cast<uint16_t>(out);
   d.frame = std::move(f);
   if (!forwarding_done_.scheduled()) sim_.scheduler().schedule(forwarding_done_, forwarding_.front().ready);
+}
+
+bool Switch::ecn_mark(uint64_t q) {
+  const EcnParams& e = params_.ecn;
+  if (q <= e.kmin_bytes) return false;
+  if (q > e.kmax_bytes) return true;
+  const double p = e.pmax * static_cast<double>(q - e.kmin_bytes) / static_cast<double>(e.kmax_bytes - e.kmin_bytes);
+  return ecn_rng_.bernoulli(p);
 }
 
 void Switch::on_forwarding_done() {

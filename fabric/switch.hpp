@@ -26,22 +26,36 @@
 #include "fabric/pfc.hpp"
 #include "fabric/port.hpp"
 #include "fabric/shared_buffer.hpp"
+#include "sim/random.hpp"
 #include "sim/ring_queue.hpp"
 #include "sim/simulator.hpp"
 
 namespace rnicsim::fabric {
 
+// ECN marking at egress (RED on the instantaneous queue, as DCQCN's switches
+// do): an ECN-capable frame joining a queue of q bytes (itself included) of a
+// marked priority is marked CE with probability 0 below kmin, pmax x (q - kmin)
+// / (kmax - kmin) up to kmax, 1 above.
+struct EcnParams {
+  bool enabled = false;
+  uint64_t kmin_bytes = 100 * 1024;
+  uint64_t kmax_bytes = 400 * 1024;
+  double pmax = 0.2;
+  uint8_t priorities = 0xFF;  // bit p: priority p is marked
+};
+
 struct SwitchParams {
   BufferParams buffer;
   PriorityMap priorities;
   PfcParams pfc;
+  EcnParams ecn;
   std::array<uint32_t, 8> dwrr_quantum{};  // per priority; all 0: strict priority
   sim::Duration forwarding_latency = sim::Duration::zero();
   uint32_t max_frame_bytes = 4096 + 128;   // for the default PFC headroom
 };
 
 struct SwitchCounters {
-  uint64_t rx_frames = 0, forwarded = 0;
+  uint64_t rx_frames = 0, forwarded = 0, ecn_marked = 0;
   std::array<uint64_t, static_cast<size_t>(DropCause::Count)> drops{};
   uint64_t drops_total() const {
     uint64_t t = 0;
@@ -94,6 +108,8 @@ private:
     Frame frame;
   };
   void on_frame(uint16_t in, Frame&& f);
+  // RED: whether a frame joining a queue of `queue_bytes` is marked.
+  bool ecn_mark(uint64_t queue_bytes);
   void on_dequeue(uint16_t out, const Frame& f);
   void enqueue(uint16_t out, Frame&& f);
   void on_forwarding_done();
@@ -105,6 +121,7 @@ private:
   SwitchParams params_;
   packet::LinkType link_;
   uint64_t ecmp_seed_;
+  sim::RandomStream ecn_rng_;
   std::vector<std::unique_ptr<PortSlot>> ports_;
   std::unique_ptr<SharedBuffer> buffer_;
   std::unordered_map<RouteKey, uint32_t, RouteKeyHash> routes_;  // -> groups_

@@ -65,13 +65,19 @@ void RxPipeline::process() {
       return;
     }
     ++counters_.packets;
+    if (qp != nullptr && (f.ecn == 3 || f.fecn)) {
+      ++counters_.ecn_ce;
+      ++qp->ecn_ce_received;
+    }
     if (qp == nullptr) {
       ++counters_.unknown_qp;
     } else if (packet::opcode_info(f.opcode).is_response()) {
       cycles += nic_.params().completer_cycles_per_packet + payload_cycles(f.payload_length);
       nic_.completer().receive(*qp, *parsed, frame);
     } else if (f.opcode == packet::Opcode::Cnp) {
-      // Congestion notification: no congestion control in this model yet.
+      // Congestion notification: counted for the QP; no congestion control yet.
+      ++counters_.cnps;
+      ++qp->cnps_received;
     } else {
       cycles += nic_.params().responder_cycles_per_packet + payload_cycles(f.payload_length);
       switch (nic_.responder().receive(*qp, *parsed, frame)) {

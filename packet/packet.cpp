@@ -547,6 +547,30 @@ bool vcrc_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept {
   return compute_vcrc(frame, p.layout) == p.vcrc;
 }
 
+bool mark_ecn_ce(std::span<std::byte> frame, std::size_t ip_offset) noexcept {
+  if (frame.size() < ip_offset + Ipv4::kSize) return false;
+  std::byte* ip = frame.data() + ip_offset;
+  const unsigned version = std::to_integer<unsigned>(ip[0]) >> 4;
+  if (version == 4) {
+    const unsigned ecn = std::to_integer<unsigned>(ip[1]) & 0x3;
+    if (ecn == 0) return false;
+    if (ecn == 3) return true;
+    const std::size_t ihl = (std::to_integer<unsigned>(ip[0]) & 0x0F) * 4u;
+    if (ihl < Ipv4::kSize || frame.size() < ip_offset + ihl) return false;
+    ip[1] |= std::byte{0x03};
+    store_be16(ip + 10, ipv4_header_checksum(ip, ihl));
+    return true;
+  }
+  if (version == 6 && frame.size() >= ip_offset + Ipv6::kSize) {
+    // Traffic class: bits 4..11; its ECN bits are bits 10..11, in byte 1 (0x30).
+    const unsigned ecn = (std::to_integer<unsigned>(ip[1]) >> 4) & 0x3;
+    if (ecn == 0) return false;
+    ip[1] |= std::byte{0x30};
+    return true;
+  }
+  return false;
+}
+
 bool ipv4_checksum_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept {
   if (p.layout.link != LinkKind::RoceV2Ipv4) return true;
   const std::byte* ip = frame.data() + p.layout.l3_offset;

@@ -58,8 +58,23 @@ uint32_t count(const Reader& r, const YAML::Node& topo, const char* key, uint64_
 }  // namespace
 
 void read_switch_settings(const Reader& r, const YAML::Node& n, FabricSpec& f, uint32_t mtu) {
-  r.expect_map(n, "switch settings", {"buffer", "alpha", "scheduling", "dwrr_weights", "trust", "forwarding_latency"});
+  r.expect_map(n, "switch settings",
+               {"buffer", "alpha", "scheduling", "dwrr_weights", "trust", "forwarding_latency", "ecn"});
   fabric::SwitchParams& p = f.switch_params;
+  if (const YAML::Node e = n["ecn"]) {
+    r.expect_map(e, "switch.ecn settings", {"kmin", "kmax", "pmax", "priorities"});
+    fabric::EcnParams& ecn = p.ecn;
+    ecn.enabled = true;
+    if (e["kmin"]) ecn.kmin_bytes = size_of(r, e["kmin"], "switch.ecn.kmin");
+    if (e["kmax"]) ecn.kmax_bytes = size_of(r, e["kmax"], "switch.ecn.kmax");
+    if (ecn.kmax_bytes <= ecn.kmin_bytes) r.fail(e["kmax"] ? e["kmax"] : e, "switch.ecn.kmax must be above kmin");
+    if (e["pmax"]) ecn.pmax = r.probability(e["pmax"], "switch.ecn.pmax");
+    if (const YAML::Node pr = e["priorities"]) {
+      if (!pr.IsSequence() || pr.size() == 0) r.fail(pr, "expected switch.ecn.priorities to list priorities 0..7");
+      ecn.priorities = 0;
+      for (const YAML::Node& x : pr) ecn.priorities |= static_cast<uint8_t>(1u << r.integer(x, "an ECN priority", 0, 7));
+    }
+  }
   if (n["buffer"]) {
     p.buffer.size_bytes = size_of(r, n["buffer"], "switch.buffer");
     if (p.buffer.size_bytes < 16 * 1024) r.fail(n["buffer"], "switch.buffer must be at least 16KiB");

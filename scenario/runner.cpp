@@ -52,6 +52,7 @@ void summarise_fabric(World& world, Summary& sum) {
   for (const auto& sw : world.switches()) {
     ++f.switches;
     f.forwarded += sw->counters().forwarded;
+    f.ecn_marked += sw->counters().ecn_marked;
     for (size_t d = 0; d < f.switch_drops.size(); ++d) f.switch_drops[d] += sw->counters().drops[d];
     sum.drops += sw->counters().drops_total();
     f.peak_buffer_bytes = std::max(f.peak_buffer_bytes, sw->buffer().peak_used());
@@ -64,6 +65,8 @@ void summarise_fabric(World& world, Summary& sum) {
   for (const auto& h : world.hosts()) {
     if (h->port) add_port_pfc(*h->port, f);
     add_pfc_sent(h->nic->pfc(), f);
+    f.ecn_ce_received += h->nic->rx_pipeline().counters().ecn_ce;
+    f.cnps_received += h->nic->rx_pipeline().counters().cnps;
   }
 }
 
@@ -211,6 +214,9 @@ Summary run(const Scenario& s, const RunOptions& opts) {
       stats.counter(p + "nic.rx_malformed").add(rx.malformed);
       stats.counter(p + "nic.rx_bad_icrc").add(rx.bad_icrc);
       stats.counter(p + "nic.rx_unknown_qp").add(rx.unknown_qp);
+      stats.counter(p + "nic.rx_ecn_ce").add(rx.ecn_ce);
+      stats.counter(p + "nic.rx_buffer_peak_bytes").add(h->nic->rx_buffer_peak());
+      stats.counter(p + "nic.rx_cnps").add(rx.cnps);
       stats.counter(p + "nic.retransmitted_packets").add(h->nic->stats().retransmitted_packets);
       stats.counter(p + "nic.responder.duplicates").add(rs.duplicates);
       stats.counter(p + "nic.responder.out_of_sequence").add(rs.out_of_sequence);
@@ -226,6 +232,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     for (const auto& sw : world.switches()) {
       const std::string p = sw->name() + ".";
       stats.counter(p + "forwarded").add(sw->counters().forwarded);
+      stats.counter(p + "ecn_marked").add(sw->counters().ecn_marked);
       stats.counter(p + "buffer_peak_bytes").add(sw->buffer().peak_used());
       for (size_t d = 0; d < fabric::kDropCauseNames.size(); ++d)
         stats.counter(p + "drops." + std::string(fabric::kDropCauseNames[d])).add(sw->counters().drops[d]);
@@ -369,6 +376,10 @@ static void print_fabric(const FabricSummary& f, std::ostream& out) {
     for (size_t d = 0; d < f.switch_drops.size(); ++d) out << ' ' << fabric::kDropCauseNames[d] << ' ' << f.switch_drops[d];
     out << '\n';
   }
+  if (f.ecn_marked + f.ecn_ce_received > 0) {
+    out << "ECN: " << f.ecn_marked << " frames marked CE by switches, " << f.ecn_ce_received
+        << " CE packets received by NICs, " << f.cnps_received << " CNPs received\n";
+  }
   if (f.pfc_used()) {
     out << "PFC: " << f.pfc_frames_sent << " pause frames sent";
     char line[256];
@@ -434,7 +445,9 @@ static void write_fabric_json(const FabricSummary& f, std::ostream& out) {
     out << "]";
   };
   out << ",\n  \"fabric\": {\"switches\": " << f.switches << ", \"forwarded\": " << f.forwarded
-      << ", \"peak_buffer_bytes\": " << f.peak_buffer_bytes << ", \"drops\": {";
+      << ", \"peak_buffer_bytes\": " << f.peak_buffer_bytes << ", \"ecn_marked\": " << f.ecn_marked
+      << ", \"ecn_ce_received\": " << f.ecn_ce_received << ", \"cnps_received\": " << f.cnps_received
+      << ", \"drops\": {";
   for (size_t d = 0; d < f.switch_drops.size(); ++d)
     out << (d ? ", " : "") << '"' << fabric::kDropCauseNames[d] << "\": " << f.switch_drops[d];
   out << "},\n    \"pfc\": {\"frames_sent\": " << f.pfc_frames_sent << ", \"watchdog_trips\": " << f.watchdog_trips;

@@ -41,6 +41,8 @@ struct WorkloadSummary {
 struct FabricSummary {
   uint32_t switches = 0;
   uint64_t forwarded = 0;
+  uint64_t ecn_marked = 0;   // frames switches marked CE
+  uint64_t ecn_ce_received = 0, cnps_received = 0;  // at NICs, for known QPs
   std::array<uint64_t, static_cast<size_t>(fabric::DropCause::Count)> switch_drops{};
   uint64_t peak_buffer_bytes = 0;  // the fullest any switch's buffer got
   // PFC per priority: sent by switches and NICs (XOFF, refreshes, XON) and

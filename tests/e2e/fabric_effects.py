@@ -3,6 +3,8 @@
 
 usage: fabric_effects.py spreading RNICSIM SCENARIO_DIR WORKDIR
        fabric_effects.py ecmp RNICSIM SCENARIO_DIR WORKDIR
+       fabric_effects.py ecn RNICSIM SCENARIO_DIR WORKDIR TSHARK TSHARK_CHECK
+       fabric_effects.py nic_pfc RNICSIM SCENARIO_DIR WORKDIR
 
 spreading: the victim flow (v -> w, a path with room to spare) keeps its line
   rate without PFC, and loses more than 40% of it with PFC, where the incast on
@@ -11,7 +13,14 @@ spreading: the victim flow (v -> w, a path with room to spare) keeps its line
 ecmp: leaf0 spreads 64 flows over its 4 spine uplinks: every uplink carries at
   least half of an even share of the frames, and they add up to what leaf0's
   hosts sent to the other leaf.
+ecn: an incast marks packets CE at the switch's egress; the switch's count,
+  the receiving NIC's count, lint's CE count in the receiver's capture and
+  tshark's all agree; the capture lints clean and decodes.
+nic_pfc: a NIC with a slow receive side pauses its peer: it sends XOFF and XON,
+  the peer's port stands paused, and the receive pipeline never holds more than
+  its RX buffer and the headroom.
 """
+import re
 import json
 import os
 import shutil
@@ -23,9 +32,10 @@ shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 
 
-def run(name):
+def run(name, pcap=None):
     out = f"{work}/{name}"
-    r = subprocess.run([rnicsim, "run", f"{scen}/{name}.yaml", "--out", out], capture_output=True, text=True)
+    r = subprocess.run([rnicsim, "run", f"{scen}/{name}.yaml", "--out", out] + (["--pcap", pcap] if pcap else []),
+                       capture_output=True, text=True)
     assert r.returncode == 0 and "result: completed" in r.stdout, r.stdout + r.stderr
     s = json.load(open(f"{out}/summary.json"))
     assert all(w["data_verified"] for w in s["workloads"]), s
@@ -56,5 +66,30 @@ elif mode == "ecmp":
     assert min(up) >= sum(up) / 4 / 2, up
     assert s["drops"] == 0, s
     print(f"leaf0 uplinks carried {up} frames ({sent} sent by its hosts)")
+elif mode == "ecn":
+    tshark, check = sys.argv[5:7]
+    pcap = f"{work}/r.pcap"
+    s, stats = run("incast_ecn", pcap)
+    f = s["fabric"]
+    assert f["ecn_marked"] > 0 and f["ecn_marked"] == f["ecn_ce_received"], f
+    assert s["drops"] == 0, s
+    lint = subprocess.run([rnicsim, "lint", pcap], capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout
+    lint_ce = sum(int(n) for n in re.findall(r"(\d+) CE/FECN marked", lint.stdout))
+    ws = subprocess.run([tshark, "-n", "-r", pcap, "-Y", "ip.dsfield.ecn == 3", "-T", "fields", "-e", "frame.number"],
+                        capture_output=True, text=True, check=True).stdout.split()
+    assert lint_ce == len(ws) == f["ecn_marked"], (lint_ce, len(ws), f["ecn_marked"])
+    subprocess.run([check, tshark, pcap], check=True)
+    print(f"{f['ecn_marked']} packets marked CE; r's NIC, lint and tshark count the same")
+elif mode == "nic_pfc":
+    s, stats = run("nic_pfc")
+    assert s["drops"] == 0 and s["retransmissions"] == 0, s
+    assert stats["b.port0.pfc_xoff_tx.p3"] > 0 and stats["b.port0.pfc_xon_tx.p3"] > 0, stats
+    assert stats["a.port0.pfc_pause_rx.p3"] == stats["b.port0.pfc_xoff_tx.p3"], stats
+    assert stats["a.port0.pfc_paused_ps.p3"] > 0, stats
+    peak = stats["b.nic.rx_buffer_peak_bytes"]
+    # 64 KiB buffer; XOFF at 64 KiB less the headroom (~33 KiB for 1 us at 100 Gb/s), so the peak stays under 64 KiB.
+    assert 16 * 1024 < peak <= 64 * 1024, peak
+    print(f"b paused a {stats['b.port0.pfc_xoff_tx.p3']} times; b's receive buffer peaked at {peak} bytes")
 else:
     sys.exit(f"unknown mode {mode}")

@@ -34,8 +34,9 @@ packet::Ipv6Addr ip(uint8_t last) { return packet::ipv4_mapped(0x0A000000u | las
 
 // A RoCEv2 WRITE ONLY packet of `payload` bytes from 10.0.0.src to 10.0.0.dst.
 fabric::Frame roce(fabric::FramePool& pool, uint8_t src, uint8_t dst, uint16_t sport, uint8_t priority,
-                   size_t payload = 1000) {
+                   size_t payload = 1000, uint8_t ecn = 0b10) {
   packet::PacketFields f;
+  f.ecn = ecn;  // ECT(0) unless told
   f.ip_src = ip(src);
   f.ip_dst = ip(dst);
   f.dscp = static_cast<uint8_t>(priority * 8);
@@ -302,4 +303,43 @@ TEST(Switch, PfcInBothDirectionsOfAPortIsLossless) {
   EXPECT_EQ(s.rx[2].frames, 2000u);
   EXPECT_EQ(s.rx[0].frames, 1000u);
   EXPECT_GT(s.sw->pfc(0)->counters().xon[3], 0u);
+}
+
+TEST(Switch, EcnMarksByQueueLengthAndKeepsChecksumsRight) {
+  fabric::SwitchParams sp;
+  sp.buffer.size_bytes = 4 * 1024 * 1024;
+  sp.ecn.enabled = true;
+  sp.ecn.kmin_bytes = 20 * 1024;
+  sp.ecn.kmax_bytes = 60 * 1024;
+  sp.ecn.pmax = 0.5;
+  Star s(3, sp);
+  struct Check : fabric::FrameSink {
+    uint64_t frames = 0, ce = 0, bad = 0, not_ect = 0;
+    void receive(fabric::Frame&& f) override {
+      ++frames;
+      auto p = packet::parse(f.bytes(), packet::LinkType::Ethernet);
+      if (!p || !packet::icrc_ok(f.bytes(), *p) || !packet::ipv4_checksum_ok(f.bytes(), *p)) ++bad;
+      if (p && p->fields.ecn == 3) ++ce;
+      if (p && p->fields.ecn == 0) ++not_ect;
+    }
+  } check;
+  s.hosts[2]->set_receiver(&check);
+  // Alone, h1's 100 frames never queue: nothing is marked. Then h1 and h2
+  // together build a queue at h3's port: past kmin frames get marked.
+  for (int i = 0; i < 100; ++i) s.hosts[0]->send(roce(s.pool, 1, 3, 0xC000, 0));
+  s.run();
+  EXPECT_EQ(check.frames, 100u);
+  EXPECT_EQ(check.ce, 0u);
+  for (int i = 0; i < 300; ++i) {
+    // Every other frame of h2 is Not-ECT: never marked.
+    s.hosts[0]->send(roce(s.pool, 1, 3, 0xC000, 0));
+    s.hosts[1]->send(roce(s.pool, 2, 3, 0xC001, 0, 1000, i % 2 ? 0 : 0b10));
+  }
+  s.run();
+  EXPECT_EQ(check.frames, 700u);
+  EXPECT_GT(check.ce, 100u);
+  EXPECT_LT(check.ce, 450u);
+  EXPECT_EQ(check.ce, s.sw->counters().ecn_marked);
+  EXPECT_EQ(check.bad, 0u);
+  EXPECT_EQ(check.not_ect, 150u);  // left alone, queue or not
 }

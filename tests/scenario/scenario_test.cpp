@@ -766,6 +766,13 @@ TEST(FabricKeys, TopologiesBuildHostsSwitchesAndLinks) {
   EXPECT_EQ(s.fabric.switch_params.dwrr_quantum[2], 0u);
   EXPECT_EQ(s.fabric.pfc_watchdog, sim::Duration::ms(10));
   EXPECT_EQ(s.workloads[0].priority, 3);
+  EXPECT_FALSE(s.fabric.switch_params.ecn.enabled);
+  s = parse_scenario(kHosts + "switch: {ecn: {kmin: 5KiB, kmax: 200KiB, pmax: 0.1, priorities: [3]}}\n", "t.yaml");
+  EXPECT_TRUE(s.fabric.switch_params.ecn.enabled);
+  EXPECT_EQ(s.fabric.switch_params.ecn.kmin_bytes, 5u * 1024);
+  EXPECT_EQ(s.fabric.switch_params.ecn.kmax_bytes, 200u * 1024);
+  EXPECT_DOUBLE_EQ(s.fabric.switch_params.ecn.pmax, 0.1);
+  EXPECT_EQ(s.fabric.switch_params.ecn.priorities, 1u << 3);
 
   s = parse_scenario("topology: {kind: fat_tree, k: 4}\nworkloads: [{pattern: flows, flows: {generate: all_to_all, size: 4KiB}}]\n",
                      "t.yaml");
@@ -788,6 +795,8 @@ TEST(FabricKeys, ErrorsNameFileLineAndColumn) {
   expect_error(kHosts + "pfc: {xon: 10KiB}\n", 6, 12, "static pfc.xoff");
   expect_error(kHosts + "pfc: {xoff: lots}\n", 6, 13, "expected pfc.xoff ('dynamic' or bytes, like 64KiB), got 'lots'");
   expect_error(kHosts + "pfc: {refresh: 2}\n", 6, 16, "pfc.refresh");
+  expect_error(kHosts + "switch: {ecn: {kmin: 100KiB, kmax: 50KiB}}\n", 6, 36, "kmax must be above kmin");
+  expect_error(kHosts + "switch: {ecn: {pmax: 2}}\n", 6, 22, "switch.ecn.pmax");
   expect_error("hosts: [{name: a}, {name: b}]\nswitches: [{name: a}]\n", 2, 19, "taken already");
   expect_error("hosts: [{name: a}, {name: b}]\nswitches: [{name: s}]\nlinks:\n  - between: [a, s]\n"
                "workloads: [{op: write, from: a, to: b}]\n",
