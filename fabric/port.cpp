@@ -9,6 +9,7 @@ Port::Port(sim::Simulator& sim, std::string name, PortParams params)
       name_(std::move(name)),
       params_(params),
       loss_rng_(sim.random(name_ + ".loss")),
+      burst_rng_(sim.random(name_ + ".gilbert_elliott")),
       pause_expiry_([this] { on_pause_expiry(); }, "port.pause_expiry"),
       tx_done_([this] { on_tx_done(); }, "port.tx_done"),
       arrive_([this] { on_arrival(); }, "port.arrive") {
@@ -103,7 +104,9 @@ void Port::start_next() {
 void Port::on_tx_done() {
   tx_busy_ = false;
   Frame f = std::move(on_wire_);
-  if (params_.loss_rate > 0 && loss_rng_.bernoulli(params_.loss_rate)) {
+  if (!link_up_) {
+    ++counters_.drops_link_down;
+  } else if (wire_loses()) {
     ++counters_.drops_loss;
   } else if (peer_ != nullptr) {
     InFlight& slot = pipe_.emplace_back();
@@ -113,6 +116,15 @@ void Port::on_tx_done() {
   }
   start_next();
   if (tx_ready_) tx_ready_();
+}
+
+bool Port::wire_loses() {
+  if (params_.loss_rate > 0 && loss_rng_.bernoulli(params_.loss_rate)) return true;
+  const GilbertElliott& ge = params_.gilbert_elliott;
+  if (!ge.enabled()) return false;
+  burst_bad_ = burst_bad_ ? !burst_rng_.bernoulli(ge.p_bad_good) : burst_rng_.bernoulli(ge.p_good_bad);
+  const double loss = burst_bad_ ? ge.loss_bad : ge.loss_good;
+  return loss > 0 && burst_rng_.bernoulli(loss);
 }
 
 void Port::on_arrival() {

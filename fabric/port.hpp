@@ -65,6 +65,16 @@ enum class LinkFraming : uint8_t {
   Infiniband,
 };
 
+// Gilbert-Elliott loss: a two-state Markov chain stepped once per frame (good ->
+// bad with p_good_bad, bad -> good with p_bad_good), then the frame is lost with
+// the loss of the state it is in. Mean burst length 1 / p_bad_good frames; long-run
+// loss (p_good_bad x loss_bad + p_bad_good x loss_good) / (p_good_bad + p_bad_good).
+struct GilbertElliott {
+  double p_good_bad = 0.0, p_bad_good = 1.0;
+  double loss_good = 0.0, loss_bad = 1.0;
+  bool enabled() const { return p_good_bad > 0.0 || loss_good > 0.0; }
+};
+
 struct PortParams {
   // Data rate after line coding, in bits/s: what carries frame bytes. Ethernet:
   // the MAC rate (100 Gb/s for 100GBASE-*). InfiniBand: lanes x signalling rate x
@@ -76,6 +86,7 @@ struct PortParams {
   uint32_t wire_overhead_bytes = kEthernetOverheadBytes;  // per packet, beyond the frame (see LinkFraming)
   uint32_t min_frame_bytes = kEthernetMinFrameBytes;      // frames are padded on the wire to this (without FCS)
   double loss_rate = 0.0;                         // Bernoulli loss on the wire towards the peer
+  GilbertElliott gilbert_elliott;                 // bursty loss on the wire, besides loss_rate
   // Egress scheduling per priority: 0 = strict priority (served before every
   // weighted priority, the highest first); > 0 = a DWRR quantum in bytes, the
   // weighted priorities sharing what the strict ones leave in proportion.
@@ -130,13 +141,17 @@ public:
   sim::Duration pause_quantum() const {
     return sim::serialization_time(packet::kPauseQuantumBits / 8, params_.rate_bps);
   }
+  // A link going down loses every frame that finishes its serialization while
+  // down (the sender does not know, as with a cut cable) until it comes up.
+  void set_link_up(bool up) { link_up_ = up; }
+  bool link_up() const { return link_up_; }
   bool idle() const { return !tx_busy_ && queued_total_ == 0 && control_.empty(); }
   bool paused(uint8_t priority) const { return (paused_mask_ >> priority) & 1; }
   uint64_t queued_bytes(uint8_t priority) const { return queued_bytes_[priority]; }
 
   struct Counters {
     uint64_t tx_frames = 0, tx_bytes = 0, rx_frames = 0, rx_bytes = 0;
-    uint64_t drops_queue_full = 0, drops_loss = 0;
+    uint64_t drops_queue_full = 0, drops_loss = 0, drops_link_down = 0;
     uint64_t control_tx = 0;  // MAC control frames sent (counted also in tx_frames)
     // PFC received, per priority: pauses (quanta > 0), XONs (quanta 0), pauses
     // the watchdog ignored, and the time the priority stood paused.
@@ -157,6 +172,8 @@ private:
   // The priority to serve next among `eligible` (non-empty, not paused).
   size_t pick(uint32_t eligible);
   void on_tx_done();
+  // The wire loses this frame (Bernoulli, then Gilbert-Elliott).
+  bool wire_loses();
   void on_arrival();
   void accept(Frame&& frame);
   void apply_pfc(const packet::PfcFields& pfc);
@@ -173,6 +190,9 @@ private:
   std::function<void()> tx_ready_;
   std::vector<FrameTap*> taps_;
   sim::RandomStream loss_rng_;
+  sim::RandomStream burst_rng_;  // Gilbert-Elliott, its own stream
+  bool burst_bad_ = false;
+  bool link_up_ = true;
 
   std::array<sim::RingQueue<Frame>, kPriorities> queues_;
   std::array<uint64_t, kPriorities> queued_bytes_{};

@@ -12,7 +12,12 @@ uint32_t Topology::add_node(std::string name, bool is_switch) {
 }
 
 void Topology::add_link(uint32_t a, uint32_t b, uint64_t rate_bps, sim::Duration delay, double loss) {
-  links.push_back({a, b, rate_bps, delay, loss});
+  TopoLink& l = links.emplace_back();
+  l.a = a;
+  l.b = b;
+  l.rate_bps = rate_bps;
+  l.delay = delay;
+  l.loss = loss;
 }
 
 int Topology::find(const std::string& name) const {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/port.hpp"
 #include "sim/time.hpp"
 
 namespace rnicsim::fabric {
@@ -22,6 +23,9 @@ struct TopoLink {
   uint64_t rate_bps = 100'000'000'000;
   sim::Duration delay = sim::Duration::ns(1000);
   double loss = 0.0;
+  GilbertElliott gilbert_elliott;
+  // Intervals [down, up) during which the link (both directions) is down.
+  std::vector<std::pair<sim::Duration, sim::Duration>> down;
 };
 
 struct Topology {

@@ -208,7 +208,7 @@ void read_links(const Reader& r, const YAML::Node& root, Scenario& s) {
   if (!links.IsSequence()) r.fail(links, "expected 'links' to be a list");
   std::set<std::string> linked;
   for (const YAML::Node& l : links) {
-    r.expect_map(l, "a link", {"between", "rate", "delay", "loss"});
+    r.expect_map(l, "a link", {"between", "rate", "delay", "loss", "gilbert_elliott", "down"});
     const YAML::Node between = l["between"];
     if (!between) r.fail(l, "a link needs 'between: [node, node]'");
     if (!between.IsSequence() || between.size() != 2) r.fail(between, "expected 'between' to list exactly two hosts or switches");
@@ -226,8 +226,63 @@ void read_links(const Reader& r, const YAML::Node& root, Scenario& s) {
     if (l["rate"]) spec.rate_bps = rate_of(r, l["rate"], "link rate");
     if (l["delay"]) spec.delay = delay_of(r, l["delay"], "link delay");
     if (l["loss"]) spec.loss = r.probability(l["loss"], "link loss");
+    if (const YAML::Node ge = l["gilbert_elliott"]) {
+      r.expect_map(ge, "link gilbert_elliott settings", {"p_good_bad", "p_bad_good", "loss_good", "loss_bad"});
+      fabric::GilbertElliott& g = spec.gilbert_elliott;
+      if (!ge["p_good_bad"]) r.fail(ge, "gilbert_elliott needs p_good_bad (and p_bad_good)");
+      g.p_good_bad = r.probability(ge["p_good_bad"], "gilbert_elliott.p_good_bad");
+      if (ge["p_bad_good"]) g.p_bad_good = r.probability(ge["p_bad_good"], "gilbert_elliott.p_bad_good");
+      if (g.p_bad_good == 0) r.fail(ge["p_bad_good"], "gilbert_elliott.p_bad_good must be above 0 (else the link never recovers)");
+      if (ge["loss_good"]) g.loss_good = r.probability(ge["loss_good"], "gilbert_elliott.loss_good");
+      if (ge["loss_bad"]) g.loss_bad = r.probability(ge["loss_bad"], "gilbert_elliott.loss_bad");
+    }
+    if (const YAML::Node down = l["down"]) {
+      if (!down.IsSequence()) r.fail(down, "expected link 'down' to be a list like [{from: 100us, to: 200us}]");
+      sim::Duration last = sim::Duration::zero();
+      for (const YAML::Node& d : down) {
+        r.expect_map(d, "a link down interval", {"from", "to"});
+        if (!d["from"] || !d["to"]) r.fail(d, "a link down interval needs 'from' and 'to'");
+        const sim::Duration from = delay_of(r, d["from"], "down.from"), to = delay_of(r, d["to"], "down.to");
+        if (to <= from) r.fail(d["to"], "down.to must be after down.from");
+        if (from < last) r.fail(d["from"], "link down intervals must be in order and not overlap");
+        last = to;
+        spec.down.emplace_back(from, to);
+      }
+    }
     s.links.push_back(spec);
     t.add_link(static_cast<uint32_t>(end[0]), static_cast<uint32_t>(end[1]), spec.rate_bps, spec.delay, spec.loss);
+    t.links.back().gilbert_elliott = spec.gilbert_elliott;
+    t.links.back().down = spec.down;
+  }
+}
+
+void read_captures(const Reader& r, const YAML::Node& n, Scenario& s) {
+  if (!n.IsSequence()) r.fail(n, "expected 'captures' to be a list like [{host: a, file: a.pcap}]");
+  const fabric::Topology& t = s.fabric.topology;
+  const auto links_at = t.links_of_nodes();
+  std::set<std::string> files;
+  for (const YAML::Node& c : n) {
+    r.expect_map(c, "a capture", {"host", "switch", "port", "file", "snaplen"});
+    CaptureSpec spec;
+    if (!c["file"] || (!c["host"] == !c["switch"]))
+      r.fail(c, "a capture needs 'file' and either 'host' or 'switch' (with 'port')");
+    spec.file = r.scalar(c["file"], "capture file");
+    if (!files.insert(spec.file).second) r.fail(c["file"], "two captures write '" + spec.file + "'");
+    const YAML::Node at = c["host"] ? c["host"] : c["switch"];
+    spec.node = r.scalar(at, c["host"] ? "capture host" : "capture switch");
+    const int node = t.find(spec.node);
+    if (node < 0 || t.nodes[static_cast<size_t>(node)].is_switch != !c["host"])
+      r.fail(at, std::string("capture names unknown ") + (c["host"] ? "host" : "switch") + " '" + spec.node + "'");
+    const size_t ports = links_at[static_cast<size_t>(node)].size();
+    if (ports == 0) r.fail(at, "'" + spec.node + "' has no link to capture");
+    if (c["port"]) {
+      if (c["host"]) r.fail(c["port"], "a host has one port: 'port' goes with 'switch'");
+      spec.port = static_cast<uint32_t>(r.integer(c["port"], "capture port", 0, ports - 1));
+    } else if (c["switch"]) {
+      r.fail(c, "a switch capture needs 'port' (0 to " + std::to_string(ports - 1) + ")");
+    }
+    if (c["snaplen"]) spec.snaplen = static_cast<uint32_t>(r.integer(c["snaplen"], "capture snaplen", 64, 262144));
+    s.captures.push_back(spec);
   }
 }
 

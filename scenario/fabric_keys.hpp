@@ -18,6 +18,8 @@ void read_pfc_settings(const Reader& r, const YAML::Node& n, FabricSpec& f);
 void read_topology(const Reader& r, const YAML::Node& n, Scenario& s);
 // `switches:` and `links:` (hosts and switches), into s.links and s.fabric.topology.
 void read_links(const Reader& r, const YAML::Node& root, Scenario& s);
+// `captures:` (after the network is read).
+void read_captures(const Reader& r, const YAML::Node& n, Scenario& s);
 // Whether a path joins two hosts.
 bool reachable(const Scenario& s, const std::string& from, const std::string& to);
 

@@ -59,7 +59,7 @@ void summarise_fabric(World& world, Summary& sum) {
     for (size_t i = 0; i < sw->port_count(); ++i) {
       add_port_pfc(sw->port(i), f);
       add_pfc_sent(sw->pfc(i), f);
-      sum.drops += sw->port(i).counters().drops_loss;
+      sum.drops += sw->port(i).counters().drops_loss + sw->port(i).counters().drops_link_down;
     }
   }
   for (const auto& h : world.hosts()) {
@@ -76,6 +76,7 @@ void port_stats(sim::Stats& stats, const std::string& prefix, const fabric::Port
   const auto& c = port.counters();
   stats.counter(prefix + "tx_frames").add(c.tx_frames);
   stats.counter(prefix + "drops_loss").add(c.drops_loss);
+  if (c.drops_link_down > 0) stats.counter(prefix + "drops_link_down").add(c.drops_link_down);
   for (uint8_t p = 0; p < 8; ++p) {
     const std::string q = ".p" + std::to_string(p);
     if (c.pause_rx[p] + c.xon_rx[p] > 0) {
@@ -99,13 +100,23 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   std::ostream& log_sink = std::cerr;
   World world(s, seed, log_sink);
 
-  std::unique_ptr<fabric::PcapTap> tap;
+  // Native IB frames start with the LRH: LINKTYPE_INFINIBAND (247).
+  const fabric::CaptureLinkType capture_type =
+      packet::is_ib(world.link_kind()) ? fabric::CaptureLinkType::InfiniBand : fabric::CaptureLinkType::Ethernet;
+  std::vector<std::unique_ptr<fabric::PcapTap>> taps;
   if (!opts.pcap_path.empty() && !world.hosts().empty() && world.hosts().front()->port) {
-    // Native IB frames start with the LRH: LINKTYPE_INFINIBAND (247).
-    tap = std::make_unique<fabric::PcapTap>(opts.pcap_path, packet::is_ib(world.link_kind())
-                                                                ? fabric::CaptureLinkType::InfiniBand
-                                                                : fabric::CaptureLinkType::Ethernet);
-    world.hosts().front()->port->add_tap(tap.get());
+    taps.push_back(std::make_unique<fabric::PcapTap>(opts.pcap_path, capture_type));
+    world.hosts().front()->port->add_tap(taps.back().get());
+  }
+  for (const CaptureSpec& c : s.captures) {
+    std::filesystem::path file(c.file);
+    if (file.is_relative() && !opts.out_dir.empty()) {
+      std::filesystem::create_directories(opts.out_dir);
+      file = std::filesystem::path(opts.out_dir) / file;
+    }
+    taps.push_back(std::make_unique<fabric::PcapTap>(file.string(), capture_type, c.snaplen));
+    fabric::Port& port = world.capture_port(c.node, c.port);
+    port.add_tap(taps.back().get());
   }
 
   std::vector<std::unique_ptr<Workload>> workloads;
@@ -185,7 +196,8 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   for (const auto& h : world.hosts()) {
     if (h->port) {
       sum.packets += h->port->counters().tx_frames;
-      sum.drops += h->port->counters().drops_loss + h->port->counters().drops_queue_full;
+      sum.drops += h->port->counters().drops_loss + h->port->counters().drops_queue_full +
+                   h->port->counters().drops_link_down;
     }
     sum.data_packets += h->nic->requester().packets_sent();
     sum.retransmissions += h->nic->stats().retransmitted_packets;
@@ -196,7 +208,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   sum.events = sched.events_fired();
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   sum.events_per_sec = sum.wall_seconds > 0 ? static_cast<double>(sum.events) / sum.wall_seconds : 0;
-  if (tap) tap->flush();
+  for (auto& t : taps) t->flush();
 
   if (!opts.out_dir.empty()) {
     std::filesystem::create_directories(opts.out_dir);

@@ -59,7 +59,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   if (!root || root.IsNull()) throw ScenarioError(file_name, 1, 1, "empty scenario: expected a mapping with hosts, links and workloads");
   r.expect_map(root, "a scenario",
                {"name", "seed", "link_layer", "ib_grh", "duration", "hosts", "links", "nic", "workloads",
-                "host", "switches", "topology", "switch", "pfc"});
+                "host", "switches", "topology", "switch", "pfc", "captures"});
 
   Scenario s;
   s.file = file_name;
@@ -117,6 +117,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
   } else {
     read_links(r, root, s);
   }
+  if (root["captures"]) read_captures(r, root["captures"], s);
   auto known_host = [&](const YAML::Node& n, const std::string& what) {
     const std::string name = r.scalar(n, what);
     if (!host_names.count(name)) r.fail(n, what + " names unknown host '" + name + "'");

@@ -50,6 +50,8 @@ struct LinkSpec {
   uint64_t rate_bps = 100'000'000'000;
   sim::Duration delay = sim::Duration::ns(1000);
   double loss = 0.0;
+  fabric::GilbertElliott gilbert_elliott;
+  std::vector<std::pair<sim::Duration, sim::Duration>> down;  // [from, to) the link is down
 };
 
 // One flow of a flows workload: a single message from `from` to `to`.
@@ -118,6 +120,15 @@ struct FabricSpec {
   }
 };
 
+// A capture on one port: a host's (its only port) or a switch's port `port`
+// (its port-th link in the scenario's order), to its own pcap file.
+struct CaptureSpec {
+  std::string node;          // host or switch name
+  uint32_t port = 0;         // switch port; 0 for a host
+  std::string file;          // relative to --out if given, else to the working directory
+  uint32_t snaplen = 65535;  // bytes kept per frame
+};
+
 struct Scenario {
   std::string file;
   std::string name;
@@ -133,6 +144,7 @@ struct Scenario {
   uint32_t path_mtu = 4096;
   HostTiming host;
   std::vector<WorkloadSpec> workloads;
+  std::vector<CaptureSpec> captures;
 };
 
 // Parses and validates; throws ScenarioError. Relative paths in the scenario (NIC

@@ -95,8 +95,21 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink)
     p.rate_bps = l.rate_bps;
     p.delay = l.delay;
     p.loss_rate = l.loss;
+    p.gilbert_elliott = l.gilbert_elliott;
     p.pfc_watchdog = s.fabric.pfc_watchdog;
-    wires.emplace_back(&port_at(l.a, p), &port_at(l.b, p));
+    fabric::Port& a = port_at(l.a, p);
+    fabric::Port& b = port_at(l.b, p);
+    wires.emplace_back(&a, &b);
+    for (const auto& [from, to] : l.down)
+      for (const auto& [when, up] : {std::pair{from, false}, std::pair{to, true}}) {
+        link_events_.push_back(std::make_unique<sim::Event>(
+            [&a, &b, up = up] {
+              a.set_link_up(up);
+              b.set_link_up(up);
+            },
+            "link.state"));
+        sim_.scheduler().schedule(*link_events_.back(), sim::Time::zero() + when);
+      }
   }
   // Ports of switches live in the switch; connect once every port exists.
   for (auto& sw : switches_) sw->finish();
@@ -114,6 +127,14 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink)
       sw.add_route(ib ? fabric::RouteKey::of_lid(h.address.lid) : fabric::RouteKey::of_ip(h.address.ip), ports);
     }
   }
+}
+
+fabric::Port& World::capture_port(const std::string& node, uint32_t port) {
+  for (auto& sw : switches_)
+    if (sw->name() == node) return sw->port(port);
+  Host& h = host(node);
+  if (!h.port) throw std::out_of_range("host " + node + " has no port");
+  return *h.port;
 }
 
 Host& World::host(const std::string& name) {

@@ -32,6 +32,8 @@ public:
   std::vector<std::unique_ptr<Host>>& hosts() { return hosts_; }
   fabric::FramePool& pool() { return pool_; }
   std::vector<std::unique_ptr<fabric::Switch>>& switches() { return switches_; }
+  // A host's port (port 0) or a switch's port `port`.
+  fabric::Port& capture_port(const std::string& node, uint32_t port);
   packet::LinkKind link_kind() const { return link_kind_; }
 
 private:
@@ -40,6 +42,7 @@ private:
   packet::LinkKind link_kind_;
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<fabric::Switch>> switches_;
+  std::vector<std::unique_ptr<sim::Event>> link_events_;  // links going down and up
 };
 
 }  // namespace rnicsim::scenario

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Fabric effects end to end, asserted on measured values.
 
-usage: fabric_effects.py spreading RNICSIM SCENARIO_DIR WORKDIR
+usage: fabric_effects.py spreading RNICSIM SCENARIO_DIR WORKDIR TSHARK
        fabric_effects.py ecmp RNICSIM SCENARIO_DIR WORKDIR
        fabric_effects.py ecn RNICSIM SCENARIO_DIR WORKDIR TSHARK TSHARK_CHECK
        fabric_effects.py nic_pfc RNICSIM SCENARIO_DIR WORKDIR
+       fabric_effects.py faults RNICSIM SCENARIO_DIR WORKDIR TSHARK TSHARK_CHECK
 
 spreading: the victim flow (v -> w, a path with room to spare) keeps its line
   rate without PFC, and loses more than 40% of it with PFC, where the incast on
   another port of the next switch pauses the link it shares (congestion
-  spreading); with PFC nothing is dropped and s1's uplink was paused.
+  spreading); with PFC nothing is dropped and s1's uplink was paused; the
+  scenario's capture on that switch port holds as many PFC frames as the port
+  counted, cut at the snap length, and lints without error.
 ecmp: leaf0 spreads 64 flows over its 4 spine uplinks: every uplink carries at
   least half of an even share of the frames, and they add up to what leaf0's
   hosts sent to the other leaf.
@@ -19,6 +22,9 @@ ecn: an incast marks packets CE at the switch's egress; the switch's count,
 nic_pfc: a NIC with a slow receive side pauses its peer: it sends XOFF and XON,
   the peer's port stands paused, and the receive pipeline never holds more than
   its RX buffer and the headroom.
+faults: a link that goes down loses what is sent meanwhile and a link with
+  Gilbert-Elliott loss loses frames; go-back-N recovers both, the data is
+  intact, and the capture lints clean with the retransmissions as observations.
 """
 import re
 import json
@@ -57,6 +63,13 @@ if mode == "spreading":
     assert stats["s1.port4.pfc_pause_rx.p3"] > 0 and stats["s1.port4.pfc_paused_ps.p3"] > 0, stats
     print(f"victim: {free:.2f} Gb/s without PFC, {blocked:.2f} Gb/s with PFC "
           f"(s1's uplink paused {stats['s1.port4.pfc_paused_ps.p3'] / 1e6:.1f} us)")
+    cap = f"{work}/spreading_pfc/s1_uplink.pcap"
+    n_pfc = len(subprocess.run([sys.argv[5], "-n", "-r", cap, "-Y", "macc.opcode == 0x0101", "-T", "fields",
+                                "-e", "frame.number"], capture_output=True, text=True, check=True).stdout.split())
+    assert n_pfc == stats["s1.port4.pfc_pause_rx.p3"] + stats["s1.port4.pfc_xon_rx.p3"], (n_pfc, stats)
+    lint = subprocess.run([rnicsim, "lint", cap], capture_output=True, text=True)
+    assert lint.returncode == 0 and "frame cut by the capture" in lint.stdout, lint.stdout
+    print(f"s1's uplink capture: {n_pfc} PFC frames")
 elif mode == "ecmp":
     s, stats = run("ecmp_leaf_spine")
     # leaf0: ports 0..7 go to h0..h7, ports 8..11 to spine0..3.
@@ -91,5 +104,16 @@ elif mode == "nic_pfc":
     # 64 KiB buffer; XOFF at 64 KiB less the headroom (~33 KiB for 1 us at 100 Gb/s), so the peak stays under 64 KiB.
     assert 16 * 1024 < peak <= 64 * 1024, peak
     print(f"b paused a {stats['b.port0.pfc_xoff_tx.p3']} times; b's receive buffer peaked at {peak} bytes")
+elif mode == "faults":
+    tshark, check = sys.argv[5:7]
+    pcap = f"{work}/a.pcap"
+    s, stats = run("link_faults", pcap)
+    down, burst = stats.get("a.port0.drops_link_down", 0), stats["c.port0.drops_loss"]
+    assert down > 0 and burst > 0, stats
+    assert s["drops"] == down + burst and s["retransmissions"] > 0, s
+    lint = subprocess.run([rnicsim, "lint", pcap], capture_output=True, text=True)
+    assert lint.returncode == 0 and "observation: retransmission" in lint.stdout, lint.stdout
+    subprocess.run([check, tshark, pcap], check=True)
+    print(f"link down: {down} frames lost; Gilbert-Elliott: {burst} lost; {s['retransmissions']} retransmitted, data intact")
 else:
     sys.exit(f"unknown mode {mode}")

@@ -773,6 +773,24 @@ TEST(FabricKeys, TopologiesBuildHostsSwitchesAndLinks) {
   EXPECT_EQ(s.fabric.switch_params.ecn.kmax_bytes, 200u * 1024);
   EXPECT_DOUBLE_EQ(s.fabric.switch_params.ecn.pmax, 0.1);
   EXPECT_EQ(s.fabric.switch_params.ecn.priorities, 1u << 3);
+  s = parse_scenario("hosts: [{name: a}, {name: b}]\nlinks:\n  - between: [a, b]\n"
+                     "    down: [{from: 10us, to: 20us}, {from: 1ms, to: 2ms}]\n"
+                     "    gilbert_elliott: {p_good_bad: 0.01, p_bad_good: 0.25, loss_bad: 0.5}\n",
+                     "t.yaml");
+  ASSERT_EQ(s.fabric.topology.links.size(), 1u);
+  const auto& l = s.fabric.topology.links[0];
+  ASSERT_EQ(l.down.size(), 2u);
+  EXPECT_EQ(l.down[1].first, sim::Duration::ms(1));
+  EXPECT_DOUBLE_EQ(l.gilbert_elliott.p_bad_good, 0.25);
+  EXPECT_DOUBLE_EQ(l.gilbert_elliott.loss_bad, 0.5);
+  s = parse_scenario("hosts: [{name: a}, {name: b}]\ntopology: {kind: single_switch}\n"
+                     "captures: [{switch: sw0, port: 1, file: sw.pcap, snaplen: 96}, {host: a, file: a.pcap}]\n",
+                     "t.yaml");
+  ASSERT_EQ(s.captures.size(), 2u);
+  EXPECT_EQ(s.captures[0].node, "sw0");
+  EXPECT_EQ(s.captures[0].port, 1u);
+  EXPECT_EQ(s.captures[0].snaplen, 96u);
+  EXPECT_EQ(s.captures[1].file, "a.pcap");
 
   s = parse_scenario("topology: {kind: fat_tree, k: 4}\nworkloads: [{pattern: flows, flows: {generate: all_to_all, size: 4KiB}}]\n",
                      "t.yaml");
@@ -797,6 +815,17 @@ TEST(FabricKeys, ErrorsNameFileLineAndColumn) {
   expect_error(kHosts + "pfc: {refresh: 2}\n", 6, 16, "pfc.refresh");
   expect_error(kHosts + "switch: {ecn: {kmin: 100KiB, kmax: 50KiB}}\n", 6, 36, "kmax must be above kmin");
   expect_error(kHosts + "switch: {ecn: {pmax: 2}}\n", 6, 22, "switch.ecn.pmax");
+  const std::string kAb = "hosts: [{name: a}, {name: b}]\nlinks:\n  - between: [a, b]\n";
+  expect_error(kAb + "    down: [{from: 20us, to: 10us}]\n", 4, 29, "after down.from");
+  expect_error(kAb + "    down: [{from: 20us, to: 30us}, {from: 25us, to: 40us}]\n", 4, 43, "not overlap");
+  expect_error(kAb + "    gilbert_elliott: {p_good_bad: 0.1, p_bad_good: 0}\n", 4, 52, "never recovers");
+  expect_error(kAb + "    gilbert_elliott: {p_bad_good: 0.5}\n", 4, 22, "needs p_good_bad");
+  const std::string kStar = "hosts: [{name: a}, {name: b}]\ntopology: {kind: single_switch}\n";
+  expect_error(kStar + "captures: [{switch: sw0, port: 2, file: x.pcap}]\n", 3, 32, "between 0 and 1");
+  expect_error(kStar + "captures: [{switch: sw0, file: x.pcap}]\n", 3, 12, "needs 'port' (0 to 1)");
+  expect_error(kStar + "captures: [{host: sw0, file: x.pcap}]\n", 3, 19, "unknown host 'sw0'");
+  expect_error(kStar + "captures: [{host: a, port: 0, file: x.pcap}]\n", 3, 28, "'port' goes with 'switch'");
+  expect_error(kStar + "captures: [{host: a, file: x.pcap}, {host: b, file: x.pcap}]\n", 3, 53, "two captures");
   expect_error("hosts: [{name: a}, {name: b}]\nswitches: [{name: a}]\n", 2, 19, "taken already");
   expect_error("hosts: [{name: a}, {name: b}]\nswitches: [{name: s}]\nlinks:\n  - between: [a, s]\n"
                "workloads: [{op: write, from: a, to: b}]\n",
