@@ -2,19 +2,6 @@
 
 namespace rnicsim::fabric {
 
-bool FaultModel::link_down(sim::Time now) const {
-  for (const LinkOutage& o : outages_)
-    if (now >= o.at && now < o.at + o.length) return true;
-  return false;
-}
-
-bool FaultModel::burst_loss() {
-  if (!ge_) return false;
-  ge_bad_ = ge_bad_ ? !rng_.bernoulli(ge_->p_bad_to_good) : rng_.bernoulli(ge_->p_good_to_bad);
-  const double p = ge_bad_ ? ge_->loss_bad : ge_->loss_good;
-  return p > 0.0 && rng_.bernoulli(p);
-}
-
 void FaultModel::corrupt(Frame& frame, const packet::ParsedPacket& p) {
   // Bits from the 6th byte of the BTH up to the ICRC: all under the ICRC.
   const size_t first = p.layout.bth_offset + 5;
@@ -28,16 +15,7 @@ void FaultModel::corrupt(Frame& frame, const packet::ParsedPacket& p) {
 
 FaultModel::Verdict FaultModel::apply(Frame& frame, sim::Time now) {
   Verdict v;
-  if (!outages_.empty() && link_down(now)) {
-    ++counters_.link_down_drops;
-    v.drop = true;
-    return v;
-  }
-  if (burst_loss()) {
-    ++counters_.burst_losses;
-    v.drop = true;
-    return v;
-  }
+  (void)now;
   if (rules_.empty()) return v;
   const auto parsed = packet::parse(frame.bytes_as_built(), link_type_);
   if (!parsed) return v;

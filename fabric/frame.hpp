@@ -30,6 +30,7 @@ struct FrameMeta {
   uint8_t priority = 0;      // egress priority (802.1p / VL) 0..7
   uint32_t flow_id = 0;      // for statistics
   sim::Time created;         // when the sender built it
+  uint16_t ingress_port = 0;  // inside a switch: the port it came in on
 };
 
 class Frame {

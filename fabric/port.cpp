@@ -9,9 +9,14 @@ Port::Port(sim::Simulator& sim, std::string name, PortParams params)
       name_(std::move(name)),
       params_(params),
       loss_rng_(sim.random(name_ + ".loss")),
+      burst_rng_(sim.random(name_ + ".gilbert_elliott")),
+      pause_expiry_([this] { on_pause_expiry(); }, "port.pause_expiry"),
       tx_done_([this] { on_tx_done(); }, "port.tx_done"),
       arrive_([this] { on_arrival(); }, "port.arrive"),
-      delayed_arrive_([this] { on_delayed_arrival(); }, "port.delayed_arrive") {}
+      delayed_arrive_([this] { on_delayed_arrival(); }, "port.delayed_arrive") {
+  for (size_t p = 0; p < kPriorities; ++p)
+    if (params_.dwrr_quantum[p] == 0) strict_mask_ |= 1u << p;
+}
 
 FaultModel& Port::faults() {
   if (!faults_)
@@ -49,33 +54,75 @@ bool Port::send(Frame&& frame) {
   return true;
 }
 
+void Port::send_control(Frame&& frame) {
+  control_.emplace_back() = std::move(frame);
+  if (!tx_busy_) start_next();
+}
+
+size_t Port::pick(uint32_t eligible) {
+  // Strict priorities first, the highest first.
+  if (const uint32_t strict = eligible & strict_mask_; strict != 0)
+    return static_cast<size_t>(31 - __builtin_clz(strict));
+  // DWRR among the weighted ones: each turn adds a quantum to the priority's
+  // deficit; it sends while its head frame fits in the deficit.
+  for (;;) {
+    const size_t p = dwrr_next_;
+    if ((eligible >> p) & 1) {
+      if (!dwrr_turn_started_) {
+        deficit_[p] += params_.dwrr_quantum[p];
+        dwrr_turn_started_ = true;
+      }
+      const auto size = static_cast<int64_t>(queues_[p].front().size());
+      if (size <= deficit_[p]) {
+        deficit_[p] -= size;
+        return p;
+      }
+    } else if (!((nonempty_ >> p) & 1)) {
+      deficit_[p] = 0;  // an empty queue keeps no credit
+    }
+    dwrr_next_ = (p + 1) % kPriorities;
+    dwrr_turn_started_ = false;
+  }
+}
+
 void Port::start_next() {
-  if (nonempty_ == 0) return;
-  // Strict priority: the highest non-empty priority goes first.
-  const size_t p = static_cast<size_t>(31 - __builtin_clz(nonempty_));
-  auto& q = queues_[p];
-  on_wire_ = std::move(q.front());
-  q.pop();
-  if (q.empty()) nonempty_ &= ~(1u << p);
-  queued_bytes_[p] -= on_wire_.size();
-  queued_total_ -= on_wire_.size();
+  bool data = false;
+  if (!control_.empty()) {
+    on_wire_ = std::move(control_.front());
+    control_.pop();
+    ++counters_.control_tx;
+  } else {
+    const uint32_t eligible = nonempty_ & ~paused_mask_;
+    if (eligible == 0) return;
+    const size_t p = pick(eligible);
+    auto& q = queues_[p];
+    on_wire_ = std::move(q.front());
+    q.pop();
+    if (q.empty()) nonempty_ &= ~(1u << p);
+    queued_bytes_[p] -= on_wire_.size();
+    queued_total_ -= on_wire_.size();
+    data = true;
+  }
   tx_busy_ = true;
   ++counters_.tx_frames;
   counters_.tx_bytes += on_wire_.size();
   // A tap sees the bytes on the wire, CRCs included (bytes() completes a deferred seal).
   for (FrameTap* t : taps_) t->capture(sim_.now(), on_wire_.bytes());
   sim_.scheduler().schedule_in(tx_done_, wire_time(on_wire_.size()));
+  // Last: the listener may queue a control frame on this very port (a switch's
+  // XON), which must find the port busy.
+  if (data && egress_listener_ != nullptr) egress_listener_->dequeued(on_wire_);
 }
 
 void Port::on_tx_done() {
   tx_busy_ = false;
   Frame f = std::move(on_wire_);
-  const bool lost = params_.loss_rate > 0 && loss_rng_.bernoulli(params_.loss_rate);
   FaultModel::Verdict fault;
-  if (!lost && faults_) fault = faults_->apply(f, sim_.now());
-  if (lost) {
+  if (!link_up_) {
+    ++counters_.drops_link_down;
+  } else if (wire_loses()) {
     ++counters_.drops_loss;
-  } else if (fault.drop) {
+  } else if (faults_ && (fault = faults_->apply(f, sim_.now())).drop) {
     ++counters_.drops_fault;
   } else if (peer_ != nullptr && fault.extra_delay > sim::Duration::zero()) {
     delayed_.push_back(Delayed{sim_.now() + params_.delay + fault.extra_delay, delayed_seq_++, std::move(f)});
@@ -89,6 +136,15 @@ void Port::on_tx_done() {
   }
   start_next();
   if (tx_ready_) tx_ready_();
+}
+
+bool Port::wire_loses() {
+  if (params_.loss_rate > 0 && loss_rng_.bernoulli(params_.loss_rate)) return true;
+  const GilbertElliott& ge = params_.gilbert_elliott;
+  if (!ge.enabled()) return false;
+  burst_bad_ = burst_bad_ ? !burst_rng_.bernoulli(ge.p_bad_good) : burst_rng_.bernoulli(ge.p_good_bad);
+  const double loss = burst_bad_ ? ge.loss_bad : ge.loss_good;
+  return loss > 0 && burst_rng_.bernoulli(loss);
 }
 
 void Port::on_arrival() {
@@ -111,7 +167,83 @@ void Port::accept(Frame&& frame) {
   ++counters_.rx_frames;
   counters_.rx_bytes += frame.size();
   for (FrameTap* t : taps_) t->capture(sim_.now(), frame.bytes());
+  // The MAC consumes PFC frames (only Ethernet carries them).
+  if (params_.min_frame_bytes != 0 && packet::is_mac_control(frame.bytes_as_built())) {
+    if (const auto pfc = packet::parse_pfc(frame.bytes_as_built())) apply_pfc(*pfc);
+    return;
+  }
   if (receiver_ != nullptr) receiver_->receive(std::move(frame));
+}
+
+void Port::apply_pfc(const packet::PfcFields& pfc) {
+  const sim::Time now = sim_.now();
+  const sim::Duration quantum = pause_quantum();
+  for (size_t p = 0; p < kPriorities; ++p) {
+    if (!((pfc.enable >> p) & 1)) continue;
+    const uint16_t q = pfc.quanta[p];
+    if (q == 0) {
+      ++counters_.xon_rx[p];
+      if (paused(static_cast<uint8_t>(p))) unpause(p);
+      continue;
+    }
+    ++counters_.pause_rx[p];
+    if (params_.pfc_watchdog > sim::Duration::zero()) {
+      if (now < watchdog_until_[p]) {  // tripped: pauses are ignored until they stop
+        ++counters_.pause_ignored[p];
+        watchdog_until_[p] = now + params_.pfc_watchdog;
+        continue;
+      }
+      if (paused(static_cast<uint8_t>(p)) && now - paused_since_[p] >= params_.pfc_watchdog) {
+        ++counters_.watchdog_trips;
+        ++counters_.pause_ignored[p];
+        unpause(p);
+        watchdog_until_[p] = now + params_.pfc_watchdog;
+        sim_.log().log(sim::LogLevel::Warn, name_, [&](std::ostream& os) {
+          os << "PFC watchdog: priority " << p << " paused for " << sim::to_string(params_.pfc_watchdog)
+             << ", pauses ignored";
+        });
+        continue;
+      }
+    }
+    if (!paused(static_cast<uint8_t>(p))) {
+      paused_mask_ |= 1u << p;
+      paused_since_[p] = now;
+    }
+    paused_until_[p] = now + quantum * q;  // a refresh restarts the count
+  }
+  arm_pause_expiry();
+  if (!tx_busy_) start_next();
+}
+
+void Port::unpause(size_t p) {
+  paused_mask_ &= ~(1u << p);
+  counters_.paused_time[p] += std::min(sim_.now(), paused_until_[p]) - paused_since_[p];
+}
+
+sim::Duration Port::paused_time(uint8_t priority) const {
+  sim::Duration d = counters_.paused_time[priority];
+  if (paused(priority)) d += std::min(sim_.now(), paused_until_[priority]) - paused_since_[priority];
+  return d;
+}
+
+void Port::arm_pause_expiry() {
+  sim::Time first = sim::Time::max();
+  for (uint32_t m = paused_mask_; m != 0; m &= m - 1) first = std::min(first, paused_until_[__builtin_ctz(m)]);
+  if (first == sim::Time::max()) {
+    sim_.scheduler().cancel(pause_expiry_);
+  } else {
+    sim_.scheduler().reschedule(pause_expiry_, first);
+  }
+}
+
+void Port::on_pause_expiry() {
+  for (uint32_t m = paused_mask_; m != 0; m &= m - 1) {
+    const auto p = static_cast<size_t>(__builtin_ctz(m));
+    if (paused_until_[p] <= sim_.now()) unpause(p);
+  }
+  arm_pause_expiry();
+  if (!tx_busy_) start_next();
+  if (tx_ready_) tx_ready_();
 }
 
 }  // namespace rnicsim::fabric

@@ -1,6 +1,12 @@
-// A port: per-priority egress queues, a serializer at line rate, and the wire to the
-// peer port (propagation delay, loss hook). Two connected ports form a full-duplex
-// link; everything between components goes through such a port, with a latency.
+// A port: per-priority egress queues, a scheduler (strict priority and DWRR), a
+// serializer at line rate, and the wire to the peer port (propagation delay, loss
+// hook). Two connected ports form a full-duplex link; everything between
+// components goes through such a port, with a latency.
+//
+// The port is also the MAC: PFC frames (802.1Qbb) that arrive are consumed here and
+// pause the named egress priorities for their quanta (512 bit times each); a frame
+// already on the wire finishes. MAC control frames queued with send_control go
+// ahead of all data and are never paused.
 #pragma once
 
 #include <array>
@@ -12,6 +18,7 @@
 
 #include "fabric/fault_model.hpp"
 #include "fabric/frame.hpp"
+#include "packet/pfc.hpp"
 #include "sim/random.hpp"
 #include "sim/ring_queue.hpp"
 #include "sim/simulator.hpp"
@@ -34,6 +41,14 @@ public:
   virtual void capture(sim::Time when, std::span<const std::byte> bytes) = 0;
 };
 
+// Told when a data frame leaves an egress queue for the wire (a switch frees its
+// buffer then).
+class EgressListener {
+public:
+  virtual ~EgressListener() = default;
+  virtual void dequeued(const Frame& frame) = 0;
+};
+
 // How a link layer frames packets on the wire: what the serializer charges per
 // packet beyond the frame bytes (which are what a capture shows).
 enum class LinkFraming : uint8_t {
@@ -52,6 +67,16 @@ enum class LinkFraming : uint8_t {
   Infiniband,
 };
 
+// Gilbert-Elliott loss: a two-state Markov chain stepped once per frame (good ->
+// bad with p_good_bad, bad -> good with p_bad_good), then the frame is lost with
+// the loss of the state it is in. Mean burst length 1 / p_bad_good frames; long-run
+// loss (p_good_bad x loss_bad + p_bad_good x loss_good) / (p_good_bad + p_bad_good).
+struct GilbertElliott {
+  double p_good_bad = 0.0, p_bad_good = 1.0;
+  double loss_good = 0.0, loss_bad = 1.0;
+  bool enabled() const { return p_good_bad > 0.0 || loss_good > 0.0; }
+};
+
 struct PortParams {
   // Data rate after line coding, in bits/s: what carries frame bytes. Ethernet:
   // the MAC rate (100 Gb/s for 100GBASE-*). InfiniBand: lanes x signalling rate x
@@ -64,6 +89,14 @@ struct PortParams {
   uint32_t min_frame_bytes = kEthernetMinFrameBytes;      // frames are padded on the wire to this (without FCS)
   double loss_rate = 0.0;                         // Bernoulli loss on the wire towards the peer
   LinkFraming framing = LinkFraming::Ethernet;
+  GilbertElliott gilbert_elliott;                 // bursty loss on the wire, besides loss_rate
+  // Egress scheduling per priority: 0 = strict priority (served before every
+  // weighted priority, the highest first); > 0 = a DWRR quantum in bytes, the
+  // weighted priorities sharing what the strict ones leave in proportion.
+  std::array<uint32_t, 8> dwrr_quantum{};
+  // PFC watchdog: a priority paused without a break for this long stops
+  // honouring pauses until they stop coming for as long (0 = off).
+  sim::Duration pfc_watchdog = sim::Duration::zero();
 
   // Sets wire_overhead_bytes and min_frame_bytes for a link layer.
   void set_framing(LinkFraming f) {
@@ -102,19 +135,43 @@ public:
   bool has_room(uint8_t priority, size_t bytes) const {
     return queued_bytes_[priority] + bytes <= params_.queue_bytes;
   }
+  // Room in the port as a whole (a NIC's transmit buffer, whatever the priority).
+  bool has_room_total(size_t bytes) const { return queued_total_ + bytes <= params_.queue_bytes; }
+  // Told when data frames leave the egress queues.
+  void set_egress_listener(EgressListener* l) { egress_listener_ = l; }
+  // Queues a MAC control frame (a PFC pause) ahead of all data; never paused.
+  void send_control(Frame&& frame);
   // Queues a frame for transmission; a frame without room is dropped and counted.
   // Returns whether it was queued.
   bool send(Frame&& frame);
 
   sim::Duration wire_time(size_t frame_bytes) const;
-  bool idle() const { return !tx_busy_ && queued_total_ == 0; }
+  // One pause quantum: 512 bit times at the port's rate (5.12 ns at 100 Gb/s).
+  sim::Duration pause_quantum() const {
+    return sim::serialization_time(packet::kPauseQuantumBits / 8, params_.rate_bps);
+  }
+  // A link going down loses every frame that finishes its serialization while
+  // down (the sender does not know, as with a cut cable) until it comes up.
+  void set_link_up(bool up) { link_up_ = up; }
+  bool link_up() const { return link_up_; }
+  bool idle() const { return !tx_busy_ && queued_total_ == 0 && control_.empty(); }
+  bool paused(uint8_t priority) const { return (paused_mask_ >> priority) & 1; }
+  uint64_t queued_bytes(uint8_t priority) const { return queued_bytes_[priority]; }
 
   struct Counters {
     uint64_t tx_frames = 0, tx_bytes = 0, rx_frames = 0, rx_bytes = 0;
-    uint64_t drops_queue_full = 0, drops_loss = 0;
-    uint64_t drops_fault = 0;  // lost to the fault model (burst loss, rules, link down)
+    uint64_t drops_queue_full = 0, drops_loss = 0, drops_link_down = 0;
+    uint64_t drops_fault = 0;  // dropped by a fault rule (see fault_model.hpp)
+    uint64_t control_tx = 0;  // MAC control frames sent (counted also in tx_frames)
+    // PFC received, per priority: pauses (quanta > 0), XONs (quanta 0), pauses
+    // the watchdog ignored, and the time the priority stood paused.
+    std::array<uint64_t, 8> pause_rx{}, xon_rx{}, pause_ignored{};
+    std::array<sim::Duration, 8> paused_time{};
+    uint64_t watchdog_trips = 0;
   };
   const Counters& counters() const { return counters_; }
+  // paused_time including a pause still running now.
+  sim::Duration paused_time(uint8_t priority) const;
 
 private:
   struct InFlight {
@@ -122,24 +179,47 @@ private:
     Frame frame;
   };
   void start_next();
+  // The priority to serve next among `eligible` (non-empty, not paused).
+  size_t pick(uint32_t eligible);
   void on_tx_done();
+  // The wire loses this frame (Bernoulli, then Gilbert-Elliott).
+  bool wire_loses();
   void on_arrival();
   void on_delayed_arrival();
   void accept(Frame&& frame);
+  void apply_pfc(const packet::PfcFields& pfc);
+  void unpause(size_t p);
+  void on_pause_expiry();
+  void arm_pause_expiry();
 
   sim::Simulator& sim_;
   std::string name_;
   PortParams params_;
   Port* peer_ = nullptr;
   FrameSink* receiver_ = nullptr;
+  EgressListener* egress_listener_ = nullptr;
   std::function<void()> tx_ready_;
   std::vector<FrameTap*> taps_;
   sim::RandomStream loss_rng_;
+  sim::RandomStream burst_rng_;  // Gilbert-Elliott, its own stream
+  bool burst_bad_ = false;
+  bool link_up_ = true;
 
   std::array<sim::RingQueue<Frame>, kPriorities> queues_;
   std::array<uint64_t, kPriorities> queued_bytes_{};
   uint64_t queued_total_ = 0;
   uint32_t nonempty_ = 0;  // bit p: queues_[p] holds frames
+  uint32_t strict_mask_ = 0;  // bit p: priority p is strict (dwrr_quantum 0)
+  std::array<int64_t, kPriorities> deficit_{};  // DWRR
+  size_t dwrr_next_ = 0;
+  bool dwrr_turn_started_ = false;
+  sim::RingQueue<Frame> control_;
+  // PFC received: paused priorities and until when.
+  uint32_t paused_mask_ = 0;
+  std::array<sim::Time, kPriorities> paused_until_{};
+  std::array<sim::Time, kPriorities> paused_since_{};
+  std::array<sim::Time, kPriorities> watchdog_until_{};  // pauses ignored before this
+  sim::Event pause_expiry_;
   bool tx_busy_ = false;
   Frame on_wire_;
   sim::Event tx_done_;

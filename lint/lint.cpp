@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "packet/icrc.hpp"
+#include "packet/pfc.hpp"
 
 namespace rnicsim::lint {
 
@@ -96,8 +97,40 @@ void Linter::add(std::uint64_t frame, Severity s, std::string message, StreamSta
 
 void Linter::note(std::uint64_t frame_number, Severity s, std::string message) { add(frame_number, s, std::move(message)); }
 
+void Linter::check_mac_control(std::uint64_t frame, std::span<const std::byte> data) {
+  if (data.size() < 16 || packet::load_be16(data.data() + 14) != packet::kMacControlOpcodePfc) {
+    ++report_.skipped;  // PAUSE (802.3x) or another MAC control opcode
+    return;
+  }
+  if (data.size() < packet::Ethernet::kSize + packet::ConstPfcBody::kSize) {
+    add(frame, Severity::Error, "PFC frame of " + std::to_string(data.size()) + " bytes, shorter than its 32-byte header");
+    return;
+  }
+  const packet::ConstEthernet eth(data);
+  const packet::ConstPfcBody body(data.subspan(packet::Ethernet::kSize));
+  if (eth.dst() != packet::kPfcDestination) add(frame, Severity::Error, "PFC frame not sent to 01:80:c2:00:00:01");
+  if (body.enable_vector() > 0xFF)
+    add(frame, Severity::Error, "PFC frame with reserved bits of the priority-enable vector set (" +
+                                    hex(body.enable_vector(), 4) + ")");
+  if ((body.enable_vector() & 0xFF) == 0) add(frame, Severity::Warning, "PFC frame that enables no priority");
+  ++report_.pfc.frames;
+  for (unsigned p = 0; p < 8; ++p) {
+    if (!((body.enable_vector() >> p) & 1)) continue;
+    if (body.quanta(p) == 0) {
+      ++report_.pfc.xons[p];
+    } else {
+      ++report_.pfc.pauses[p];
+      report_.pfc.quanta[p] += body.quanta(p);
+    }
+  }
+}
+
 void Linter::add_frame(std::uint64_t frame, std::span<const std::byte> data, std::size_t original_length) {
   ++report_.frames;
+  if (link_type_ == packet::LinkType::Ethernet && packet::is_mac_control(data)) {
+    check_mac_control(frame, data);
+    return;
+  }
   auto r = packet::parse(data, link_type_);
   if (!r) {
     if (is_foreign(r.error())) {
@@ -304,6 +337,14 @@ void Linter::check_sequence(std::uint64_t frame, const packet::ParsedPacket& pp,
 void print_report(const Report& r, std::ostream& out) {
   out << "frames: " << r.frames << ", RoCEv2/IB transport packets: " << r.checked << ", skipped (other): " << r.skipped
       << "\n";
+  if (r.pfc.frames > 0) {
+    out << "PFC frames: " << r.pfc.frames;
+    for (std::size_t p = 0; p < 8; ++p)
+      if (r.pfc.pauses[p] + r.pfc.xons[p] > 0)
+        out << "; priority " << p << ": " << r.pfc.pauses[p] << " pauses (" << r.pfc.quanta[p] << " quanta), "
+            << r.pfc.xons[p] << " XON";
+    out << "\n";
+  }
   out << "streams: " << r.streams.size() << "\n";
   for (const auto& [k, s] : r.streams) {
     out << "  " << describe(k) << " [" << packet::to_string(s.transport) << "]: " << s.packets << " packets, "

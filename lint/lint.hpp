@@ -1,5 +1,7 @@
 // rnicsim lint: a protocol checker for RoCEv2 and native InfiniBand captures.
 //
+// PFC pause frames (MAC Control, 802.1Qbb) are checked (destination, opcode,
+// reserved bits of the enable vector) and counted per priority.
 // Per packet: parse (malformed or inconsistent packets are errors), ICRC and
 // VCRC, IPv4 header checksum (errors), UDP checksum over IPv6 (warning: RoCEv2
 // receivers ignore it). Per stream: the FIRST/MIDDLE/LAST/ONLY opcode sequence
@@ -13,6 +15,7 @@
 // addresses for RoCEv2, GIDs for IB global and LIDs for IB local packets.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
@@ -63,10 +66,18 @@ struct StreamStats {
   std::uint64_t errors = 0;
 };
 
+/// PFC (802.1Qbb) frames seen, per priority: pauses (quanta > 0) and XONs.
+struct PfcStats {
+  std::uint64_t frames = 0;
+  std::array<std::uint64_t, 8> pauses{}, xons{};
+  std::array<std::uint64_t, 8> quanta{};  ///< summed over pauses
+};
+
 struct Report {
   std::uint64_t frames = 0;
   std::uint64_t checked = 0;     ///< RoCEv2/IB transport packets
-  std::uint64_t skipped = 0;     ///< other frames (not RoCEv2, PFC pause, raw IB, ...)
+  std::uint64_t skipped = 0;     ///< other frames (not RoCEv2, raw IB, ...)
+  PfcStats pfc;                  ///< PFC pause frames: checked and counted, not skipped
   std::uint64_t errors = 0;
   std::uint64_t warnings = 0;
   std::uint64_t observations = 0;
@@ -101,6 +112,8 @@ class Linter {
     packet::Psn expect_hi;
     std::uint32_t pmtu = 0;  ///< path MTU learnt from this QP's full FIRST/MIDDLE payloads
   };
+  /// A MAC control frame: PFC is checked and counted; other opcodes are skipped.
+  void check_mac_control(std::uint64_t frame, std::span<const std::byte> data);
   void check_sequence(std::uint64_t frame, const packet::ParsedPacket& p, const StreamKey& key, StreamStats& st);
   void add(std::uint64_t frame, Severity s, std::string message, StreamStats* st = nullptr);
 

@@ -69,7 +69,7 @@ struct CcState {
   bool cnp_sent = false;
   sim::Time last_cnp;
   // Counters.
-  uint64_t cnps_received = 0, rate_cuts = 0;
+  uint64_t rate_cuts = 0;
 };
 
 class CongestionControl {

@@ -75,7 +75,6 @@ void Dcqcn::sent(CcState& s, uint32_t bytes, sim::Time now) {
 }
 
 void Dcqcn::cnp_received(CcState& s, sim::Time now) {
-  ++s.cnps_received;
   advance(s, now);
   if (!s.limited) {
     // The first CNP (or the first since the rate recovered): the limiter starts.

@@ -220,7 +220,30 @@ void Nic::send_cnp(QpContext& qp) {
   ++counters_.cnps_sent;
 }
 
-bool Nic::tx_has_room(size_t bytes) const { return port_ != nullptr && port_->has_room(0, bytes); }
+void Nic::enable_pfc(const fabric::PfcParams& params, uint64_t rx_buffer_bytes) {
+  if (port_ == nullptr || !params.enabled()) return;
+  const uint32_t frame = config_.params.mtu + 128;
+  const uint64_t headroom = params.headroom_bytes > 0 ? params.headroom_bytes
+                                                      : fabric::default_headroom(port_->params(), frame);
+  pfc_xoff_ = rx_buffer_bytes > 2 * headroom ? rx_buffer_bytes - headroom : rx_buffer_bytes / 2;
+  pfc_xon_ = pfc_xoff_ > 2 * frame ? pfc_xoff_ - 2 * frame : 0;
+  pfc_ = std::make_unique<fabric::PfcGenerator>(sim_, pool_, *port_, config_.mac, params);
+}
+
+void Nic::rx_buffered(uint8_t priority, int64_t delta) {
+  priority &= 7;
+  rx_bytes_[priority] = static_cast<uint64_t>(static_cast<int64_t>(rx_bytes_[priority]) + delta);
+  rx_total_ = static_cast<uint64_t>(static_cast<int64_t>(rx_total_) + delta);
+  rx_peak_ = std::max(rx_peak_, rx_total_);
+  if (pfc_ == nullptr) return;
+  if (rx_bytes_[priority] > pfc_xoff_) {
+    pfc_->set_congested(priority, true);
+  } else if (rx_bytes_[priority] <= pfc_xon_) {
+    pfc_->set_congested(priority, false);
+  }
+}
+
+bool Nic::tx_has_room(size_t bytes) const { return port_ != nullptr && port_->has_room_total(bytes); }
 
 void Nic::transmit(fabric::Frame&& frame) {
   if (port_ == nullptr) return;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fabric/frame.hpp"
+#include "fabric/pfc.hpp"
 #include "fabric/port.hpp"
 #include "nic_model/completer.hpp"
 #include "nic_model/cqe_writer.hpp"
@@ -77,8 +78,7 @@ struct QpInit {
 
 struct NicCounters {
   uint64_t tx_packets = 0, tx_bytes = 0, rx_frames = 0, retransmitted_packets = 0, tx_drops = 0;
-  // Congestion control: CE-marked packets received, CNPs sent and received.
-  uint64_t ce_marked = 0, cnps_sent = 0, cnps_received = 0;
+  uint64_t cnps_sent = 0;  // by the notification point (CE-marked packets and CNPs received: RxPipeline)
 };
 
 class Nic : public fabric::FrameSink {
@@ -89,6 +89,16 @@ public:
   ~Nic() override;
 
   void attach(fabric::Port& port);
+  // PFC on the receive side (after attach): frames waiting in the receive
+  // pipeline fill an RX buffer of `rx_buffer_bytes`; above its XOFF level (the
+  // buffer less the link's headroom) the NIC pauses the priority, and resumes
+  // it once two frames' worth below. Pauses the NIC receives stop its own
+  // transmit queues (the port does that).
+  void enable_pfc(const fabric::PfcParams& params, uint64_t rx_buffer_bytes);
+  const fabric::PfcGenerator* pfc() const { return pfc_.get(); }
+  // The receive pipeline took in (delta > 0) or let go of frame bytes.
+  void rx_buffered(uint8_t priority, int64_t delta);
+  uint64_t rx_buffer_peak() const { return rx_peak_; }
   const NicConfig& config() const { return config_; }
   const std::string& name() const { return config_.name; }
 
@@ -207,6 +217,10 @@ private:
   uint32_t next_pd_ = 1;
   uint16_t ipv4_id_ = 0;
   NicCounters counters_;
+  std::unique_ptr<fabric::PfcGenerator> pfc_;
+  uint64_t pfc_xoff_ = 0, pfc_xon_ = 0;
+  std::array<uint64_t, 8> rx_bytes_{};
+  uint64_t rx_total_ = 0, rx_peak_ = 0;
 };
 
 }  // namespace rnicsim::nic

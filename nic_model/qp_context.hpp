@@ -148,6 +148,10 @@ struct QpContext {
   uint32_t atomic_replay_next = 0;
 
   uint64_t tx_packets = 0, rx_packets = 0, retransmitted_packets = 0;
+  // Congestion signals, for congestion control (DCQCN): packets that arrived
+  // marked CE (IP ECN, or BTH FECN) at this QP as receiver (notification
+  // point), and CNPs that arrived for it as sender (reaction point).
+  uint64_t ecn_ce_received = 0, cnps_received = 0;
 };
 
 class CompletionListener {

@@ -13,6 +13,7 @@ RxPipeline::RxPipeline(Nic& nic) : nic_(nic), process_([this] { process(); }, "r
 
 void RxPipeline::receive(fabric::Frame&& frame) {
   const sim::Time effective = nic_.now() + nic_.cycles(nic_.params().rx_latency_cycles);
+  nic_.rx_buffered(frame.meta().priority, static_cast<int64_t>(frame.size()));
   queue_.push_back(std::move(frame));
   effective_.push_back(effective);
   if (!stalled_ && !process_.scheduled()) nic_.scheduler().schedule(process_, std::max(effective, busy_until_));
@@ -32,7 +33,6 @@ void RxPipeline::reinject(fabric::Frame&& frame) {
 
 void RxPipeline::notify_congestion(QpContext& qp) {
   // Notification point: a packet of `qp`'s peer went through a congested queue.
-  ++nic_.stats().ce_marked;
   if (CongestionControl* cc = nic_.congestion(); cc != nullptr && cc->marked_packet(qp.cc, nic_.now()))
     nic_.send_cnp(qp);
 }
@@ -51,6 +51,8 @@ void RxPipeline::process() {
     return;
   }
   fabric::Frame& frame = source.front();
+  const auto frame_size = static_cast<int64_t>(frame.size());  // the responder may take the frame
+  const uint8_t frame_priority = frame.meta().priority;
   uint32_t cycles = nic_.params().rx_parse_cycles;
   bool done = true;
   // An intact frame (sealed by a correct builder, untouched since) has no CRCs
@@ -72,7 +74,11 @@ void RxPipeline::process() {
       return;
     }
     ++counters_.packets;
-    if (qp != nullptr && f.ecn == kEcnCongestionExperienced && packet::is_roce(f.link)) notify_congestion(*qp);
+    if (qp != nullptr && (f.ecn == 3 || f.fecn)) {
+      ++counters_.ecn_ce;
+      ++qp->ecn_ce_received;
+      notify_congestion(*qp);
+    }
     if (qp == nullptr) {
       ++counters_.unknown_qp;
     } else if (packet::opcode_info(f.opcode).is_response()) {
@@ -80,7 +86,8 @@ void RxPipeline::process() {
       nic_.completer().receive(*qp, *parsed, frame);
     } else if (f.opcode == packet::Opcode::Cnp) {
       // Reaction point: the peer saw our packets marked.
-      ++nic_.stats().cnps_received;
+      ++counters_.cnps;
+      ++qp->cnps_received;
       if (CongestionControl* cc = nic_.congestion()) cc->cnp_received(qp->cc, nic_.now());
     } else {
       cycles += nic_.params().responder_cycles_per_packet + payload_cycles(f.payload_length);
@@ -101,7 +108,10 @@ void RxPipeline::process() {
   busy_until_ = nic_.now() + nic_.cycles(cycles) + nic_.translation_stall();
   if (done) {
     source.pop_front();
-    if (&source == &queue_) effective_.pop_front();
+    if (&source == &queue_) {
+      effective_.pop_front();
+      nic_.rx_buffered(frame_priority, -frame_size);
+    }
   }
   if (!stalled_ && !(queue_.empty() && reinjected_.empty())) nic_.scheduler().reschedule(process_, busy_until_);
 }

@@ -28,6 +28,7 @@ public:
 
   struct Counters {
     uint64_t packets = 0, malformed = 0, bad_icrc = 0, unknown_qp = 0, not_for_us = 0;
+    uint64_t ecn_ce = 0, cnps = 0;  // CE-marked packets and CNPs for known QPs
   };
   const Counters& counters() const { return counters_; }
 

@@ -556,20 +556,26 @@ bool mark_congestion_experienced(std::span<std::byte> frame) noexcept {
     type = load_be16(frame.data() + 16);
     l3 = 18;
   }
-  std::byte* ip = frame.data() + l3;
-  if (type == kEtherTypeIpv4) {
-    if (frame.size() < l3 + 20) return false;
-    const std::size_t ihl = (std::to_integer<std::size_t>(ip[0]) & 0x0F) * 4;
+  if (type != kEtherTypeIpv4 && type != kEtherTypeIpv6) return false;
+  return mark_ecn_ce(frame, l3);
+}
+
+bool mark_ecn_ce(std::span<std::byte> frame, std::size_t ip_offset) noexcept {
+  if (frame.size() < ip_offset + Ipv4::kSize) return false;
+  std::byte* ip = frame.data() + ip_offset;
+  const unsigned version = std::to_integer<unsigned>(ip[0]) >> 4;
+  if (version == 4) {
     const unsigned ecn = std::to_integer<unsigned>(ip[1]) & 0x3;
-    if (ecn == 0 || ihl < 20 || frame.size() < l3 + ihl) return false;
-    if (ecn == 0x3) return true;
-    ip[1] |= std::byte{0x3};
+    if (ecn == 0) return false;
+    if (ecn == 3) return true;
+    const std::size_t ihl = (std::to_integer<unsigned>(ip[0]) & 0x0F) * 4u;
+    if (ihl < Ipv4::kSize || frame.size() < ip_offset + ihl) return false;
+    ip[1] |= std::byte{0x03};
     store_be16(ip + 10, ipv4_header_checksum(ip, ihl));
     return true;
   }
-  if (type == kEtherTypeIpv6) {
-    if (frame.size() < l3 + 40) return false;
-    // Traffic class: the low 4 bits of byte 0 and the high 4 of byte 1; ECN is its low 2.
+  if (version == 6 && frame.size() >= ip_offset + Ipv6::kSize) {
+    // Traffic class: bits 4..11; its ECN bits are bits 10..11, in byte 1 (0x30).
     const unsigned ecn = (std::to_integer<unsigned>(ip[1]) >> 4) & 0x3;
     if (ecn == 0) return false;
     ip[1] |= std::byte{0x30};

@@ -236,6 +236,12 @@ ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_
 bool icrc_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept;
 /// The VCRC recomputed over `frame` equals the one received (true for RoCEv2).
 bool vcrc_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept;
+/// ECN marking by a switch: a RoCEv2 frame whose IP header starts at
+/// `ip_offset` and is ECN-capable (ECT(0) or ECT(1)) becomes Congestion
+/// Experienced (CE), with its IPv4 header checksum updated (the ICRC masks
+/// the ECN bits). Returns whether the frame now carries CE; a Not-ECT frame is
+/// left alone.
+bool mark_ecn_ce(std::span<std::byte> frame, std::size_t ip_offset) noexcept;
 /// IPv4 header checksum is right (true for other link kinds).
 bool ipv4_checksum_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept;
 /// UDP checksum is 0 or right (true for IB).

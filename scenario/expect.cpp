@@ -65,8 +65,19 @@ constexpr TotalMetric kTotalMetrics[] = {
     {"data_packets", Unit::Count, "request packets sent", [](const Summary& s) { return static_cast<double>(s.data_packets); }},
     {"messages", Unit::Count, "messages completed, all workloads", [](const Summary& s) { return static_cast<double>(s.messages); }},
     {"simulated_time", Unit::Time, "simulated time of the run", [](const Summary& s) { return s.sim_seconds; }},
-    {"ce_marked", Unit::Count, "packets that reached a NIC marked Congestion Experienced", [](const Summary& s) { return static_cast<double>(s.ce_marked); }},
-    {"cnps", Unit::Count, "CNPs sent by notification points", [](const Summary& s) { return static_cast<double>(s.cnps_sent); }},
+    {"ecn_marked", Unit::Count, "frames switches marked Congestion Experienced", [](const Summary& s) { return static_cast<double>(s.fabric.ecn_marked); }},
+    {"ce_received", Unit::Count, "packets that reached a NIC marked Congestion Experienced", [](const Summary& s) { return static_cast<double>(s.fabric.ecn_ce_received); }},
+    {"cnps", Unit::Count, "CNPs sent by notification points", [](const Summary& s) { return static_cast<double>(s.fabric.cnps_sent); }},
+    {"pfc_pauses", Unit::Count, "PFC pause frames (XOFF and refreshes) sent, all priorities", [](const Summary& s) {
+       double n = 0;
+       for (size_t p = 0; p < 8; ++p) n += static_cast<double>(s.fabric.xoff_sent[p] + s.fabric.refresh_sent[p]);
+       return n;
+     }},
+    {"pfc_paused_time", Unit::Time, "time ports stood paused, summed over ports and priorities", [](const Summary& s) {
+       double us = 0;
+       for (double v : s.fabric.paused_us) us += v;
+       return us / 1e6;
+     }},
 };
 
 // ibv_wc_status names without IBV_WC_, by value.

@@ -37,38 +37,13 @@ uint32_t read_u24(const Reader& r, const YAML::Node& n, const std::string& what)
   return v;
 }
 
-fabric::GilbertElliott read_ge(const Reader& r, const YAML::Node& n) {
-  r.expect_map(n, "gilbert_elliott", {"p_good_to_bad", "p_bad_to_good", "loss_good", "loss_bad"});
-  fabric::GilbertElliott g;
-  if (n["p_good_to_bad"]) g.p_good_to_bad = r.probability(n["p_good_to_bad"], "p_good_to_bad");
-  if (n["p_bad_to_good"]) g.p_bad_to_good = r.probability(n["p_bad_to_good"], "p_bad_to_good");
-  if (n["loss_good"]) g.loss_good = r.probability(n["loss_good"], "loss_good");
-  if (n["loss_bad"]) g.loss_bad = r.probability(n["loss_bad"], "loss_bad");
-  return g;
-}
-
-std::vector<fabric::LinkOutage> read_outages(const Reader& r, const YAML::Node& n) {
-  if (!n.IsSequence()) r.fail(n, "expected 'down' to be a list of {at: TIME, for: TIME}");
-  std::vector<fabric::LinkOutage> v;
-  for (const YAML::Node& o : n) {
-    r.expect_map(o, "an outage", {"at", "for"});
-    if (!o["at"] || !o["for"]) r.fail(o, "an outage needs 'at' and 'for' (times like 200us)");
-    fabric::LinkOutage out;
-    out.at = sim::Time() + r.parsed<sim::Duration>(o["at"], "outage start (a time like 200us)", parse_duration);
-    out.length = r.parsed<sim::Duration>(o["for"], "outage length (a time like 50us)", parse_duration);
-    v.push_back(out);
-  }
-  return v;
-}
-
 }  // namespace
 
 std::vector<FaultSpec> read_faults(const Reader& r, const YAML::Node& n, const HostNameCheck& known_host) {
   if (!n.IsSequence()) r.fail(n, "expected 'faults' to be a list");
   std::vector<FaultSpec> out;
   for (const YAML::Node& e : n) {
-    r.expect_map(e, "a fault", {"link", "host", "direction", "gilbert_elliott", "down", "action", "delay", "opcode",
-                                "psn", "qpn", "nth", "count"});
+    r.expect_map(e, "a fault", {"link", "host", "direction", "action", "delay", "opcode", "psn", "qpn", "nth", "count"});
     FaultSpec f;
     if (e["link"] && e["host"]) r.fail(e["host"], "a fault names either a 'link' or a 'host', not both");
     if (e["link"]) {
@@ -87,33 +62,24 @@ std::vector<FaultSpec> read_faults(const Reader& r, const YAML::Node& n, const H
     } else {
       r.fail(e, "a fault needs 'link: [host, host]' or 'host: NAME'");
     }
-    if (e["gilbert_elliott"]) f.gilbert_elliott = read_ge(r, e["gilbert_elliott"]);
-    if (e["down"]) f.outages = read_outages(r, e["down"]);
-    const bool has_match = e["opcode"] || e["psn"] || e["qpn"] || e["nth"] || e["count"] || e["delay"];
-    if (e["action"]) {
-      fabric::FaultRule rule;
-      const std::string a = r.scalar(e["action"], "action");
-      if (a == "drop") rule.action = fabric::FaultAction::Drop;
-      else if (a == "corrupt") rule.action = fabric::FaultAction::Corrupt;
-      else if (a == "delay") rule.action = fabric::FaultAction::Delay;
-      else r.fail(e["action"], "action must be drop, corrupt or delay, not '" + a + "'");
-      if (rule.action == fabric::FaultAction::Delay) {
-        if (!e["delay"]) r.fail(e["action"], "action: delay needs 'delay' (a time like 10us)");
-        rule.delay = r.parsed<sim::Duration>(e["delay"], "delay (a time like 10us)", parse_duration);
-      } else if (e["delay"]) {
-        r.fail(e["delay"], "'delay' goes with action: delay");
-      }
-      if (e["opcode"]) rule.match.opcode = read_opcode(r, e["opcode"]);
-      if (e["psn"]) rule.match.psn = read_u24(r, e["psn"], "psn");
-      if (e["qpn"]) rule.match.dest_qp = read_u24(r, e["qpn"], "qpn");
-      if (e["nth"]) rule.nth = r.integer(e["nth"], "nth", 1, UINT64_MAX);
-      if (e["count"]) rule.count = r.integer(e["count"], "count", 1, UINT64_MAX);
-      f.rule = rule;
-    } else if (has_match) {
-      r.fail(e, "a packet filter (opcode, psn, qpn, nth, count, delay) needs 'action: drop|corrupt|delay'");
+    if (!e["action"]) r.fail(e, "a fault needs 'action: drop|corrupt|delay' (random loss and outages go in links:)");
+    fabric::FaultRule& rule = f.rule;
+    const std::string a = r.scalar(e["action"], "action");
+    if (a == "drop") rule.action = fabric::FaultAction::Drop;
+    else if (a == "corrupt") rule.action = fabric::FaultAction::Corrupt;
+    else if (a == "delay") rule.action = fabric::FaultAction::Delay;
+    else r.fail(e["action"], "action must be drop, corrupt or delay, not '" + a + "'");
+    if (rule.action == fabric::FaultAction::Delay) {
+      if (!e["delay"]) r.fail(e["action"], "action: delay needs 'delay' (a time like 10us)");
+      rule.delay = r.parsed<sim::Duration>(e["delay"], "delay (a time like 10us)", parse_duration);
+    } else if (e["delay"]) {
+      r.fail(e["delay"], "'delay' goes with action: delay");
     }
-    if (!f.rule && !f.gilbert_elliott && f.outages.empty())
-      r.fail(e, "a fault needs something to do: 'action', 'gilbert_elliott' or 'down'");
+    if (e["opcode"]) rule.match.opcode = read_opcode(r, e["opcode"]);
+    if (e["psn"]) rule.match.psn = read_u24(r, e["psn"], "psn");
+    if (e["qpn"]) rule.match.dest_qp = read_u24(r, e["qpn"], "qpn");
+    if (e["nth"]) rule.nth = r.integer(e["nth"], "nth", 1, UINT64_MAX);
+    if (e["count"]) rule.count = r.integer(e["count"], "count", 1, UINT64_MAX);
     out.push_back(std::move(f));
   }
   return out;
@@ -138,11 +104,6 @@ std::vector<fabric::Port*> fault_ports(const FaultSpec& f,
   return v;
 }
 
-void apply_fault(const FaultSpec& f, fabric::Port& port) {
-  fabric::FaultModel& m = port.faults();
-  if (f.gilbert_elliott) m.set_gilbert_elliott(*f.gilbert_elliott);
-  for (const auto& o : f.outages) m.add_outage(o);
-  if (f.rule) m.add_rule(*f.rule);
-}
+void apply_fault(const FaultSpec& f, fabric::Port& port) { port.faults().add_rule(f.rule); }
 
 }  // namespace rnicsim::scenario

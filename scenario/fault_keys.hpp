@@ -1,11 +1,12 @@
-// The `faults:` section of a scenario: what goes wrong on which wire, driven by
-// the scenario seed (see fabric/fault_model.hpp).
+// The `faults:` section of a scenario: rules that drop, corrupt or delay chosen
+// packets (see fabric/fault_model.hpp). Random and burst loss and outages are
+// properties of a link (links: loss, gilbert_elliott, down).
 //
 //   faults:
-//     - link: [alice, bob]            # both directions of a link
-//       gilbert_elliott: {p_good_to_bad: 0.001, p_bad_to_good: 0.25, loss_good: 0, loss_bad: 1}
-//       down: [{at: 200us, for: 50us}]
-//     - host: bob                     # what bob receives (rx) or sends (tx), or both
+//     - link: [alice, bob]            # both directions of a link ...
+//       action: corrupt
+//       psn: 7
+//     - host: bob                     # ... or what bob receives (rx) or sends (tx), or both
 //       direction: rx
 //       action: drop                  # drop | corrupt | delay (with delay: 10us)
 //       opcode: RC_RDMA_WRITE_MIDDLE  # IBTA name or number; psn and qpn (destination QP) too
@@ -38,9 +39,7 @@ struct FaultSpec {
   std::string host;
   bool tx = false, rx = false;
   // What.
-  std::optional<fabric::GilbertElliott> gilbert_elliott;
-  std::vector<fabric::LinkOutage> outages;
-  std::optional<fabric::FaultRule> rule;
+  fabric::FaultRule rule;
 };
 
 using HostNameCheck = std::function<std::string(const YAML::Node&, const std::string&)>;

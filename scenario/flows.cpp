@@ -10,10 +10,6 @@ constexpr uint64_t kRecvAhead = 512;  // receive WQEs a QP keeps posted at most
 
 FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec& spec)
     : Workload(world, spec), start_event_([this] { start_due(); }, "flows.start"), path_mtu_(s.path_mtu) {
-  for (const LinkSpec& l : s.links) {
-    link_of_[l.a] = {l.rate_bps, l.delay};
-    link_of_[l.b] = {l.rate_bps, l.delay};
-  }
   // Channels: one per (from, to), or one per flow.
   std::map<std::pair<std::string, std::string>, uint32_t> by_pair;
   std::map<std::string, uint64_t> send_cq, recv_cq;
@@ -73,16 +69,20 @@ FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec
     const uint32_t rq = ring_entries(std::clamp<uint64_t>(c.recv_total, 1, kRecvAhead));
     c.from_qp = c.from->add_qp(sq, 1);
     c.to_qp = c.to->add_qp(1, rq);
-    c.from->connect(c.from_qp, *c.to, c.to_qp, path_mtu_, 16);
-    c.to->connect(c.to_qp, *c.from, c.from_qp, path_mtu_, 16);
+    c.from->connect(c.from_qp, *c.to, c.to_qp, path_mtu_, 16, spec.priority);
+    c.to->connect(c.to_qp, *c.from, c.from_qp, path_mtu_, 16, spec.priority);
     channels_.push_back(std::move(c));
   }
   flows_.resize(spec.flows.size());
   for (size_t i = 0; i < spec.flows.size(); ++i) {
     FlowResult& r = flows_[i];
     r.spec = spec.flows[i];
-    const auto& [rate, delay] = link_of_[r.spec.from];
-    const sim::Duration base = spec.base_rtt ? *spec.base_rtt : delay * 2;
+    // Ideal: the sender's access link rate and the path's round trip.
+    const fabric::Topology& t = s.fabric.topology;
+    const auto from = static_cast<uint32_t>(t.find(r.spec.from));
+    const auto to = static_cast<uint32_t>(t.find(r.spec.to));
+    const uint64_t rate = t.access_rate(from);
+    const sim::Duration base = spec.base_rtt ? *spec.base_rtt : t.path_delay(from, to) * 2;
     r.ideal_us = static_cast<double>(r.spec.size) * 8.0 / static_cast<double>(rate) * 1e6 + base.microseconds();
   }
   order_.resize(spec.flows.size());

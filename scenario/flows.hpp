@@ -49,7 +49,6 @@ private:
   size_t next_ = 0;
   sim::Event start_event_;
   uint64_t done_ = 0, received_ = 0, expected_receives_ = 0;
-  std::map<std::string, std::pair<uint64_t, sim::Duration>> link_of_;  // host -> (rate, delay)
   uint32_t path_mtu_;
 };
 

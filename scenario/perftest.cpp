@@ -66,8 +66,8 @@ PerftestWorkload::PerftestWorkload(World& world, const Scenario& s, const Worklo
   }
   const uint8_t rd_atomic = static_cast<uint8_t>(spec.outs);
   for (uint32_t q = 0; q < qps; ++q) {
-    client_->connect(q, *server_, q, path_mtu_, rd_atomic);
-    server_->connect(q, *client_, q, path_mtu_, rd_atomic);
+    client_->connect(q, *server_, q, path_mtu_, rd_atomic, spec.priority);
+    server_->connect(q, *client_, q, path_mtu_, rd_atomic, spec.priority);
   }
   client_->set_handler([this](const nic::Cqe& c, bool r) { on_cqe(*client_, c, r); });
   server_->set_handler([this](const nic::Cqe& c, bool r) { on_cqe(*server_, c, r); });

@@ -27,6 +27,75 @@ const char* pattern_name(WorkloadPattern p) {
   return "?";
 }
 
+// Adds a port's PFC receive counters to the summary.
+void add_port_pfc(const fabric::Port& port, FabricSummary& f) {
+  const auto& c = port.counters();
+  for (uint8_t p = 0; p < 8; ++p) {
+    f.pause_received[p] += c.pause_rx[p];
+    f.xon_received[p] += c.xon_rx[p];
+    f.paused_us[p] += port.paused_time(p).microseconds();
+  }
+  f.watchdog_trips += c.watchdog_trips;
+}
+
+void add_pfc_sent(const fabric::PfcGenerator* g, FabricSummary& f) {
+  if (g == nullptr) return;
+  const auto& c = g->counters();
+  f.pfc_frames_sent += c.frames;
+  for (size_t p = 0; p < 8; ++p) {
+    f.xoff_sent[p] += c.xoff[p];
+    f.refresh_sent[p] += c.refresh[p];
+    f.xon_sent[p] += c.xon[p];
+  }
+}
+
+void summarise_fabric(World& world, Summary& sum) {
+  FabricSummary& f = sum.fabric;
+  for (const auto& sw : world.switches()) {
+    ++f.switches;
+    f.forwarded += sw->counters().forwarded;
+    f.ecn_marked += sw->counters().ecn_marked;
+    for (size_t d = 0; d < f.switch_drops.size(); ++d) f.switch_drops[d] += sw->counters().drops[d];
+    sum.drops += sw->counters().drops_total();
+    f.peak_buffer_bytes = std::max(f.peak_buffer_bytes, sw->buffer().peak_used());
+    for (size_t i = 0; i < sw->port_count(); ++i) {
+      add_port_pfc(sw->port(i), f);
+      add_pfc_sent(sw->pfc(i), f);
+      sum.drops += sw->port(i).counters().drops_loss + sw->port(i).counters().drops_link_down +
+                   sw->port(i).counters().drops_fault;
+    }
+  }
+  for (const auto& h : world.hosts()) {
+    if (h->port) add_port_pfc(*h->port, f);
+    add_pfc_sent(h->nic->pfc(), f);
+    f.ecn_ce_received += h->nic->rx_pipeline().counters().ecn_ce;
+    f.cnps_received += h->nic->rx_pipeline().counters().cnps;
+    f.cnps_sent += h->nic->stats().cnps_sent;
+  }
+}
+
+// Per port and priority: PFC sent and received, paused time (stats.json).
+void port_stats(sim::Stats& stats, const std::string& prefix, const fabric::Port& port,
+                const fabric::PfcGenerator* pfc) {
+  const auto& c = port.counters();
+  stats.counter(prefix + "tx_frames").add(c.tx_frames);
+  stats.counter(prefix + "drops_loss").add(c.drops_loss);
+  if (c.drops_link_down > 0) stats.counter(prefix + "drops_link_down").add(c.drops_link_down);
+  for (uint8_t p = 0; p < 8; ++p) {
+    const std::string q = ".p" + std::to_string(p);
+    if (c.pause_rx[p] + c.xon_rx[p] > 0) {
+      stats.counter(prefix + "pfc_pause_rx" + q).add(c.pause_rx[p]);
+      stats.counter(prefix + "pfc_xon_rx" + q).add(c.xon_rx[p]);
+      stats.counter(prefix + "pfc_paused_ps" + q).add(static_cast<uint64_t>(port.paused_time(p).picoseconds()));
+    }
+    if (pfc != nullptr && pfc->counters().xoff[p] > 0) {
+      stats.counter(prefix + "pfc_xoff_tx" + q).add(pfc->counters().xoff[p]);
+      stats.counter(prefix + "pfc_refresh_tx" + q).add(pfc->counters().refresh[p]);
+      stats.counter(prefix + "pfc_xon_tx" + q).add(pfc->counters().xon[p]);
+    }
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -93,13 +162,23 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   std::ostream& log_sink = std::cerr;
   World world(s, seed, log_sink);
 
-  std::unique_ptr<fabric::PcapTap> tap;
+  // Native IB frames start with the LRH: LINKTYPE_INFINIBAND (247).
+  const fabric::CaptureLinkType capture_type =
+      packet::is_ib(world.link_kind()) ? fabric::CaptureLinkType::InfiniBand : fabric::CaptureLinkType::Ethernet;
+  std::vector<std::unique_ptr<fabric::PcapTap>> taps;
   if (!opts.pcap_path.empty() && !world.hosts().empty() && world.hosts().front()->port) {
-    // Native IB frames start with the LRH: LINKTYPE_INFINIBAND (247).
-    tap = std::make_unique<fabric::PcapTap>(opts.pcap_path, packet::is_ib(world.link_kind())
-                                                                ? fabric::CaptureLinkType::InfiniBand
-                                                                : fabric::CaptureLinkType::Ethernet);
-    world.hosts().front()->port->add_tap(tap.get());
+    taps.push_back(std::make_unique<fabric::PcapTap>(opts.pcap_path, capture_type));
+    world.hosts().front()->port->add_tap(taps.back().get());
+  }
+  for (const CaptureSpec& c : s.captures) {
+    std::filesystem::path file(c.file);
+    if (file.is_relative() && !opts.out_dir.empty()) {
+      std::filesystem::create_directories(opts.out_dir);
+      file = std::filesystem::path(opts.out_dir) / file;
+    }
+    taps.push_back(std::make_unique<fabric::PcapTap>(file.string(), capture_type, c.snaplen));
+    fabric::Port& port = world.capture_port(c.node, c.port);
+    port.add_tap(taps.back().get());
   }
 
   std::vector<std::unique_ptr<Workload>> workloads;
@@ -185,22 +264,21 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     if (h->port) {
       sum.packets += h->port->counters().tx_frames;
       sum.drops += h->port->counters().drops_loss + h->port->counters().drops_queue_full +
-                   h->port->counters().drops_fault;
+                   h->port->counters().drops_link_down + h->port->counters().drops_fault;
     }
     sum.data_packets += h->nic->requester().packets_sent();
     sum.retransmissions += h->nic->stats().retransmitted_packets;
     sum.rx_errors += h->nic->rx_pipeline().counters().malformed + h->nic->rx_pipeline().counters().bad_icrc;
-    sum.ce_marked += h->nic->stats().ce_marked;
-    sum.cnps_sent += h->nic->stats().cnps_sent;
     for (size_t i = 0; i < kCompletionStatuses; ++i) sum.completions[i] += h->completions[i];
   }
+  summarise_fabric(world, sum);
   sum.sim_seconds = world.sim().now().since_start().seconds();
   sum.events = sched.events_fired();
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   sum.events_per_sec = sum.wall_seconds > 0 ? static_cast<double>(sum.events) / sum.wall_seconds : 0;
   sum.expectations = check_expectations(s.expect, sum);
   for (const ExpectResult& e : sum.expectations) sum.expectations_met &= e.ok;
-  if (tap) tap->flush();
+  for (auto& t : taps) t->flush();
 
   if (!opts.out_dir.empty()) {
     std::filesystem::create_directories(opts.out_dir);
@@ -218,10 +296,11 @@ Summary run(const Scenario& s, const RunOptions& opts) {
       stats.counter(p + "nic.rx_malformed").add(rx.malformed);
       stats.counter(p + "nic.rx_bad_icrc").add(rx.bad_icrc);
       stats.counter(p + "nic.rx_unknown_qp").add(rx.unknown_qp);
+      stats.counter(p + "nic.rx_ecn_ce").add(rx.ecn_ce);
+      stats.counter(p + "nic.rx_buffer_peak_bytes").add(h->nic->rx_buffer_peak());
+      stats.counter(p + "nic.rx_cnps").add(rx.cnps);
       stats.counter(p + "nic.retransmitted_packets").add(h->nic->stats().retransmitted_packets);
-      stats.counter(p + "nic.ce_marked").add(h->nic->stats().ce_marked);
       stats.counter(p + "nic.cnps_sent").add(h->nic->stats().cnps_sent);
-      stats.counter(p + "nic.cnps_received").add(h->nic->stats().cnps_received);
       stats.counter(p + "nic.responder.duplicates").add(rs.duplicates);
       stats.counter(p + "nic.responder.out_of_sequence").add(rs.out_of_sequence);
       stats.counter(p + "nic.responder.rnr_naks").add(rs.rnr_naks);
@@ -231,10 +310,17 @@ Summary run(const Scenario& s, const RunOptions& opts) {
       stats.counter(p + "nic.dma.writes").add(h->nic->dma().writes());
       stats.counter(p + "nic.pcie.upstream_bytes").add(h->nic->pcie().upstream_bytes());
       stats.counter(p + "nic.pcie.downstream_bytes").add(h->nic->pcie().downstream_bytes());
-      if (h->port) {
-        stats.counter(p + "port0.tx_frames").add(h->port->counters().tx_frames);
-        stats.counter(p + "port0.drops_loss").add(h->port->counters().drops_loss);
-      }
+      if (h->port) port_stats(stats, p + "port0.", *h->port, h->nic->pfc());
+    }
+    for (const auto& sw : world.switches()) {
+      const std::string p = sw->name() + ".";
+      stats.counter(p + "forwarded").add(sw->counters().forwarded);
+      stats.counter(p + "ecn_marked").add(sw->counters().ecn_marked);
+      stats.counter(p + "buffer_peak_bytes").add(sw->buffer().peak_used());
+      for (size_t d = 0; d < fabric::kDropCauseNames.size(); ++d)
+        stats.counter(p + "drops." + std::string(fabric::kDropCauseNames[d])).add(sw->counters().drops[d]);
+      for (size_t i = 0; i < sw->port_count(); ++i)
+        port_stats(stats, p + "port" + std::to_string(i) + ".", sw->port(i), sw->pfc(i));
     }
     for (const auto& w : workloads) {
       sim::Histogram& hist = stats.histogram("workload." + w->spec().name + ".latency_ps");
@@ -366,6 +452,39 @@ void write_flows_csv(const WorkloadSummary& w, std::ostream& out) {
   }
 }
 
+static void print_fabric(const FabricSummary& f, std::ostream& out) {
+  if (f.switches > 0) {
+    out << "fabric: " << f.switches << " switches, " << f.forwarded << " frames forwarded, peak buffer "
+        << f.peak_buffer_bytes << " bytes, drops:";
+    for (size_t d = 0; d < f.switch_drops.size(); ++d) out << ' ' << fabric::kDropCauseNames[d] << ' ' << f.switch_drops[d];
+    out << '\n';
+  }
+  if (f.ecn_marked + f.ecn_ce_received > 0) {
+    out << "ECN: " << f.ecn_marked << " frames marked CE by switches, " << f.ecn_ce_received
+        << " CE packets received by NICs, " << f.cnps_received << " CNPs received\n";
+  }
+  if (f.pfc_used()) {
+    out << "PFC: " << f.pfc_frames_sent << " pause frames sent";
+    char line[256];
+    for (size_t p = 0; p < 8; ++p) {
+      if (f.xoff_sent[p] + f.pause_received[p] == 0) continue;
+      std::snprintf(line, sizeof line,
+                    "; priority %zu: sent %llu XOFF, %llu refresh, %llu XON; received %llu pauses, %llu XON; paused "
+                    "%.3f us",
+                    p, static_cast<unsigned long long>(f.xoff_sent[p]), static_cast<unsigned long long>(f.refresh_sent[p]),
+                    static_cast<unsigned long long>(f.xon_sent[p]), static_cast<unsigned long long>(f.pause_received[p]),
+                    static_cast<unsigned long long>(f.xon_received[p]), f.paused_us[p]);
+      out << line;
+    }
+    if (f.watchdog_trips > 0) out << "; PFC watchdog tripped " << f.watchdog_trips << " times";
+    out << '\n';
+  }
+  const uint64_t overflow = f.switch_drops[static_cast<size_t>(fabric::DropCause::HeadroomOverflow)];
+  if (overflow > 0)
+    out << "WARNING: PFC HEADROOM OVERFLOW: " << overflow
+        << " frames of lossless priorities dropped (the headroom is too small for the links: raise pfc.headroom)\n";
+}
+
 void print_summary(const Summary& s, std::ostream& out) {
   char line[512];
   for (const WorkloadSummary& w : s.workloads) {
@@ -394,6 +513,7 @@ void print_summary(const Summary& s, std::ostream& out) {
                 static_cast<unsigned long long>(s.retransmissions), static_cast<unsigned long long>(s.drops),
                 static_cast<unsigned long long>(s.rx_errors));
   out << line;
+  print_fabric(s.fabric, out);
   std::snprintf(line, sizeof line, "simulated %.6f ms  wall %.3f s  events %llu  (%.2f M events/s)\n",
                 s.sim_seconds * 1e3, s.wall_seconds, static_cast<unsigned long long>(s.events),
                 s.events_per_sec / 1e6);
@@ -409,6 +529,28 @@ void print_summary(const Summary& s, std::ostream& out) {
   out << (s.completed ? "result: completed\n" : "result: INCOMPLETE\n");
 }
 
+static void write_fabric_json(const FabricSummary& f, std::ostream& out) {
+  auto list = [&](const char* key, const auto& v) {
+    out << ", \"" << key << "\": [";
+    for (size_t p = 0; p < 8; ++p) out << (p ? ", " : "") << v[p];
+    out << "]";
+  };
+  out << ",\n  \"fabric\": {\"switches\": " << f.switches << ", \"forwarded\": " << f.forwarded
+      << ", \"peak_buffer_bytes\": " << f.peak_buffer_bytes << ", \"ecn_marked\": " << f.ecn_marked
+      << ", \"ecn_ce_received\": " << f.ecn_ce_received << ", \"cnps_received\": " << f.cnps_received
+      << ", \"drops\": {";
+  for (size_t d = 0; d < f.switch_drops.size(); ++d)
+    out << (d ? ", " : "") << '"' << fabric::kDropCauseNames[d] << "\": " << f.switch_drops[d];
+  out << "},\n    \"pfc\": {\"frames_sent\": " << f.pfc_frames_sent << ", \"watchdog_trips\": " << f.watchdog_trips;
+  list("xoff_sent", f.xoff_sent);
+  list("refresh_sent", f.refresh_sent);
+  list("xon_sent", f.xon_sent);
+  list("pause_received", f.pause_received);
+  list("xon_received", f.xon_received);
+  list("paused_us", f.paused_us);
+  out << "}}";
+}
+
 void write_summary_json(const Summary& s, std::ostream& out) {
   out << "{\n  \"scenario\": ";
   sim::write_json_string(out, s.name);
@@ -416,8 +558,9 @@ void write_summary_json(const Summary& s, std::ostream& out) {
       << ",\n  \"messages\": " << s.messages << ",\n  \"bytes\": " << s.bytes << ",\n  \"packets\": " << s.packets
       << ",\n  \"data_packets\": " << s.data_packets << ",\n  \"retransmissions\": " << s.retransmissions
       << ",\n  \"drops\": " << s.drops << ",\n  \"rx_errors\": " << s.rx_errors
-      << ",\n  \"simulated_seconds\": " << s.sim_seconds << ",\n  \"events\": " << s.events
-      << ",\n  \"expectations_met\": " << (s.expectations_met ? "true" : "false") << ",\n  \"expectations\": [";
+      << ",\n  \"simulated_seconds\": " << s.sim_seconds << ",\n  \"events\": " << s.events;
+  write_fabric_json(s.fabric, out);
+  out << ",\n  \"expectations_met\": " << (s.expectations_met ? "true" : "false") << ",\n  \"expectations\": [";
   for (size_t i = 0; i < s.expectations.size(); ++i) {
     out << (i == 0 ? "" : ", ") << "{\"expect\": ";
     sim::write_json_string(out, s.expectations[i].expectation.text);

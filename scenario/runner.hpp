@@ -38,6 +38,24 @@ struct WorkloadSummary {
   std::vector<FlowResult> flows;
 };
 
+// The fabric's counters, summed over switches and ports.
+struct FabricSummary {
+  uint32_t switches = 0;
+  uint64_t forwarded = 0;
+  uint64_t ecn_marked = 0;   // frames switches marked CE
+  uint64_t ecn_ce_received = 0, cnps_received = 0;  // at NICs, for known QPs
+  uint64_t cnps_sent = 0;                           // by NICs' notification points
+  std::array<uint64_t, static_cast<size_t>(fabric::DropCause::Count)> switch_drops{};
+  uint64_t peak_buffer_bytes = 0;  // the fullest any switch's buffer got
+  // PFC per priority: sent by switches and NICs (XOFF, refreshes, XON) and
+  // received by the ports they paused, with the time those stood paused.
+  uint64_t pfc_frames_sent = 0;
+  std::array<uint64_t, 8> xoff_sent{}, refresh_sent{}, xon_sent{}, pause_received{}, xon_received{};
+  std::array<double, 8> paused_us{};
+  uint64_t watchdog_trips = 0;
+  bool pfc_used() const { return pfc_frames_sent > 0; }
+};
+
 struct Summary {
   std::string name;
   uint64_t seed = 0;
@@ -48,11 +66,11 @@ struct Summary {
   uint64_t retransmissions = 0;
   uint64_t drops = 0;            // lost on the wire or at full queues
   uint64_t rx_errors = 0;        // malformed or bad ICRC, dropped by receivers
+  FabricSummary fabric;
   double sim_seconds = 0, wall_seconds = 0;
   uint64_t events = 0;
   double events_per_sec = 0;
   bool completed = false;        // every workload finished without error
-  uint64_t ce_marked = 0, cnps_sent = 0;  // congestion signals at the NICs
   std::array<uint64_t, kCompletionStatuses> completions{};  // CQEs the hosts reaped, by ibv_wc_status
   std::vector<ExpectResult> expectations;  // the scenario's expect:, checked
   bool expectations_met = true;

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "scenario/fabric_keys.hpp"
 #include "scenario/nic_keys.hpp"
 #include "scenario/units.hpp"
 #include "scenario/workload_keys.hpp"
@@ -23,12 +24,6 @@ std::string base_dir_of(const std::string& file) { return std::filesystem::path(
 constexpr std::pair<std::string_view, LinkLayer> kLinkLayers[] = {
     {"roce_v2", LinkLayer::RoceV2Ipv4}, {"roce_v2_ipv6", LinkLayer::RoceV2Ipv6}, {"ib", LinkLayer::Ib}};
 constexpr std::pair<std::string_view, bool> kBooleans[] = {{"true", true}, {"false", false}};
-
-bool valid_name(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-  });
-}
 
 void read_nic(const Reader& r, const YAML::Node& n, Scenario& s) {
   NicSettings settings;
@@ -71,7 +66,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
   if (!root || root.IsNull()) throw ScenarioError(file_name, 1, 1, "empty scenario: expected a mapping with hosts, links and workloads");
   r.expect_map(root, "a scenario",
                {"name", "seed", "link_layer", "ib_grh", "duration", "hosts", "links", "nic", "workloads",
-                "host", "faults", "expect", "sweep"});
+                "host", "switches", "topology", "switch", "pfc", "captures", "faults", "expect", "sweep"});
 
   Scenario s;
   s.file = file_name;
@@ -85,13 +80,20 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
   if (root["duration"]) s.duration = r.parsed<sim::Duration>(root["duration"], "duration (a time like 10ms)", parse_duration);
   if (root["nic"]) read_nic(r, root["nic"], s);
   if (root["host"]) read_host_timing(r, root["host"], s.host);
+  if (root["switch"]) read_switch_settings(r, root["switch"], s.fabric, s.nic.mtu);
+  if (root["pfc"]) {
+    if (s.link_layer == LinkLayer::Ib) r.fail(root["pfc"], "pfc is Ethernet's (RoCEv2); InfiniBand has credits");
+    read_pfc_settings(r, root["pfc"], s.fabric);
+  }
+  s.fabric.switch_params.max_frame_bytes = s.nic.mtu + 128;
+  const YAML::Node topology = root["topology"];
 
   // Hosts.
   const YAML::Node hosts = root["hosts"];
-  if (!hosts) r.fail(root, "missing 'hosts': expected a list of hosts");
-  if (!hosts.IsSequence() || hosts.size() < 1) r.fail(hosts, "expected 'hosts' to be a list of at least one host");
+  if (!hosts && !topology) r.fail(root, "missing 'hosts': expected a list of hosts");
+  if (hosts && (!hosts.IsSequence() || hosts.size() < 1)) r.fail(hosts, "expected 'hosts' to be a list of at least one host");
   std::set<std::string> host_names;
-  for (const YAML::Node& h : hosts) {
+  for (const YAML::Node& h : hosts ? hosts : YAML::Node(YAML::NodeType::Sequence)) {
     r.expect_map(h, "a host", {"name", "ip", "lid"});
     if (!h["name"]) r.fail(h, "a host needs a 'name'");
     HostSpec spec;
@@ -113,50 +115,34 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
     }
     s.hosts.push_back(spec);
   }
+  // The network: a generated topology, or switches and links listed.
+  if (topology) {
+    for (const char* key : {"links", "switches"})
+      if (root[key]) r.fail(root[key], std::string("'") + key + "' and 'topology' do not go together: the topology makes the links");
+    read_topology(r, topology, s);
+    for (const HostSpec& h : s.hosts) host_names.insert(h.name);
+  } else {
+    read_links(r, root, s);
+  }
+  if (root["captures"]) read_captures(r, root["captures"], s);
   auto known_host = [&](const YAML::Node& n, const std::string& what) {
     const std::string name = r.scalar(n, what);
     if (!host_names.count(name)) r.fail(n, what + " names unknown host '" + name + "'");
     return name;
   };
 
-  // Links.
-  const YAML::Node links = root["links"];
-  if (links) {
-    if (!links.IsSequence()) r.fail(links, "expected 'links' to be a list");
-    std::set<std::string> linked;
-    for (const YAML::Node& l : links) {
-      r.expect_map(l, "a link", {"between", "rate", "delay", "loss"});
-      const YAML::Node between = l["between"];
-      if (!between) r.fail(l, "a link needs 'between: [host, host]'");
-      if (!between.IsSequence() || between.size() != 2) r.fail(between, "expected 'between' to list exactly two hosts");
-      LinkSpec spec;
-      spec.a = known_host(between[0], "link end");
-      spec.b = known_host(between[1], "link end");
-      if (spec.a == spec.b) r.fail(between[1], "a link must join two different hosts");
-      for (const std::string& end : {spec.a, spec.b})
-        if (!linked.insert(end).second)
-          r.fail(between, "host '" + end + "' already has a link (each host has one port in this version)");
-      if (l["rate"]) spec.rate_bps = r.parsed<uint64_t>(l["rate"], "link rate (like 100Gbps)", parse_rate);
-      if (l["delay"]) spec.delay = r.parsed<sim::Duration>(l["delay"], "link delay (a time like 1us)", parse_duration);
-      if (l["loss"]) spec.loss = r.probability(l["loss"], "link loss");
-      s.links.push_back(spec);
-    }
-  }
-
-  // Faults.
+  // Faults: rules on the packets a host sends or receives, or on both directions
+  // of a link between two hosts.
   if (const YAML::Node faults = root["faults"]) {
     s.faults = read_faults(r, faults, known_host);
     size_t i = 0;
     for (const YAML::Node& e : faults) {
       const FaultSpec& f = s.faults[i++];
-      const std::string& x = f.host.empty() ? f.link_a : f.host;
-      const std::string& y = f.link_b;
+      if (!f.host.empty()) continue;  // every host has a link
       bool linked = false;
       for (const LinkSpec& l : s.links)
-        linked |= f.host.empty() ? (l.a == x && l.b == y) || (l.a == y && l.b == x) : l.a == x || l.b == x;
-      if (!linked)
-        r.fail(f.host.empty() ? e["link"] : e["host"],
-               f.host.empty() ? "no link between '" + x + "' and '" + y + "'" : "host '" + x + "' has no link");
+        linked |= (l.a == f.link_a && l.b == f.link_b) || (l.a == f.link_b && l.b == f.link_a);
+      if (!linked) r.fail(e["link"], "no link between '" + f.link_a + "' and '" + f.link_b + "'");
     }
   }
 

@@ -10,6 +10,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "fabric/pfc.hpp"
+#include "fabric/switch.hpp"
+#include "fabric/topology.hpp"
 #include "nic_model/nic_params.hpp"
 #include "scenario/expect.hpp"
 #include "scenario/fault_keys.hpp"
@@ -51,6 +54,8 @@ struct LinkSpec {
   uint64_t rate_bps = 100'000'000'000;
   sim::Duration delay = sim::Duration::ns(1000);
   double loss = 0.0;
+  fabric::GilbertElliott gilbert_elliott;
+  std::vector<std::pair<sim::Duration, sim::Duration>> down;  // [from, to) the link is down
 };
 
 // One flow of a flows workload: a single message from `from` to `to`.
@@ -83,7 +88,8 @@ struct WorkloadSpec {
   // pattern: flows
   std::vector<FlowSpec> flows;
   bool qp_per_flow = false;         // else one QP pair per (from, to) pair of hosts
-  std::optional<sim::Duration> base_rtt;  // for slowdowns; absent: 2 x the link's delay
+  std::optional<sim::Duration> base_rtt;  // for slowdowns; absent: 2 x the path's delay
+  uint8_t priority = 0;             // traffic priority: SL = priority, DSCP = 8 x priority
 };
 
 // The host software's timing (the workload drivers are the host's CPU).
@@ -100,6 +106,33 @@ struct HostTiming {
   bool blueflame = true;
 };
 
+// The network: every form a scenario gives it in (point-to-point links, switches
+// and links listed one by one, a generated single switch, leaf-spine or
+// fat-tree) ends up as one topology of hosts, switches and links.
+struct FabricSpec {
+  std::string kind = "links";  // links, single_switch, leaf_spine, fat_tree
+  fabric::Topology topology;
+  fabric::SwitchParams switch_params;  // every switch (pfc inside)
+  // NICs: PFC on their receive buffer (pfc.priorities as the switches) and the
+  // PFC watchdog of every port.
+  uint64_t nic_rx_buffer_bytes = 256 * 1024;
+  sim::Duration pfc_watchdog = sim::Duration::zero();
+  bool has_switches() const {
+    for (const auto& n : topology.nodes)
+      if (n.is_switch) return true;
+    return false;
+  }
+};
+
+// A capture on one port: a host's (its only port) or a switch's port `port`
+// (its port-th link in the scenario's order), to its own pcap file.
+struct CaptureSpec {
+  std::string node;          // host or switch name
+  uint32_t port = 0;         // switch port; 0 for a host
+  std::string file;          // relative to --out if given, else to the working directory
+  uint32_t snaplen = 65535;  // bytes kept per frame
+};
+
 struct Scenario {
   std::string file;
   std::string name;
@@ -108,7 +141,8 @@ struct Scenario {
   bool ib_grh = false;  // ib: every packet carries a GRH (global routing, LNH = 3)
   std::optional<sim::Duration> duration;
   std::vector<HostSpec> hosts;
-  std::vector<LinkSpec> links;
+  std::vector<LinkSpec> links;  // as listed under links: (hosts and switches)
+  FabricSpec fabric;
   nic::NicParams nic;
   std::string nic_preset;  // the preset the NIC settings started from, if any
   uint32_t path_mtu = 4096;
@@ -116,6 +150,7 @@ struct Scenario {
   std::vector<WorkloadSpec> workloads;
   std::vector<FaultSpec> faults;
   std::vector<Expectation> expect;
+  std::vector<CaptureSpec> captures;
 };
 
 // Parses and validates; throws ScenarioError. Relative paths in the scenario (NIC

@@ -90,7 +90,8 @@ uint32_t HostSide::add_qp(uint32_t sq_entries, uint32_t rq_entries) {
   return static_cast<uint32_t>(qps_.size() - 1);
 }
 
-void HostSide::connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint32_t path_mtu, uint8_t rd_atomic) {
+void HostSide::connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint32_t path_mtu, uint8_t rd_atomic,
+                       uint8_t priority) {
   nic::Nic& n = *host_.nic;
   const nic::Qpn qpn = qps_[qp].qpn;
   auto check = [](int rc) {
@@ -105,6 +106,8 @@ void HostSide::connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint
   a.dest_qpn = peer.qps_[peer_qp].qpn.value();
   a.rq_psn = 0;
   a.av = peer.host_.address;
+  a.av.sl = priority;
+  a.av.traffic_class = static_cast<uint8_t>(priority << 5);  // DSCP 8 x priority, ECN bits 0
   a.max_dest_rd_atomic = rd_atomic;
   check(n.modify_qp(qpn, a,
                     nic::kQpState | nic::kQpAv | nic::kQpPathMtu | nic::kQpDestQpn | nic::kQpRqPsn |

@@ -102,7 +102,9 @@ public:
   // A new RC QP; returns its index on this side.
   uint32_t add_qp(uint32_t sq_entries, uint32_t rq_entries);
   // RESET -> INIT -> RTR -> RTS towards `peer`'s QP `peer_qp`, as a verbs program does it.
-  void connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint32_t path_mtu, uint8_t rd_atomic);
+  // `priority`: the traffic's priority (SL; DSCP 8 x priority).
+  void connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint32_t path_mtu, uint8_t rd_atomic,
+               uint8_t priority = 0);
   // Writes the WQE into the send ring; rings the doorbell if `ring` (a post list
   // rings once, after its last WQE). A WQE posted on its own (`alone`) goes with
   // the doorbell (BlueFlame) when the host's settings say so.

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "scenario/fabric_keys.hpp"
 #include "scenario/units.hpp"
 
 namespace rnicsim::scenario {
@@ -42,16 +43,17 @@ constexpr std::pair<std::string_view, WorkloadPattern> kPatterns[] = {
 constexpr std::string_view kPerftestKeys[] = {"name",     "op",       "pattern",   "from",      "to",
                                               "size",     "all_sizes", "iterations", "count",   "qps",
                                               "tx_depth", "rx_depth", "cq_mod",    "post_list", "inline_size",
-                                              "outs",     "atomic_type", "start"};
-constexpr std::string_view kFlowsKeys[] = {"name", "pattern", "flows", "qp_per_flow", "tx_depth", "base_rtt", "start"};
+                                              "outs",     "atomic_type", "start",    "priority"};
+constexpr std::string_view kFlowsKeys[] = {"name",     "pattern",  "flows", "qp_per_flow",
+                                           "tx_depth", "base_rtt", "start", "priority"};
+enum class FlowGenerator : uint8_t { AllToAll, Incast };
+constexpr std::pair<std::string_view, FlowGenerator> kFlowGenerators[] = {{"all_to_all", FlowGenerator::AllToAll},
+                                                                          {"incast", FlowGenerator::Incast}};
 
 void check_linked(const Reader& r, const YAML::Node& at, const Scenario& s, const std::string& from,
                   const std::string& to) {
   if (from == to) r.fail(at, "'from' and 'to' must be different hosts");
-  const bool linked = std::any_of(s.links.begin(), s.links.end(), [&](const LinkSpec& l) {
-    return (l.a == from && l.b == to) || (l.a == to && l.b == from);
-  });
-  if (!linked) r.fail(at, "no link joins '" + from + "' and '" + to + "'");
+  if (!reachable(s, from, to)) r.fail(at, std::string(s.fabric.has_switches() ? "no path" : "no link") + " joins '" + from + "' and '" + to + "'");
 }
 
 uint64_t message_size(const Reader& r, const YAML::Node& n, const std::string& what) {
@@ -125,15 +127,60 @@ std::vector<FlowSpec> read_flow_csv(const Reader& r, const YAML::Node& at, const
         fail_at(line_no, col, msg);
       }
     }
-    const bool linked = std::any_of(s.links.begin(), s.links.end(), [&](const LinkSpec& l) {
-      return (l.a == f.from && l.b == f.to) || (l.a == f.to && l.b == f.from);
-    });
     if (f.from == f.to) fail_at(line_no, 1, "'from' and 'to' must be different hosts");
-    if (!linked) fail_at(line_no, 1, "no link joins '" + f.from + "' and '" + f.to + "'");
+    if (!reachable(s, f.from, f.to)) fail_at(line_no, 1, std::string(s.fabric.has_switches() ? "no path" : "no link") + " joins '" + f.from + "' and '" + f.to + "'");
     flows.push_back(f);
   }
   if (flows.empty()) r.fail(at, "the flow file '" + path + "' lists no flows");
   return flows;
+}
+
+// flows: {generate: all_to_all | incast, size, op, hosts | from + to, start}: the
+// flows of a collective pattern, all starting at `start`.
+void generate_flows(const Reader& r, const YAML::Node& g, const Scenario& s, const KnownHost& known_host,
+                    WorkloadSpec& spec) {
+  r.expect_map(g, "a flow generator", {"generate", "size", "op", "hosts", "from", "to", "start"});
+  if (!g["generate"] || !g["size"]) r.fail(g, "a flow generator needs 'generate' (all_to_all or incast) and 'size'");
+  const FlowGenerator kind = r.choice(g["generate"], "generate", kFlowGenerators);
+  FlowSpec proto;
+  proto.size = message_size(r, g["size"], "flow size");
+  if (g["op"]) proto.op = r.choice(g["op"], "flow op", kFlowOps);
+  if (g["start"]) proto.start = r.parsed<sim::Duration>(g["start"], "flow start (a time like 10us)", parse_duration);
+  auto host_list = [&](const YAML::Node& n, const std::string& what) {
+    std::vector<std::string> v;
+    if (!n) {
+      for (const HostSpec& h : s.hosts) v.push_back(h.name);
+      return v;
+    }
+    if (!n.IsSequence() || n.size() == 0) r.fail(n, "expected " + what + " to be a list of hosts");
+    for (const YAML::Node& h : n) v.push_back(known_host(h, what));
+    return v;
+  };
+  if (kind == FlowGenerator::AllToAll) {
+    if (g["from"] || g["to"]) r.fail(g, "all_to_all takes 'hosts', not 'from'/'to'");
+    const std::vector<std::string> hosts = host_list(g["hosts"], "hosts");
+    for (const std::string& a : hosts)
+      for (const std::string& b : hosts) {
+        if (a == b) continue;
+        check_linked(r, g, s, a, b);
+        FlowSpec f = proto;
+        f.from = a;
+        f.to = b;
+        spec.flows.push_back(f);
+      }
+  } else {
+    if (g["hosts"] || !g["to"]) r.fail(g, "incast takes 'to' (and optionally 'from'), not 'hosts'");
+    const std::string to = known_host(g["to"], "to");
+    for (const std::string& a : host_list(g["from"], "from")) {
+      if (a == to) continue;
+      check_linked(r, g["to"], s, a, to);
+      FlowSpec f = proto;
+      f.from = a;
+      f.to = to;
+      spec.flows.push_back(f);
+    }
+  }
+  if (spec.flows.empty()) r.fail(g, "the flow generator made no flows");
 }
 
 WorkloadSpec read_flows(const Reader& r, const YAML::Node& w, const Scenario& s, const KnownHost& known_host,
@@ -146,6 +193,8 @@ WorkloadSpec read_flows(const Reader& r, const YAML::Node& w, const Scenario& s,
     if (!std::filesystem::path(path).is_absolute())
       path = (std::filesystem::path(s.file).parent_path() / path).lexically_normal().string();
     spec.flows = read_flow_csv(r, flows, path, s, known_host);
+  } else if (flows.IsMap()) {
+    generate_flows(r, flows, s, known_host, spec);
   } else {
     if (!flows.IsSequence() || flows.size() == 0)
       r.fail(flows, "expected 'flows' to be a non-empty list of flows or the name of a CSV file");
@@ -179,6 +228,7 @@ WorkloadSpec read_flows(const Reader& r, const YAML::Node& w, const Scenario& s,
 WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario& s, const KnownHost& known_host) {
   if (!w.IsMap()) r.fail(w, "expected a workload (a mapping of keys to values)");
   WorkloadSpec spec;
+  if (w["priority"]) spec.priority = static_cast<uint8_t>(r.integer(w["priority"], "priority", 0, 7));
   spec.name = w["name"] ? r.scalar(w["name"], "workload name") : "workload" + std::to_string(s.workloads.size());
   if (w["start"]) spec.start = r.parsed<sim::Duration>(w["start"], "start (a time like 10us)", parse_duration);
   if (w["pattern"]) spec.pattern = r.choice(w["pattern"], "pattern", kPatterns);

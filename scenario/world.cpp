@@ -71,23 +71,73 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink)
     h->nic = std::make_unique<nic::Nic>(sim_, pool_, h->memory, cfg);
     hosts_.push_back(std::move(h));
   }
-  for (const LinkSpec& l : s.links) {
+  // The fabric: one port per link end; a switch's port i is its i-th link.
+  const fabric::Topology& t = s.fabric.topology;
+  const bool ib = packet::is_ib(link_kind_);
+  std::vector<fabric::Switch*> switch_of(t.nodes.size(), nullptr);
+  for (size_t n = 0; n < t.nodes.size(); ++n) {
+    if (!t.nodes[n].is_switch) continue;
+    switches_.push_back(std::make_unique<fabric::Switch>(
+        sim_, pool_, t.nodes[n].name, s.fabric.switch_params,
+        ib ? packet::LinkType::Infiniband : packet::LinkType::Ethernet));
+    switch_of[n] = switches_.back().get();
+  }
+  auto port_at = [&](uint32_t node, const fabric::PortParams& p) -> fabric::Port& {
+    if (fabric::Switch* sw = switch_of[node]) return sw->port(sw->add_port(p));
+    Host& h = host(t.nodes[node].name);
+    h.port = std::make_unique<fabric::Port>(sim_, h.name + ".port0", p);
+    return *h.port;
+  };
+  std::vector<std::pair<fabric::Port*, fabric::Port*>> wires;
+  for (const fabric::TopoLink& l : t.links) {
     fabric::PortParams p;
-    p.set_framing(packet::is_ib(link_kind_) ? fabric::LinkFraming::Infiniband : fabric::LinkFraming::Ethernet);
+    p.set_framing(ib ? fabric::LinkFraming::Infiniband : fabric::LinkFraming::Ethernet);
     p.rate_bps = l.rate_bps;
     p.delay = l.delay;
     p.loss_rate = l.loss;
-    Host& a = host(l.a);
-    Host& b = host(l.b);
-    a.port = std::make_unique<fabric::Port>(sim_, a.name + ".port0", p);
-    b.port = std::make_unique<fabric::Port>(sim_, b.name + ".port0", p);
-    fabric::Port::connect(*a.port, *b.port);
-    a.nic->attach(*a.port);
-    b.nic->attach(*b.port);
+    p.gilbert_elliott = l.gilbert_elliott;
+    p.pfc_watchdog = s.fabric.pfc_watchdog;
+    fabric::Port& a = port_at(l.a, p);
+    fabric::Port& b = port_at(l.b, p);
+    wires.emplace_back(&a, &b);
+    for (const auto& [from, to] : l.down)
+      for (const auto& [when, up] : {std::pair{from, false}, std::pair{to, true}}) {
+        link_events_.push_back(std::make_unique<sim::Event>(
+            [&a, &b, up = up] {
+              a.set_link_up(up);
+              b.set_link_up(up);
+            },
+            "link.state"));
+        sim_.scheduler().schedule(*link_events_.back(), sim::Time::zero() + when);
+      }
+  }
+  // Ports of switches live in the switch; connect once every port exists.
+  for (auto& sw : switches_) sw->finish();
+  for (auto [a, b] : wires) fabric::Port::connect(*a, *b);
+  for (auto& h : hosts_) {
+    if (!h->port) continue;
+    h->nic->attach(*h->port);
+    if (!ib && s.fabric.switch_params.pfc.enabled())
+      h->nic->enable_pfc(s.fabric.switch_params.pfc, s.fabric.nic_rx_buffer_bytes);
+  }
+  for (const fabric::SwitchRoutes& r : fabric::shortest_path_routes(t)) {
+    fabric::Switch& sw = *switch_of[r.node];
+    for (const auto& [node, ports] : r.to_host) {
+      const Host& h = host(t.nodes[node].name);
+      sw.add_route(ib ? fabric::RouteKey::of_lid(h.address.lid) : fabric::RouteKey::of_ip(h.address.ip), ports);
+    }
   }
   for (const FaultSpec& f : s.faults)
     for (fabric::Port* p : fault_ports(f, [this](const std::string& name) { return host(name).port.get(); }))
       apply_fault(f, *p);
+}
+
+fabric::Port& World::capture_port(const std::string& node, uint32_t port) {
+  for (auto& sw : switches_)
+    if (sw->name() == node) return sw->port(port);
+  Host& h = host(node);
+  if (!h.port) throw std::out_of_range("host " + node + " has no port");
+  return *h.port;
 }
 
 Host& World::host(const std::string& name) {

@@ -1,5 +1,5 @@
 // The simulated world a scenario describes: hosts (simulated memory + an RNIC with
-// one port) joined by links, all on one simulator.
+// one port) and switches joined by links, all on one simulator.
 #pragma once
 
 #include <array>
@@ -9,6 +9,7 @@
 
 #include "fabric/frame.hpp"
 #include "fabric/port.hpp"
+#include "fabric/switch.hpp"
 #include "nic_model/host_memory.hpp"
 #include "nic_model/nic.hpp"
 #include "scenario/scenario.hpp"
@@ -35,6 +36,9 @@ public:
   Host& host(const std::string& name);
   std::vector<std::unique_ptr<Host>>& hosts() { return hosts_; }
   fabric::FramePool& pool() { return pool_; }
+  std::vector<std::unique_ptr<fabric::Switch>>& switches() { return switches_; }
+  // A host's port (port 0) or a switch's port `port`.
+  fabric::Port& capture_port(const std::string& node, uint32_t port);
   packet::LinkKind link_kind() const { return link_kind_; }
 
 private:
@@ -42,6 +46,8 @@ private:
   fabric::FramePool pool_;
   packet::LinkKind link_kind_;
   std::vector<std::unique_ptr<Host>> hosts_;
+  std::vector<std::unique_ptr<fabric::Switch>> switches_;
+  std::vector<std::unique_ptr<sim::Event>> link_events_;  // links going down and up
 };
 
 }  // namespace rnicsim::scenario

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
@@ -84,6 +85,15 @@ public:
       fail(n, "expected " + what + " (a probability from 0 to 1), got '" + s + "'");
     return v;
   }
+  // A real number in [lo, hi].
+  double real(const YAML::Node& n, const std::string& what, double lo, double hi) const {
+    const std::string s = scalar(n, what);
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || !(v >= lo && v <= hi))
+      fail(n, "expected " + what + " (a number from " + trimmed(lo) + " to " + trimmed(hi) + "), got '" + s + "'");
+    return v;
+  }
   template <class E, size_t N>
   E choice(const YAML::Node& n, const std::string& what, const std::pair<std::string_view, E> (&options)[N]) const {
     const std::string s = scalar(n, what);
@@ -96,7 +106,19 @@ public:
   }
 
 private:
+  static std::string trimmed(double v) {
+    std::string t = std::to_string(v);
+    while (t.find('.') != std::string::npos && (t.back() == '0' || t.back() == '.')) t.pop_back();
+    return t;
+  }
   std::string file_;
 };
+
+// Names of hosts, switches and workloads: letters, digits, '_', '-' or '.'.
+inline bool valid_name(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
 
 }  // namespace rnicsim::scenario

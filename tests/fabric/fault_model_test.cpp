@@ -1,6 +1,5 @@
-// The fault model on a port: Gilbert-Elliott burst loss (rate and burst length),
-// rules on the Nth matching packet (drop, corrupt under the ICRC, delay with
-// reordering), and a link outage window.
+// The fault model on a port: rules on the Nth matching packet (drop, corrupt
+// under the ICRC, delay with reordering).
 #include "fabric/fault_model.hpp"
 
 #include <gtest/gtest.h>
@@ -64,34 +63,6 @@ struct Wire {
   }
 };
 
-TEST(FaultModel, GilbertElliottLossRateAndBurstLength) {
-  Wire w;
-  fabric::GilbertElliott ge;
-  ge.p_good_to_bad = 0.01;
-  ge.p_bad_to_good = 0.25;  // mean burst 4 packets
-  ge.loss_good = 0.0;
-  ge.loss_bad = 1.0;
-  w.a.faults().set_gilbert_elliott(ge);
-  const uint32_t n = 40'000;
-  w.send(n);
-  const uint64_t lost = n - w.rx.psns.size();
-  EXPECT_EQ(lost, w.a.counters().drops_fault);
-  EXPECT_EQ(lost, w.a.fault_model()->counters().burst_losses);
-  // Stationary loss = p_gb / (p_gb + p_bg) = 0.01 / 0.26 = 3.85 %.
-  EXPECT_NEAR(static_cast<double>(lost) / n, 0.0385, 0.008);
-  // Losses come in bursts: count runs of consecutive missing PSNs.
-  uint64_t bursts = 0;
-  uint32_t expect = 0;
-  for (const uint32_t psn : w.rx.psns) {
-    if (psn != expect) ++bursts;
-    expect = psn + 1;
-  }
-  if (expect != n) ++bursts;
-  const double mean_burst = static_cast<double>(lost) / static_cast<double>(bursts);
-  EXPECT_GT(mean_burst, 3.0);
-  EXPECT_LT(mean_burst, 5.0);
-}
-
 TEST(FaultModel, RuleDropsTheNthMatchingPacketsOnly) {
   Wire w;
   fabric::FaultRule r;
@@ -135,24 +106,6 @@ TEST(FaultModel, DelayRuleReordersAndAddsItsDelay) {
   EXPECT_EQ(w.rx.psns, want);
   EXPECT_GT(w.rx.at[4] - w.rx.at[3], 9_us);
   EXPECT_EQ(w.pool.in_use(), 0u);
-}
-
-TEST(FaultModel, LinkOutageDropsWhatLeavesWhileDown) {
-  Wire w;
-  w.a.faults().add_outage(fabric::LinkOutage{sim::Time() + 5_us, 3_us});
-  // One packet every microsecond, PSN i leaving at i us (plus its serialization):
-  // 5, 6 and 7 leave while the link is down.
-  uint32_t next = 0;
-  sim::Event tick([&] {
-    ASSERT_TRUE(w.a.send(write_middle(w.pool, next)));
-    if (++next < 12) w.s.scheduler().schedule_in(tick, 1_us);
-  });
-  w.s.scheduler().schedule(tick, sim::Time());
-  w.s.scheduler().run_until(sim::Time::max());
-  const std::vector<uint32_t> want = {0, 1, 2, 3, 4, 8, 9, 10, 11};
-  EXPECT_EQ(w.rx.psns, want);
-  EXPECT_EQ(w.a.fault_model()->counters().link_down_drops, 3u);
-  EXPECT_EQ(w.a.counters().drops_fault, 3u);
 }
 
 }  // namespace

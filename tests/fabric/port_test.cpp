@@ -4,6 +4,7 @@
 #include <pcap/pcap.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -198,4 +199,64 @@ TEST(Frame, TapsSeeCompletedCrcsAndUntappedFramesStayIntact) {
   EXPECT_EQ(tap.frames[0][63], std::byte{0xCC});
   EXPECT_FALSE(rx.got[1].intact());
   EXPECT_EQ(rx.got[1].bytes_as_built()[63], std::byte{0xCC});
+}
+
+TEST(Port, GilbertElliottLossComesInBurstsAtTheStationaryRate) {
+  sim::Simulator s(9);
+  fabric::FramePool pool;
+  fabric::PortParams p;
+  p.queue_bytes = 64u << 20;
+  p.gilbert_elliott = {0.01, 0.2, 0.0, 1.0};  // bad 1/21 of the time, bursts of 5 on average
+  fabric::Port a(s, "a", p), b(s, "b", p);
+  fabric::Port::connect(a, b);
+  struct Seq : fabric::FrameSink {
+    std::vector<uint32_t> got;
+    void receive(fabric::Frame&& f) override {
+      uint32_t v = 0;
+      std::memcpy(&v, f.bytes().data(), 4);
+      got.push_back(v);
+    }
+  } rx;
+  b.set_receiver(&rx);
+  constexpr uint32_t kFrames = 200000;
+  for (uint32_t i = 0; i < kFrames; ++i) {
+    fabric::Frame f = pool.acquire(64);
+    std::memcpy(f.bytes().data(), &i, 4);
+    a.send(std::move(f));
+  }
+  s.scheduler().run_until(sim::Time::max());
+  const uint64_t lost = kFrames - rx.got.size();
+  EXPECT_EQ(lost, a.counters().drops_loss);
+  EXPECT_NEAR(static_cast<double>(lost) / kFrames, 0.01 / 0.21, 0.006);
+  // Bursts: runs of consecutive lost frames average 1 / p_bad_good = 5.
+  uint64_t bursts = 0;
+  uint32_t expect = 0;
+  for (uint32_t v : rx.got) {
+    if (v != expect) ++bursts;
+    expect = v + 1;
+  }
+  if (expect != kFrames) ++bursts;
+  EXPECT_NEAR(static_cast<double>(lost) / static_cast<double>(bursts), 5.0, 0.5);
+}
+
+TEST(Port, ALinkThatIsDownLosesWhatItSends) {
+  sim::Simulator s(1);
+  fabric::FramePool pool;
+  fabric::PortParams p;
+  fabric::Port a(s, "a", p), b(s, "b", p);
+  fabric::Port::connect(a, b);
+  Recorder rx(s);
+  b.set_receiver(&rx);
+  // 100 frames of 1000 bytes, 81.92 ns each on the wire; down from 1 us to 3 us.
+  for (int i = 0; i < 100; ++i) a.send(make(pool, 1000, static_cast<uint8_t>(i)));
+  sim::Event down([&] { a.set_link_up(false); }, "down"), up([&] { a.set_link_up(true); }, "up");
+  s.scheduler().schedule(down, sim::Time::zero() + 1_us);
+  s.scheduler().schedule(up, sim::Time::zero() + 3_us);
+  s.scheduler().run_until(sim::Time::max());
+  const auto per = a.wire_time(1000);
+  // Frames whose serialization ends in [1 us, 3 us) are lost.
+  const int64_t first = (1_us).picoseconds() / per.picoseconds();          // ends at (first+1) x per >= 1 us
+  const int64_t last = ((3_us).picoseconds() - 1) / per.picoseconds();     // ends before 3 us
+  EXPECT_EQ(a.counters().drops_link_down, static_cast<uint64_t>(last - first));
+  EXPECT_EQ(rx.got.size(), 100u - a.counters().drops_link_down);
 }

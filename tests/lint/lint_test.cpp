@@ -12,6 +12,7 @@
 
 #include "lint/lint.hpp"
 #include "packet/icrc.hpp"
+#include "packet/pfc.hpp"
 #include "tests/packet/sample_packets.hpp"
 
 namespace rnicsim::lint {
@@ -154,7 +155,9 @@ TEST(Lint, CleanCaptureExitsZero) {
     EXPECT_EQ(r.rc, 0) << r.out << r.err;
     EXPECT_EQ(count(r.out, ": error:"), 0u) << r.out;
     EXPECT_EQ(count(r.out, ": observation:"), 0u) << r.out;
-    EXPECT_NE(r.out.find("skipped (other): 1"), std::string::npos) << r.out;
+    // The PFC frame is checked and counted, not skipped.
+    EXPECT_NE(r.out.find("skipped (other): 0"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("PFC frames: 1"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("requests [RC]: 11 packets"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("0 PSN gaps"), std::string::npos) << r.out;
   }
@@ -430,6 +433,52 @@ TEST(Lint, SnaplenCutFramesAreWarnings) {
   l.add_frame(1, std::span(f).first(64), f.size());
   EXPECT_EQ(l.report().errors, 0u);
   EXPECT_EQ(l.report().warnings, 1u);
+}
+
+}  // namespace
+}  // namespace rnicsim::lint
+
+namespace rnicsim::lint {
+namespace {
+
+std::vector<std::byte> pfc_frame(std::uint8_t enable, std::uint16_t quanta3) {
+  packet::PfcFields f;
+  f.src = {2, 0, 0, 0, 0, 1};
+  f.enable = enable;
+  f.quanta[3] = quanta3;
+  std::vector<std::byte> b(packet::kPfcFrameBytes);
+  packet::write_pfc(f, b);
+  return b;
+}
+
+TEST(Lint, PfcFramesAreCountedNotFlagged) {
+  Linter l(packet::LinkType::Ethernet);
+  l.add_frame(1, pfc_frame(0x08, 0xFFFF));
+  l.add_frame(2, pfc_frame(0x08, 100));
+  l.add_frame(3, pfc_frame(0x08, 0));
+  const Report& r = l.report();
+  EXPECT_EQ(r.errors + r.warnings, 0u);
+  EXPECT_EQ(r.pfc.frames, 3u);
+  EXPECT_EQ(r.pfc.pauses[3], 2u);
+  EXPECT_EQ(r.pfc.quanta[3], 0xFFFFu + 100);
+  EXPECT_EQ(r.pfc.xons[3], 1u);
+  EXPECT_EQ(r.skipped, 0u);
+  std::ostringstream out;
+  print_report(r, out);
+  EXPECT_NE(out.str().find("PFC frames: 3; priority 3: 2 pauses (65635 quanta), 1 XON"), std::string::npos) << out.str();
+}
+
+TEST(Lint, MalformedPfcFramesAreErrors) {
+  Linter l(packet::LinkType::Ethernet);
+  auto wrong_dst = pfc_frame(0x08, 1);
+  wrong_dst[5] = std::byte{0x02};
+  l.add_frame(1, wrong_dst);
+  auto reserved = pfc_frame(0x08, 1);
+  reserved[16] = std::byte{0x01};  // high byte of the enable vector
+  l.add_frame(2, reserved);
+  const auto cut = pfc_frame(0x08, 1);
+  l.add_frame(3, std::span(cut).first(20));
+  EXPECT_EQ(l.report().errors, 3u);
 }
 
 }  // namespace

@@ -814,3 +814,99 @@ TEST(Params, EveryNicKeyListedWithDefaultUnitAndDescription) {
   ASSERT_NE(mtu, nullptr);
   EXPECT_EQ(mtu->default_value, "4096");
 }
+
+TEST(FabricKeys, TopologiesBuildHostsSwitchesAndLinks) {
+  Scenario s = parse_scenario(
+      "topology: {kind: leaf_spine, leaves: 4, spines: 2, hosts_per_leaf: 8, host_rate: 100Gbps, "
+      "oversubscription: 2}\n",
+      "t.yaml");
+  EXPECT_EQ(s.hosts.size(), 32u);
+  EXPECT_EQ(s.hosts[9].name, "h9");
+  EXPECT_EQ(s.fabric.kind, "leaf_spine");
+  EXPECT_EQ(s.fabric.topology.links.size(), 32u + 8u);
+  // 8 x 100 Gb/s down, 2 uplinks at 2:1: 200 Gb/s each.
+  EXPECT_EQ(s.fabric.topology.links.back().rate_bps, 200'000'000'000u);
+
+  s = parse_scenario("hosts: [{name: a}, {name: b}, {name: c}]\ntopology: {kind: single_switch, delay: 500ns}\n"
+                     "switch: {buffer: 2MiB, alpha: 0.5, scheduling: dwrr, dwrr_weights: [1, 2, 0, 0, 0, 0, 0, 4]}\n"
+                     "pfc: {priorities: [3, 4], xoff: 64KiB, xon: 32KiB, quanta: 1000, watchdog: 10ms}\n"
+                     "workloads: [{op: write, from: a, to: c, priority: 3}]\n",
+                     "t.yaml");
+  EXPECT_EQ(s.fabric.topology.nodes.size(), 4u);
+  EXPECT_EQ(s.fabric.switch_params.buffer.size_bytes, 2u << 20);
+  EXPECT_EQ(s.fabric.switch_params.pfc.priorities, (1u << 3) | (1u << 4));
+  EXPECT_EQ(s.fabric.switch_params.pfc.xoff_bytes, 64u * 1024);
+  EXPECT_EQ(s.fabric.switch_params.pfc.quanta, 1000u);
+  EXPECT_EQ(s.fabric.switch_params.dwrr_quantum[1], 2 * s.fabric.switch_params.dwrr_quantum[0]);
+  EXPECT_EQ(s.fabric.switch_params.dwrr_quantum[2], 0u);
+  EXPECT_EQ(s.fabric.pfc_watchdog, sim::Duration::ms(10));
+  EXPECT_EQ(s.workloads[0].priority, 3);
+  EXPECT_FALSE(s.fabric.switch_params.ecn.enabled);
+  s = parse_scenario(kHosts + "switch: {ecn: {kmin: 5KiB, kmax: 200KiB, pmax: 0.1, priorities: [3]}}\n", "t.yaml");
+  EXPECT_TRUE(s.fabric.switch_params.ecn.enabled);
+  EXPECT_EQ(s.fabric.switch_params.ecn.kmin_bytes, 5u * 1024);
+  EXPECT_EQ(s.fabric.switch_params.ecn.kmax_bytes, 200u * 1024);
+  EXPECT_DOUBLE_EQ(s.fabric.switch_params.ecn.pmax, 0.1);
+  EXPECT_EQ(s.fabric.switch_params.ecn.priorities, 1u << 3);
+  s = parse_scenario("hosts: [{name: a}, {name: b}]\nlinks:\n  - between: [a, b]\n"
+                     "    down: [{from: 10us, to: 20us}, {from: 1ms, to: 2ms}]\n"
+                     "    gilbert_elliott: {p_good_bad: 0.01, p_bad_good: 0.25, loss_bad: 0.5}\n",
+                     "t.yaml");
+  ASSERT_EQ(s.fabric.topology.links.size(), 1u);
+  const auto& l = s.fabric.topology.links[0];
+  ASSERT_EQ(l.down.size(), 2u);
+  EXPECT_EQ(l.down[1].first, sim::Duration::ms(1));
+  EXPECT_DOUBLE_EQ(l.gilbert_elliott.p_bad_good, 0.25);
+  EXPECT_DOUBLE_EQ(l.gilbert_elliott.loss_bad, 0.5);
+  s = parse_scenario("hosts: [{name: a}, {name: b}]\ntopology: {kind: single_switch}\n"
+                     "captures: [{switch: sw0, port: 1, file: sw.pcap, snaplen: 96}, {host: a, file: a.pcap}]\n",
+                     "t.yaml");
+  ASSERT_EQ(s.captures.size(), 2u);
+  EXPECT_EQ(s.captures[0].node, "sw0");
+  EXPECT_EQ(s.captures[0].port, 1u);
+  EXPECT_EQ(s.captures[0].snaplen, 96u);
+  EXPECT_EQ(s.captures[1].file, "a.pcap");
+
+  s = parse_scenario("topology: {kind: fat_tree, k: 4}\nworkloads: [{pattern: flows, flows: {generate: all_to_all, size: 4KiB}}]\n",
+                     "t.yaml");
+  EXPECT_EQ(s.hosts.size(), 16u);
+  EXPECT_EQ(s.workloads[0].flows.size(), 16u * 15);
+}
+
+TEST(FabricKeys, ErrorsNameFileLineAndColumn) {
+  expect_error("topology: {kind: ring}\n", 1, 18, "single_switch, leaf_spine, fat_tree");
+  expect_error("topology: {kind: leaf_spine, spines: 2, hosts_per_leaf: 4}\n", 1, 11, "missing topology.leaves");
+  expect_error("topology: {kind: fat_tree, k: 5}\n", 1, 31, "must be even");
+  expect_error("topology: {kind: fat_tree, k: 4, leaves: 2}\n", 1, 34, "unknown key 'leaves'");
+  expect_error("topology:\n  kind: leaf_spine\n  leaves: 2\n  spines: 2\n  hosts_per_leaf: 2\n  fabric_rate: 100Gbps\n"
+               "  oversubscription: 2\n",
+               7, 21, "not both");
+  expect_error(kHosts + "switch: {buffer: 1KiB}\n", 6, 18, "at least 16KiB");
+  expect_error(kHosts + "switch: {dwrr_weights: [1, 1]}\n", 6, 24, "needs scheduling: dwrr");
+  expect_error(kHosts + "switch: {scheduling: dwrr, dwrr_weights: [1, 1]}\n", 6, 42, "8 weights");
+  expect_error(kHosts + "pfc: {priorities: [8]}\n", 6, 20, "between 0 and 7");
+  expect_error(kHosts + "pfc: {xon: 10KiB}\n", 6, 12, "static pfc.xoff");
+  expect_error(kHosts + "pfc: {xoff: lots}\n", 6, 13, "expected pfc.xoff ('dynamic' or bytes, like 64KiB), got 'lots'");
+  expect_error(kHosts + "pfc: {refresh: 2}\n", 6, 16, "pfc.refresh");
+  expect_error(kHosts + "switch: {ecn: {kmin: 100KiB, kmax: 50KiB}}\n", 6, 36, "kmax must be above kmin");
+  expect_error(kHosts + "switch: {ecn: {pmax: 2}}\n", 6, 22, "switch.ecn.pmax");
+  const std::string kAb = "hosts: [{name: a}, {name: b}]\nlinks:\n  - between: [a, b]\n";
+  expect_error(kAb + "    down: [{from: 20us, to: 10us}]\n", 4, 29, "after down.from");
+  expect_error(kAb + "    down: [{from: 20us, to: 30us}, {from: 25us, to: 40us}]\n", 4, 43, "not overlap");
+  expect_error(kAb + "    gilbert_elliott: {p_good_bad: 0.1, p_bad_good: 0}\n", 4, 52, "never recovers");
+  expect_error(kAb + "    gilbert_elliott: {p_bad_good: 0.5}\n", 4, 22, "needs p_good_bad");
+  const std::string kStar = "hosts: [{name: a}, {name: b}]\ntopology: {kind: single_switch}\n";
+  expect_error(kStar + "captures: [{switch: sw0, port: 2, file: x.pcap}]\n", 3, 32, "between 0 and 1");
+  expect_error(kStar + "captures: [{switch: sw0, file: x.pcap}]\n", 3, 12, "needs 'port' (0 to 1)");
+  expect_error(kStar + "captures: [{host: sw0, file: x.pcap}]\n", 3, 19, "unknown host 'sw0'");
+  expect_error(kStar + "captures: [{host: a, port: 0, file: x.pcap}]\n", 3, 28, "'port' goes with 'switch'");
+  expect_error(kStar + "captures: [{host: a, file: x.pcap}, {host: b, file: x.pcap}]\n", 3, 53, "two captures");
+  expect_error("hosts: [{name: a}, {name: b}]\nswitches: [{name: a}]\n", 2, 19, "taken already");
+  expect_error("hosts: [{name: a}, {name: b}]\nswitches: [{name: s}]\nlinks:\n  - between: [a, s]\n"
+               "workloads: [{op: write, from: a, to: b}]\n",
+               5, 38, "no path joins 'a' and 'b'");
+  expect_error("hosts: [{name: a}]\nlinks: [{between: [a, a]}]\ntopology: {kind: single_switch}\n", 2, 8,
+               "do not go together");
+  expect_error("link_layer: ib\nhosts: [{name: a}]\npfc: {}\n", 3, 6, "InfiniBand has credits");
+  expect_error(kHosts + "workloads: [{op: write, from: a, to: b, priority: 9}]\n", 6, 51, "priority");
+}

@@ -1,0 +1,138 @@
+// A switch: N ports around a shared buffer.
+//
+//   port i --receive--> classify (priority from DSCP/PCP or SL; destination)
+//     --> route (destination IP or DLID -> ECMP group of egress ports; the
+//         group member is the flow's 5-tuple hash, seeded per switch, modulo
+//         the group size: deterministic, and one flow keeps one path)
+//     --> SharedBuffer admission (lossy: egress dynamic threshold; lossless:
+//         ingress accounting, XOFF/XON to the PfcGenerator of port i, headroom)
+//     --> egress port queue (strict priority / DWRR) --> wire
+//   a frame's buffer is freed when it leaves its egress queue for the wire.
+//
+// Frames are forwarded unchanged (store and forward, no cut-through; the switch
+// adds no latency of its own beyond `forwarding_latency`). PFC frames never
+// reach the switch logic: the receiving port's MAC consumes them. The switch
+// builds no per-packet state: a frame carries its ingress port in its metadata.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fabric/classify.hpp"
+#include "fabric/pfc.hpp"
+#include "fabric/port.hpp"
+#include "fabric/shared_buffer.hpp"
+#include "sim/random.hpp"
+#include "sim/ring_queue.hpp"
+#include "sim/simulator.hpp"
+
+namespace rnicsim::fabric {
+
+// ECN marking at egress (RED on the instantaneous queue, as DCQCN's switches
+// do): an ECN-capable frame joining a queue of q bytes (itself included) of a
+// marked priority is marked CE with probability 0 below kmin, pmax x (q - kmin)
+// / (kmax - kmin) up to kmax, 1 above.
+struct EcnParams {
+  bool enabled = false;
+  uint64_t kmin_bytes = 100 * 1024;
+  uint64_t kmax_bytes = 400 * 1024;
+  double pmax = 0.2;
+  uint8_t priorities = 0xFF;  // bit p: priority p is marked
+};
+
+struct SwitchParams {
+  BufferParams buffer;
+  PriorityMap priorities;
+  PfcParams pfc;
+  EcnParams ecn;
+  std::array<uint32_t, 8> dwrr_quantum{};  // per priority; all 0: strict priority
+  sim::Duration forwarding_latency = sim::Duration::zero();
+  uint32_t max_frame_bytes = 4096 + 128;   // for the default PFC headroom
+};
+
+struct SwitchCounters {
+  uint64_t rx_frames = 0, forwarded = 0, ecn_marked = 0;
+  std::array<uint64_t, static_cast<size_t>(DropCause::Count)> drops{};
+  uint64_t drops_total() const {
+    uint64_t t = 0;
+    for (uint64_t d : drops) t += d;
+    return t;
+  }
+};
+
+class Switch {
+public:
+  Switch(sim::Simulator& sim, FramePool& pool, std::string name, SwitchParams params, packet::LinkType link);
+  Switch(const Switch&) = delete;
+  Switch& operator=(const Switch&) = delete;
+  ~Switch();
+
+  const std::string& name() const { return name_; }
+  // Adds a port (before finish()); returns its index. Its MAC is the switch's
+  // base MAC + the index (the source of its PFC frames).
+  size_t add_port(const PortParams& params);
+  // Sizes the buffer (PFC headroom per port) once every port is there.
+  void finish();
+  Port& port(size_t i) { return *ports_[i]->port; }
+  size_t port_count() const { return ports_.size(); }
+  // Frames for `dest` leave by one of `ports` (an ECMP group when more than one).
+  void add_route(const RouteKey& dest, std::vector<uint16_t> ports);
+  // The egress port a flow with this hash takes to `dest` (tests; -1 if none).
+  int route_of(const RouteKey& dest, uint64_t flow_hash) const;
+
+  const SwitchCounters& counters() const { return counters_; }
+  const SharedBuffer& buffer() const { return *buffer_; }
+  // PFC sent by port i (nullptr when PFC is off).
+  const PfcGenerator* pfc(size_t i) const { return ports_[i]->pfc.get(); }
+  const SwitchParams& params() const { return params_; }
+
+private:
+  struct PortSlot : FrameSink, EgressListener {
+    Switch* sw = nullptr;
+    uint16_t index = 0;
+    std::unique_ptr<Port> port;
+    std::unique_ptr<PfcGenerator> pfc;
+    void receive(Frame&& f) override { sw->on_frame(index, std::move(f)); }
+    void dequeued(const Frame& f) override { sw->on_dequeue(index, f); }
+  };
+  struct Group {
+    uint32_t first = 0, size = 0;  // in members_
+  };
+  struct Delayed {
+    sim::Time ready;
+    uint16_t out = 0;
+    Frame frame;
+  };
+  void on_frame(uint16_t in, Frame&& f);
+  // RED: whether a frame joining a queue of `queue_bytes` is marked.
+  bool ecn_mark(uint64_t queue_bytes);
+  void on_dequeue(uint16_t out, const Frame& f);
+  void enqueue(uint16_t out, Frame&& f);
+  void on_forwarding_done();
+  void update_pfc(size_t in, uint8_t prio);
+
+  sim::Simulator& sim_;
+  FramePool& pool_;
+  std::string name_;
+  SwitchParams params_;
+  packet::LinkType link_;
+  uint64_t ecmp_seed_;
+  sim::RandomStream ecn_rng_;
+  std::vector<std::unique_ptr<PortSlot>> ports_;
+  std::unique_ptr<SharedBuffer> buffer_;
+  std::unordered_map<RouteKey, uint32_t, RouteKeyHash> routes_;  // -> groups_
+  std::vector<Group> groups_;
+  std::vector<uint16_t> members_;
+  // Ingress (port, lossless priority) pairs now in XOFF: checked for XON as
+  // the buffer drains (the dynamic threshold moves with every frame).
+  std::vector<std::pair<uint16_t, uint8_t>> xoff_;
+  sim::RingQueue<Delayed> forwarding_;
+  sim::Event forwarding_done_;
+  SwitchCounters counters_;
+};
+
+}  // namespace rnicsim::fabric

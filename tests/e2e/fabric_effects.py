@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Fabric effects end to end, asserted on measured values.
+
+usage: fabric_effects.py spreading RNICSIM SCENARIO_DIR WORKDIR TSHARK
+       fabric_effects.py ecmp RNICSIM SCENARIO_DIR WORKDIR
+       fabric_effects.py ecn RNICSIM SCENARIO_DIR WORKDIR TSHARK TSHARK_CHECK
+       fabric_effects.py nic_pfc RNICSIM SCENARIO_DIR WORKDIR
+       fabric_effects.py faults RNICSIM SCENARIO_DIR WORKDIR TSHARK TSHARK_CHECK
+
+spreading: the victim flow (v -> w, a path with room to spare) keeps its line
+  rate without PFC, and loses more than 40% of it with PFC, where the incast on
+  another port of the next switch pauses the link it shares (congestion
+  spreading); with PFC nothing is dropped and s1's uplink was paused; the
+  scenario's capture on that switch port holds as many PFC frames as the port
+  counted, cut at the snap length, and lints without error.
+ecmp: leaf0 spreads 64 flows over its 4 spine uplinks: every uplink carries at
+  least half of an even share of the frames, and they add up to what leaf0's
+  hosts sent to the other leaf.
+ecn: an incast marks packets CE at the switch's egress; the switch's count,
+  the receiving NIC's count, lint's CE count in the receiver's capture and
+  tshark's all agree; the capture lints clean and decodes.
+nic_pfc: a NIC with a slow receive side pauses its peer: it sends XOFF and XON,
+  the peer's port stands paused, and the receive pipeline never holds more than
+  its RX buffer and the headroom.
+faults: a link that goes down loses what is sent meanwhile and a link with
+  Gilbert-Elliott loss loses frames; go-back-N recovers both, the data is
+  intact, and the capture lints clean with the retransmissions as observations.
+"""
+import re
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+mode, rnicsim, scen, work = sys.argv[1:5]
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+
+
+def run(name, pcap=None):
+    out = f"{work}/{name}"
+    r = subprocess.run([rnicsim, "run", f"{scen}/{name}.yaml", "--out", out] + (["--pcap", pcap] if pcap else []),
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "result: completed" in r.stdout, r.stdout + r.stderr
+    s = json.load(open(f"{out}/summary.json"))
+    assert all(w["data_verified"] for w in s["workloads"]), s
+    return s, json.load(open(f"{out}/stats.json"))["counters"]
+
+
+def gbps(s, name):
+    return [w for w in s["workloads"] if w["name"] == name][0]["gbps"]
+
+
+if mode == "spreading":
+    lossy, _ = run("spreading_lossy")
+    pfc, stats = run("spreading_pfc")
+    free, blocked = gbps(lossy, "victim"), gbps(pfc, "victim")
+    assert lossy["drops"] > 0 and free > 90, (lossy["drops"], free)
+    assert pfc["drops"] == 0 and pfc["retransmissions"] == 0, pfc
+    assert blocked < 0.6 * free, (blocked, free)
+    # s1's port 4 is its link to s2: s2 paused it.
+    assert stats["s1.port4.pfc_pause_rx.p3"] > 0 and stats["s1.port4.pfc_paused_ps.p3"] > 0, stats
+    print(f"victim: {free:.2f} Gb/s without PFC, {blocked:.2f} Gb/s with PFC "
+          f"(s1's uplink paused {stats['s1.port4.pfc_paused_ps.p3'] / 1e6:.1f} us)")
+    cap = f"{work}/spreading_pfc/s1_uplink.pcap"
+    n_pfc = len(subprocess.run([sys.argv[5], "-n", "-r", cap, "-Y", "macc.opcode == 0x0101", "-T", "fields",
+                                "-e", "frame.number"], capture_output=True, text=True, check=True).stdout.split())
+    assert n_pfc == stats["s1.port4.pfc_pause_rx.p3"] + stats["s1.port4.pfc_xon_rx.p3"], (n_pfc, stats)
+    lint = subprocess.run([rnicsim, "lint", cap], capture_output=True, text=True)
+    assert lint.returncode == 0 and "frame cut by the capture" in lint.stdout, lint.stdout
+    print(f"s1's uplink capture: {n_pfc} PFC frames")
+elif mode == "ecmp":
+    s, stats = run("ecmp_leaf_spine")
+    # leaf0: ports 0..7 go to h0..h7, ports 8..11 to spine0..3.
+    up = [stats[f"leaf0.port{8 + i}.tx_frames"] for i in range(4)]
+    sent = sum(stats[f"h{i}.nic.tx_packets"] for i in range(8))
+    assert sum(up) == sent, (up, sent)
+    assert min(up) >= sum(up) / 4 / 2, up
+    assert s["drops"] == 0, s
+    print(f"leaf0 uplinks carried {up} frames ({sent} sent by its hosts)")
+elif mode == "ecn":
+    tshark, check = sys.argv[5:7]
+    pcap = f"{work}/r.pcap"
+    s, stats = run("incast_ecn", pcap)
+    f = s["fabric"]
+    assert f["ecn_marked"] > 0 and f["ecn_marked"] == f["ecn_ce_received"], f
+    assert s["drops"] == 0, s
+    lint = subprocess.run([rnicsim, "lint", pcap], capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout
+    lint_ce = sum(int(n) for n in re.findall(r"(\d+) CE/FECN marked", lint.stdout))
+    ws = subprocess.run([tshark, "-n", "-r", pcap, "-Y", "ip.dsfield.ecn == 3", "-T", "fields", "-e", "frame.number"],
+                        capture_output=True, text=True, check=True).stdout.split()
+    assert lint_ce == len(ws) == f["ecn_marked"], (lint_ce, len(ws), f["ecn_marked"])
+    subprocess.run([check, tshark, pcap], check=True)
+    print(f"{f['ecn_marked']} packets marked CE; r's NIC, lint and tshark count the same")
+elif mode == "nic_pfc":
+    s, stats = run("nic_pfc")
+    assert s["drops"] == 0 and s["retransmissions"] == 0, s
+    assert stats["b.port0.pfc_xoff_tx.p3"] > 0 and stats["b.port0.pfc_xon_tx.p3"] > 0, stats
+    assert stats["a.port0.pfc_pause_rx.p3"] == stats["b.port0.pfc_xoff_tx.p3"], stats
+    assert stats["a.port0.pfc_paused_ps.p3"] > 0, stats
+    peak = stats["b.nic.rx_buffer_peak_bytes"]
+    # 64 KiB buffer; XOFF at 64 KiB less the headroom (~33 KiB for 1 us at 100 Gb/s), so the peak stays under 64 KiB.
+    assert 16 * 1024 < peak <= 64 * 1024, peak
+    print(f"b paused a {stats['b.port0.pfc_xoff_tx.p3']} times; b's receive buffer peaked at {peak} bytes")
+elif mode == "faults":
+    tshark, check = sys.argv[5:7]
+    pcap = f"{work}/a.pcap"
+    s, stats = run("link_faults", pcap)
+    down, burst = stats.get("a.port0.drops_link_down", 0), stats["c.port0.drops_loss"]
+    assert down > 0 and burst > 0, stats
+    assert s["drops"] == down + burst and s["retransmissions"] > 0, s
+    lint = subprocess.run([rnicsim, "lint", pcap], capture_output=True, text=True)
+    assert lint.returncode == 0 and "observation: retransmission" in lint.stdout, lint.stdout
+    subprocess.run([check, tshark, pcap], check=True)
+    print(f"link down: {down} frames lost; Gilbert-Elliott: {burst} lost; {s['retransmissions']} retransmitted, data intact")
+else:
+    sys.exit(f"unknown mode {mode}")
