@@ -106,6 +106,7 @@ void Port::start_next() {
   tx_busy_ = true;
   ++counters_.tx_frames;
   counters_.tx_bytes += on_wire_.size();
+  if (data && egress_listener_ != nullptr) egress_listener_->leaving(on_wire_);
   // A tap sees the bytes on the wire, CRCs included (bytes() completes a deferred seal).
   for (FrameTap* t : taps_) t->capture(sim_.now(), on_wire_.bytes());
   sim_.scheduler().schedule_in(tx_done_, wire_time(on_wire_.size()));

@@ -41,11 +41,13 @@ public:
   virtual void capture(sim::Time when, std::span<const std::byte> bytes) = 0;
 };
 
-// Told when a data frame leaves an egress queue for the wire (a switch frees its
-// buffer then).
+// Told when a data frame leaves an egress queue for the wire: first `leaving`,
+// which may still change the frame (a switch marking ECN on dequeue), before the
+// taps see it; then `dequeued` (a switch frees its buffer then).
 class EgressListener {
 public:
   virtual ~EgressListener() = default;
+  virtual void leaving(Frame& /*frame*/) {}
   virtual void dequeued(const Frame& frame) = 0;
 };
 

@@ -86,7 +86,8 @@ void Switch::on_frame(uint16_t in, Frame&& f) {
   }
   f.meta().priority = c->priority;
   f.meta().ingress_port = in;
-  if (params_.ecn.enabled && ((params_.ecn.priorities >> c->priority) & 1) && link_ == packet::LinkType::Ethernet &&
+  if (params_.ecn.enabled && !params_.ecn.on_dequeue && ((params_.ecn.priorities >> c->priority) & 1) &&
+      link_ == packet::LinkType::Ethernet &&
       ecn_mark(buffer_->egress_bytes(static_cast<size_t>(out), c->priority)) &&
       packet::mark_ecn_ce(f.bytes(), c->ip_offset))  // bytes(): the frame is changed, so sealed first
     ++counters_.ecn_marked;
@@ -124,6 +125,14 @@ void Switch::on_forwarding_done() {
 void Switch::enqueue(uint16_t out, Frame&& f) {
   ++counters_.forwarded;
   ports_[out]->port->send(std::move(f));
+}
+
+void Switch::on_leaving(uint16_t out, Frame& f) {
+  const EcnParams& e = params_.ecn;
+  const uint8_t prio = f.meta().priority;
+  if (!e.enabled || !e.on_dequeue || link_ != packet::LinkType::Ethernet || !((e.priorities >> prio) & 1)) return;
+  if (ecn_mark(buffer_->egress_bytes(out, prio)) && packet::mark_congestion_experienced(f.bytes()))
+    ++counters_.ecn_marked;
 }
 
 void Switch::on_dequeue(uint16_t out, const Frame& f) {

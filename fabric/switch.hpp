@@ -42,6 +42,10 @@ struct EcnParams {
   uint64_t kmax_bytes = 400 * 1024;
   double pmax = 0.2;
   uint8_t priorities = 0xFF;  // bit p: priority p is marked
+  // Mark as a frame leaves the queue (the queue it leaves behind, itself
+  // included), so a mark says how congested the port is now; false: as it
+  // joins the queue, which tells the receiver a queueing delay later.
+  bool on_dequeue = true;
 };
 
 struct SwitchParams {
@@ -97,6 +101,7 @@ private:
     std::unique_ptr<Port> port;
     std::unique_ptr<PfcGenerator> pfc;
     void receive(Frame&& f) override { sw->on_frame(index, std::move(f)); }
+    void leaving(Frame& f) override { sw->on_leaving(index, f); }
     void dequeued(const Frame& f) override { sw->on_dequeue(index, f); }
   };
   struct Group {
@@ -111,6 +116,8 @@ private:
   // RED: whether a frame joining a queue of `queue_bytes` is marked.
   bool ecn_mark(uint64_t queue_bytes);
   void on_dequeue(uint16_t out, const Frame& f);
+  // ECN marking on dequeue: the frame at the head of egress queue `out`.
+  void on_leaving(uint16_t out, Frame& f);
   void enqueue(uint16_t out, Frame&& f);
   void on_forwarding_done();
   void update_pfc(size_t in, uint8_t prio);

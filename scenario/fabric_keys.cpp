@@ -62,13 +62,18 @@ void read_switch_settings(const Reader& r, const YAML::Node& n, FabricSpec& f, u
                {"buffer", "alpha", "scheduling", "dwrr_weights", "trust", "forwarding_latency", "ecn"});
   fabric::SwitchParams& p = f.switch_params;
   if (const YAML::Node e = n["ecn"]) {
-    r.expect_map(e, "switch.ecn settings", {"kmin", "kmax", "pmax", "priorities"});
+    r.expect_map(e, "switch.ecn settings", {"kmin", "kmax", "pmax", "priorities", "mark_on"});
     fabric::EcnParams& ecn = p.ecn;
     ecn.enabled = true;
     if (e["kmin"]) ecn.kmin_bytes = size_of(r, e["kmin"], "switch.ecn.kmin");
     if (e["kmax"]) ecn.kmax_bytes = size_of(r, e["kmax"], "switch.ecn.kmax");
     if (ecn.kmax_bytes <= ecn.kmin_bytes) r.fail(e["kmax"] ? e["kmax"] : e, "switch.ecn.kmax must be above kmin");
     if (e["pmax"]) ecn.pmax = r.probability(e["pmax"], "switch.ecn.pmax");
+    if (e["mark_on"]) {
+      const std::string m = r.scalar(e["mark_on"], "switch.ecn.mark_on");
+      if (m != "dequeue" && m != "enqueue") r.fail(e["mark_on"], "switch.ecn.mark_on must be dequeue or enqueue");
+      ecn.on_dequeue = m == "dequeue";
+    }
     if (const YAML::Node pr = e["priorities"]) {
       if (!pr.IsSequence() || pr.size() == 0) r.fail(pr, "expected switch.ecn.priorities to list priorities 0..7");
       ecn.priorities = 0;
