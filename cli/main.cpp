@@ -11,11 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/plot.hpp"
 #include "lint/lint.hpp"
 #include "scenario/params.hpp"
 #include "scenario/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/sweep.hpp"
+#include "scenario/units.hpp"
 
 namespace {
 
@@ -30,6 +32,7 @@ void usage(std::ostream& out) {
          "  rnicsim validate FILE.yaml [--set PATH=VALUE]...          check a scenario without running it\n"
          "  rnicsim lint FILE.pcap                                     check a RoCEv2/InfiniBand capture\n"
          "  rnicsim params                                             list every scenario parameter\n"
+         "  rnicsim plot DIR                                           PNG figures of a run's --out DIR\n"
          "  rnicsim --help | --version\n";
 }
 
@@ -98,6 +101,15 @@ int cmd_run(const std::vector<std::string>& args) {
       const std::string* v = value("--out");
       if (v == nullptr) return kExitUsage;
       opts.out_dir = *v;
+    } else if (a == "--sample") {
+      const std::string* v = value("--sample");
+      if (v == nullptr) return kExitUsage;
+      const auto d = rnicsim::scenario::parse_duration(*v);
+      if (!d || d->picoseconds() <= 0) {
+        std::cerr << "rnicsim run: --sample expects a time like 10us, got '" << *v << "'\n";
+        return kExitUsage;
+      }
+      opts.sample_interval = *d;
     } else if (a == "--set") {
       const std::string* v = value("--set");
       if (v == nullptr) return kExitUsage;
@@ -189,6 +201,13 @@ int main(int argc, char** argv) {
   if (cmd == "run") return cmd_run(args);
   if (cmd == "validate") return cmd_validate(args);
   if (cmd == "lint") return cmd_lint(args);
+  if (cmd == "plot") {
+    if (args.size() != 1) {
+      usage(std::cerr);
+      return kExitUsage;
+    }
+    return rnicsim::cli::plot(args[0]);
+  }
   if (cmd == "params") {
     rnicsim::scenario::print_params(std::cout);
     return kExitOk;

@@ -5,6 +5,7 @@
 //   port -> RX pipeline -> responder (requests) / completer (responses) -> CQE writer
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -186,6 +187,14 @@ public:
   NicCounters& stats() { return counters_; }
   const NicCounters& stats() const { return counters_; }
   size_t qp_count() const { return qps_.size(); }
+  // Calls `f(const QpContext&)` for every QP, in QPN order.
+  template <class F>
+  void for_each_qp(F&& f) const {
+    std::vector<uint32_t> qpns;
+    for (const auto& [qpn, qp] : qps_) qpns.push_back(qpn);
+    std::sort(qpns.begin(), qpns.end());
+    for (uint32_t q : qpns) f(*qps_.at(q));
+  }
 
 private:
   sim::Simulator& sim_;

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "fabric/pcap_tap.hpp"
+#include "scenario/timeseries.hpp"
 #include "scenario/workload.hpp"
 #include "scenario/world.hpp"
 
@@ -99,6 +100,20 @@ void port_stats(sim::Stats& stats, const std::string& prefix, const fabric::Port
 }  // namespace
 
 namespace {
+
+// Every QP of every NIC: its counters and congestion-control state.
+void write_qp_csv(World& world, const std::filesystem::path& file) {
+  std::ofstream out(file);
+  out << "host,qpn,type,state,tx_packets,rx_packets,retransmitted_packets,ecn_ce_received,cnps_received,"
+         "rate_limited,rate_gbps,rate_cuts\n";
+  for (const auto& h : world.hosts())
+    h->nic->for_each_qp([&](const nic::QpContext& qp) {
+      out << h->name << ',' << qp.qpn.value() << ',' << nic::to_string(qp.type) << ',' << nic::to_string(qp.state)
+          << ',' << qp.tx_packets << ',' << qp.rx_packets << ',' << qp.retransmitted_packets << ','
+          << qp.ecn_ce_received << ',' << qp.cnps_received << ',' << (qp.cc.limited ? 1 : 0) << ','
+          << (qp.cc.limited ? static_cast<double>(qp.cc.current_rate) / 1e9 : 0.0) << ',' << qp.cc.rate_cuts << '\n';
+    });
+}
 
 // A progress line on stderr for runs longer than a second: simulated time, how
 // far along (by `duration`, else by messages completed), events per second and
@@ -209,11 +224,17 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   };
   sim::Scheduler& sched = world.sim().scheduler();
   Progress progress(opts.quiet ? nullptr : &std::cerr, s, workloads, wall_start);
+  std::unique_ptr<Sampler> sampler;
+  if (!opts.out_dir.empty()) {
+    sampler = std::make_unique<Sampler>(world, workloads, opts.sample_interval);
+    sampler->start();
+  }
   while (!all_done() && !sched.empty() && sched.next_time() <= limit) {
     sched.step();
     if ((sched.events_fired() & 0xFFFF) == 0) progress.update(sched);
   }
   progress.finish();
+  if (sampler) sampler->stop();
 
   Summary sum;
   sum.name = s.name;
@@ -284,6 +305,8 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     std::filesystem::create_directories(opts.out_dir);
     std::ofstream js(std::filesystem::path(opts.out_dir) / "summary.json");
     write_summary_json(sum, js);
+    sampler->write(opts.out_dir);
+    write_qp_csv(world, std::filesystem::path(opts.out_dir) / "qps.csv");
     std::ofstream st(std::filesystem::path(opts.out_dir) / "stats.json");
     sim::Stats& stats = world.sim().stats();
     for (const auto& h : world.hosts()) {

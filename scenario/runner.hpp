@@ -18,7 +18,8 @@ namespace rnicsim::scenario {
 struct RunOptions {
   std::optional<uint64_t> seed;  // overrides the scenario's seed
   std::string pcap_path;         // capture on the first host's port
-  std::string out_dir;           // summary.json and stats.json
+  std::string out_dir;           // summary.json, stats.json, time series and per-QP CSV
+  sim::Duration sample_interval = sim::Duration::us(10);  // time series step (with out_dir)
   bool quiet = false;
 };
 

@@ -1,0 +1,44 @@
+// Time series of a run, for --out and `rnicsim plot`: every `interval` of
+// simulated time the sampler records each workload's delivered bytes, each port's
+// queued bytes and each port's paused time, and writes them as CSV:
+//   throughput.csv  time_us, one column per workload (Gb/s over the interval)
+//   queues.csv      time_us, one column per port (bytes queued for the wire)
+//   pauses.csv      time_us, one column per port (microseconds paused so far)
+// Reading state only, it changes nothing in the run.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "scenario/workload.hpp"
+#include "scenario/world.hpp"
+#include "sim/scheduler.hpp"
+
+namespace rnicsim::scenario {
+
+class Sampler {
+public:
+  Sampler(World& world, const std::vector<std::unique_ptr<Workload>>& workloads, sim::Duration interval);
+  void start();
+  void stop() { world_.sim().scheduler().cancel(tick_); }
+  // Writes the CSV files into `dir`.
+  void write(const std::string& dir) const;
+  size_t samples() const { return times_.size(); }
+
+private:
+  void sample();
+
+  World& world_;
+  const std::vector<std::unique_ptr<Workload>>& workloads_;
+  sim::Duration interval_;
+  std::vector<std::pair<std::string, const fabric::Port*>> ports_;
+  std::vector<double> times_;                      // us
+  std::vector<std::vector<double>> gbps_;          // [sample][workload]
+  std::vector<std::vector<double>> queued_;        // [sample][port]
+  std::vector<std::vector<double>> paused_us_;     // [sample][port]
+  std::vector<uint64_t> last_bytes_;
+  sim::Event tick_;
+};
+
+}  // namespace rnicsim::scenario
