@@ -103,8 +103,10 @@ int cmd_validate(const std::vector<std::string>& args) {
   }
   try {
     const auto s = rnicsim::scenario::load_scenario(args[0]);
-    std::cout << args[0] << ": ok (" << s.hosts.size() << " hosts, " << s.links.size() << " links, "
-              << s.workloads.size() << " workloads)\n";
+    const size_t switches = s.fabric.topology.nodes.size() - s.fabric.topology.hosts().size();
+    std::cout << args[0] << ": ok (" << s.hosts.size() << " hosts, ";
+    if (switches > 0) std::cout << switches << " switches, ";
+    std::cout << s.fabric.topology.links.size() << " links, " << s.workloads.size() << " workloads)\n";
     return kExitOk;
   } catch (const rnicsim::scenario::ScenarioError& e) {
     std::cerr << e.what() << '\n';

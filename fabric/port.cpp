@@ -140,7 +140,7 @@ void Port::accept(Frame&& frame) {
   counters_.rx_bytes += frame.size();
   for (FrameTap* t : taps_) t->capture(sim_.now(), frame.bytes());
   // The MAC consumes PFC frames (only Ethernet carries them).
-  if (params_.min_frame_bytes != 0 && packet::is_mac_control(frame.bytes_as_built())) {
+  if (params_.framing == LinkFraming::Ethernet && packet::is_mac_control(frame.bytes_as_built())) {
     if (const auto pfc = packet::parse_pfc(frame.bytes_as_built())) apply_pfc(*pfc);
     return;
   }

@@ -85,6 +85,7 @@ struct PortParams {
   uint64_t queue_bytes = 4 * 1024 * 1024;         // egress buffer per priority
   uint32_t wire_overhead_bytes = kEthernetOverheadBytes;  // per packet, beyond the frame (see LinkFraming)
   uint32_t min_frame_bytes = kEthernetMinFrameBytes;      // frames are padded on the wire to this (without FCS)
+  LinkFraming framing = LinkFraming::Ethernet;            // Ethernet carries MAC control (PFC) frames
   double loss_rate = 0.0;                         // Bernoulli loss on the wire towards the peer
   GilbertElliott gilbert_elliott;                 // bursty loss on the wire, besides loss_rate
   // Egress scheduling per priority: 0 = strict priority (served before every
@@ -97,6 +98,7 @@ struct PortParams {
 
   // Sets wire_overhead_bytes and min_frame_bytes for a link layer.
   void set_framing(LinkFraming f) {
+    framing = f;
     wire_overhead_bytes = f == LinkFraming::Infiniband ? kIbDelimiterBytes : kEthernetOverheadBytes;
     min_frame_bytes = f == LinkFraming::Infiniband ? 0 : kEthernetMinFrameBytes;
   }

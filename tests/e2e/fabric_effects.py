@@ -6,6 +6,7 @@ usage: fabric_effects.py spreading RNICSIM SCENARIO_DIR WORKDIR TSHARK
        fabric_effects.py ecn RNICSIM SCENARIO_DIR WORKDIR TSHARK TSHARK_CHECK
        fabric_effects.py nic_pfc RNICSIM SCENARIO_DIR WORKDIR
        fabric_effects.py faults RNICSIM SCENARIO_DIR WORKDIR TSHARK TSHARK_CHECK
+       fabric_effects.py scheduling RNICSIM SCENARIO_DIR WORKDIR
 
 spreading: the victim flow (v -> w, a path with room to spare) keeps its line
   rate without PFC, and loses more than 40% of it with PFC, where the incast on
@@ -25,6 +26,10 @@ nic_pfc: a NIC with a slow receive side pauses its peer: it sends XOFF and XON,
 faults: a link that goes down loses what is sent meanwhile and a link with
   Gilbert-Elliott loss loses frames; go-back-N recovers both, the data is
   intact, and the capture lints clean with the retransmissions as observations.
+scheduling: two streams on priorities 1 and 2 share a switch port. Strict
+  priority gives priority 2 the whole port; DWRR 1 : 3 gives it three quarters
+  while both send, so it takes 4/3 as long; either way the port is kept busy
+  (the last byte arrives at the same time).
 """
 import re
 import json
@@ -115,5 +120,16 @@ elif mode == "faults":
     assert lint.returncode == 0 and "observation: retransmission" in lint.stdout, lint.stdout
     subprocess.run([check, tshark, pcap], check=True)
     print(f"link down: {down} frames lost; Gilbert-Elliott: {burst} lost; {s['retransmissions']} retransmitted, data intact")
+elif mode == "scheduling":
+    times = {}
+    for name in ("strict", "dwrr"):
+        s, _ = run(name)
+        assert s["drops"] == 0, s
+        times[name] = {w["name"]: w["seconds"] for w in s["workloads"]}
+    ratio = times["dwrr"]["p2"] / times["strict"]["p2"]
+    assert 1.25 < ratio < 1.42, times
+    assert abs(times["dwrr"]["p1"] / times["strict"]["p1"] - 1) < 0.01, times
+    print(f"priority 2 finishes in {times['strict']['p2'] * 1e6:.1f} us under strict priority, "
+          f"{times['dwrr']['p2'] * 1e6:.1f} us under DWRR 1:3 (x{ratio:.3f}, 4/3 expected)")
 else:
     sys.exit(f"unknown mode {mode}")

@@ -343,3 +343,22 @@ TEST(Switch, EcnMarksByQueueLengthAndKeepsChecksumsRight) {
   EXPECT_EQ(check.bad, 0u);
   EXPECT_EQ(check.not_ect, 150u);  // left alone, queue or not
 }
+
+TEST(Switch, TooSmallHeadroomOverflowsAndIsCounted) {
+  // 1 us cables at 100 Gb/s need about 28 KiB of headroom; give 4 KiB.
+  fabric::SwitchParams sp = pfc_params(512 * 1024);
+  sp.pfc.headroom_bytes = 4096;
+  Star s(3, sp);
+  for (int i = 0; i < 1000; ++i) {
+    s.hosts[0]->send(roce(s.pool, 1, 3, 0xC000, 3));
+    s.hosts[1]->send(roce(s.pool, 2, 3, 0xC001, 3));
+  }
+  s.run();
+  const auto& c = s.sw->counters();
+  const uint64_t overflow = c.drops[static_cast<size_t>(fabric::DropCause::HeadroomOverflow)];
+  EXPECT_GT(overflow, 0u);
+  EXPECT_EQ(overflow, c.drops_total());  // the lossless priority lost nothing else
+  EXPECT_EQ(s.rx[2].frames + overflow, 2000u);
+  // The default headroom for the same links holds everything (PfcIncastIsLosslessAndPausesTheSenders).
+  EXPECT_GT(fabric::default_headroom(s.sw->port(0).params(), sp.max_frame_bytes), 25u * 1024);
+}

@@ -835,3 +835,19 @@ TEST(FabricKeys, ErrorsNameFileLineAndColumn) {
   expect_error("link_layer: ib\nhosts: [{name: a}]\npfc: {}\n", 3, 6, "InfiniBand has credits");
   expect_error(kHosts + "workloads: [{op: write, from: a, to: b, priority: 9}]\n", 6, 51, "priority");
 }
+
+TEST(Run, HeadroomOverflowIsReportedLoudly) {
+  RunOptions opts;
+  opts.quiet = true;
+  const Summary sum = run_text(
+      "hosts: [{name: a}, {name: b}, {name: c}]\ntopology: {kind: single_switch}\nswitch: {buffer: 512KiB}\n"
+      "pfc: {priorities: [3], headroom: 4KiB}\n"
+      "workloads: [{pattern: flows, priority: 3, flows: {generate: incast, to: c, size: 1MiB}}]\n",
+      "t.yaml", opts);
+  EXPECT_TRUE(sum.completed);  // go-back-N recovers what the lossless priority lost
+  EXPECT_GT(sum.fabric.switch_drops[static_cast<size_t>(fabric::DropCause::HeadroomOverflow)], 0u);
+  EXPECT_GT(sum.retransmissions, 0u);
+  std::ostringstream out;
+  print_summary(sum, out);
+  EXPECT_NE(out.str().find("WARNING: PFC HEADROOM OVERFLOW"), std::string::npos) << out.str();
+}
