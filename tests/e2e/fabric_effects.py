@@ -7,6 +7,7 @@ usage: fabric_effects.py spreading RNICSIM SCENARIO_DIR WORKDIR TSHARK
        fabric_effects.py nic_pfc RNICSIM SCENARIO_DIR WORKDIR
        fabric_effects.py faults RNICSIM SCENARIO_DIR WORKDIR TSHARK TSHARK_CHECK
        fabric_effects.py scheduling RNICSIM SCENARIO_DIR WORKDIR
+       fabric_effects.py fat_tree RNICSIM SCENARIO_DIR WORKDIR
 
 spreading: the victim flow (v -> w, a path with room to spare) keeps its line
   rate without PFC, and loses more than 40% of it with PFC, where the incast on
@@ -30,6 +31,9 @@ scheduling: two streams on priorities 1 and 2 share a switch port. Strict
   priority gives priority 2 the whole port; DWRR 1 : 3 gives it three quarters
   while both send, so it takes 4/3 as long; either way the port is kept busy
   (the last byte arrives at the same time).
+fat_tree: an all-to-all in a k = 4 fat-tree completes without a drop, and the
+  traffic between pods crosses all 4 core switches, each at least half of an
+  even share.
 """
 import re
 import json
@@ -131,5 +135,11 @@ elif mode == "scheduling":
     assert abs(times["dwrr"]["p1"] / times["strict"]["p1"] - 1) < 0.01, times
     print(f"priority 2 finishes in {times['strict']['p2'] * 1e6:.1f} us under strict priority, "
           f"{times['dwrr']['p2'] * 1e6:.1f} us under DWRR 1:3 (x{ratio:.3f}, 4/3 expected)")
+elif mode == "fat_tree":
+    s, stats = run("fat_tree")
+    assert s["drops"] == 0 and s["fabric"]["switches"] == 20, s
+    core = [stats[f"core{i}.forwarded"] for i in range(4)]
+    assert min(core) >= sum(core) / 4 / 2, core
+    print(f"fat-tree all-to-all: {s['messages']} flows, core switches forwarded {core}")
 else:
     sys.exit(f"unknown mode {mode}")
