@@ -11,10 +11,51 @@ Port::Port(sim::Simulator& sim, std::string name, PortParams params)
       loss_rng_(sim.random(name_ + ".loss")),
       burst_rng_(sim.random(name_ + ".gilbert_elliott")),
       pause_expiry_([this] { on_pause_expiry(); }, "port.pause_expiry"),
+      credit_arrive_([this] { on_credit_arrival(); }, "port.credit"),
       tx_done_([this] { on_tx_done(); }, "port.tx_done"),
       arrive_([this] { on_arrival(); }, "port.arrive") {
   for (size_t p = 0; p < kPriorities; ++p)
     if (params_.dwrr_quantum[p] == 0) strict_mask_ |= 1u << p;
+  credits_.fill(params_.vl_credit_bytes);
+}
+
+uint32_t Port::with_credit(uint32_t candidates) {
+  if (params_.vl_credit_bytes == 0) return candidates;
+  uint32_t ok = 0;
+  for (uint32_t m = candidates; m != 0; m &= m - 1) {
+    const auto p = static_cast<size_t>(__builtin_ctz(m));
+    if (queues_[p].front().size() <= credits_[p]) {
+      ok |= 1u << p;
+      if ((credit_stalled_ >> p) & 1) {
+        credit_stalled_ &= ~(1u << p);
+        counters_.credit_stall_time[p] += sim_.now() - credit_stalled_since_[p];
+      }
+    } else if (!((credit_stalled_ >> p) & 1)) {
+      credit_stalled_ |= 1u << p;
+      credit_stalled_since_[p] = sim_.now();
+      ++counters_.credit_stalls[p];
+    }
+  }
+  return ok;
+}
+
+void Port::return_credit(uint8_t vl, uint64_t bytes) {
+  if (params_.vl_credit_bytes == 0 || peer_ == nullptr) return;
+  CreditReturn& c = credit_pipe_.emplace_back();
+  c.arrival = sim_.now() + params_.delay;
+  c.vl = vl & (kPriorities - 1);
+  c.bytes = bytes;
+  if (!credit_arrive_.scheduled()) sim_.scheduler().schedule(credit_arrive_, credit_pipe_.front().arrival);
+}
+
+void Port::on_credit_arrival() {
+  while (!credit_pipe_.empty() && credit_pipe_.front().arrival <= sim_.now()) {
+    const CreditReturn c = credit_pipe_.front();
+    credit_pipe_.pop();
+    peer_->credits_[c.vl] += c.bytes;
+  }
+  if (!credit_pipe_.empty()) sim_.scheduler().schedule(credit_arrive_, credit_pipe_.front().arrival);
+  if (!peer_->tx_busy_) peer_->start_next();
 }
 
 void Port::connect(Port& a, Port& b) {
@@ -79,7 +120,7 @@ void Port::start_next() {
     control_.pop();
     ++counters_.control_tx;
   } else {
-    const uint32_t eligible = nonempty_ & ~paused_mask_;
+    const uint32_t eligible = with_credit(nonempty_ & ~paused_mask_);
     if (eligible == 0) return;
     const size_t p = pick(eligible);
     auto& q = queues_[p];
@@ -88,6 +129,7 @@ void Port::start_next() {
     if (q.empty()) nonempty_ &= ~(1u << p);
     queued_bytes_[p] -= on_wire_.size();
     queued_total_ -= on_wire_.size();
+    if (params_.vl_credit_bytes != 0) credits_[p] -= on_wire_.size();
     data = true;
   }
   tx_busy_ = true;
@@ -104,9 +146,12 @@ void Port::start_next() {
 void Port::on_tx_done() {
   tx_busy_ = false;
   Frame f = std::move(on_wire_);
+  const bool lost = !link_up_ || wire_loses();
+  if (lost && params_.vl_credit_bytes != 0)
+    credits_[f.meta().priority & (kPriorities - 1)] += f.size();  // the credit resync (FCCL) gives back what the wire lost
   if (!link_up_) {
     ++counters_.drops_link_down;
-  } else if (wire_loses()) {
+  } else if (lost) {
     ++counters_.drops_loss;
   } else if (peer_ != nullptr) {
     InFlight& slot = pipe_.emplace_back();

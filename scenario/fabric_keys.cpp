@@ -131,6 +131,15 @@ void read_pfc_settings(const Reader& r, const YAML::Node& n, FabricSpec& f) {
   }
 }
 
+void read_ib_credits(const Reader& r, const YAML::Node& n, FabricSpec& f, uint32_t mtu) {
+  r.expect_map(n, "ib_credits settings", {"vl_buffer"});
+  f.ib_vl_buffer_bytes = 64 * 1024;
+  if (n["vl_buffer"]) f.ib_vl_buffer_bytes = size_of(r, n["vl_buffer"], "ib_credits.vl_buffer");
+  if (f.ib_vl_buffer_bytes < mtu + 128)
+    r.fail(n["vl_buffer"], "ib_credits.vl_buffer must hold at least one packet (" + std::to_string(mtu + 128) + " bytes)");
+  f.switch_params.buffer.credit_based = true;
+}
+
 void read_topology(const Reader& r, const YAML::Node& n, Scenario& s) {
   if (!n.IsMap() || !n["kind"]) r.fail(n, "expected topology to be a mapping with 'kind' (single_switch, leaf_spine or fat_tree)");
   const TopologyKind kind = r.choice(n["kind"], "topology.kind", kTopologies);

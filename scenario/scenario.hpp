@@ -112,6 +112,8 @@ struct FabricSpec {
   // NICs: PFC on their receive buffer (pfc.priorities as the switches) and the
   // PFC watchdog of every port.
   uint64_t nic_rx_buffer_bytes = 256 * 1024;
+  // InfiniBand link-level credits: each port's receive buffer per VL (0 = off).
+  uint64_t ib_vl_buffer_bytes = 0;
   sim::Duration pfc_watchdog = sim::Duration::zero();
   bool has_switches() const {
     for (const auto& n : topology.nodes)

@@ -9,6 +9,7 @@ usage: fabric_effects.py spreading RNICSIM SCENARIO_DIR WORKDIR TSHARK
        fabric_effects.py scheduling RNICSIM SCENARIO_DIR WORKDIR
        fabric_effects.py fat_tree RNICSIM SCENARIO_DIR WORKDIR
        fabric_effects.py gbn_loss RNICSIM SCENARIO_DIR WORKDIR
+       fabric_effects.py ib_credits RNICSIM SCENARIO_DIR WORKDIR
 
 spreading: the victim flow (v -> w, a path with room to spare) keeps its line
   rate without PFC, and loses more than 40% of it with PFC, where the incast on
@@ -37,6 +38,9 @@ fat_tree: an all-to-all in a k = 4 fat-tree completes without a drop, and the
   even share.
 gbn_loss: go-back-N goodput under Bernoulli loss: above 90 Gb/s at 1e-5, well
   below that at 1e-3, under 2 Gb/s at 3%; the data arrives intact every time.
+ib_credits: an IB incast through a switch drops and goes back N without credit
+  flow control; with it nothing is dropped or retransmitted, the senders stall
+  on credits and the receiver's link stays busy.
 """
 import re
 import json
@@ -151,5 +155,16 @@ elif mode == "gbn_loss":
     assert g["loss_1e-3"] < 0.7 * g["loss_1e-5"], g
     assert g["loss_3e-2"] < 2, g
     print("go-back-N goodput: " + ", ".join(f"{k} {v:.2f} Gb/s" for k, v in g.items()))
+elif mode == "ib_credits":
+    lossy, _ = run("ib_incast")
+    assert lossy["drops"] > 0 and lossy["retransmissions"] > 0, lossy
+    s, _ = run("ib_incast_credits")
+    f = s["fabric"]
+    assert s["drops"] == 0 and s["retransmissions"] == 0, s
+    assert f["credit_stalls"] > 0 and f["credit_stall_us"] > 0, f
+    gbps = s["bytes"] * 8 / s["simulated_seconds"] / 1e9
+    assert gbps > 85, gbps
+    print(f"IB incast: {lossy['drops']} drops without credits; with credits none, "
+          f"{f['credit_stalls']} credit stalls, {gbps:.1f} Gb/s into the receiver")
 else:
     sys.exit(f"unknown mode {mode}")

@@ -820,6 +820,8 @@ TEST(FabricKeys, ErrorsNameFileLineAndColumn) {
   expect_error(kAb + "    down: [{from: 20us, to: 30us}, {from: 25us, to: 40us}]\n", 4, 43, "not overlap");
   expect_error(kAb + "    gilbert_elliott: {p_good_bad: 0.1, p_bad_good: 0}\n", 4, 52, "never recovers");
   expect_error(kAb + "    gilbert_elliott: {p_bad_good: 0.5}\n", 4, 22, "needs p_good_bad");
+  expect_error(kHosts + "ib_credits: {vl_buffer: 64KiB}\n", 6, 13, "needs link_layer: ib");
+  expect_error("link_layer: ib\n" + kHosts + "ib_credits: {vl_buffer: 1KiB}\n", 7, 25, "at least one packet");
   const std::string kStar = "hosts: [{name: a}, {name: b}]\ntopology: {kind: single_switch}\n";
   expect_error(kStar + "captures: [{switch: sw0, port: 2, file: x.pcap}]\n", 3, 32, "between 0 and 1");
   expect_error(kStar + "captures: [{switch: sw0, file: x.pcap}]\n", 3, 12, "needs 'port' (0 to 1)");
