@@ -136,7 +136,8 @@ void Port::start_next() {
   ++counters_.tx_frames;
   counters_.tx_bytes += on_wire_.size();
   // A tap sees the bytes on the wire, CRCs included (bytes() completes a deferred seal).
-  for (FrameTap* t : taps_) t->capture(sim_.now(), on_wire_.bytes());
+  for (FrameTap* t : taps_)
+    if (!data || t->wants(on_wire_.meta().priority & (kPriorities - 1))) t->capture(sim_.now(), on_wire_.bytes());
   sim_.scheduler().schedule_in(tx_done_, wire_time(on_wire_.size()));
   // Last: the listener may queue a control frame on this very port (a switch's
   // XON), which must find the port busy.
@@ -183,9 +184,11 @@ void Port::on_arrival() {
 void Port::accept(Frame&& frame) {
   ++counters_.rx_frames;
   counters_.rx_bytes += frame.size();
-  for (FrameTap* t : taps_) t->capture(sim_.now(), frame.bytes());
   // The MAC consumes PFC frames (only Ethernet carries them).
-  if (params_.framing == LinkFraming::Ethernet && packet::is_mac_control(frame.bytes_as_built())) {
+  const bool control = params_.framing == LinkFraming::Ethernet && packet::is_mac_control(frame.bytes_as_built());
+  for (FrameTap* t : taps_)
+    if (control || t->wants(frame.meta().priority & (kPriorities - 1))) t->capture(sim_.now(), frame.bytes());
+  if (control) {
     if (const auto pfc = packet::parse_pfc(frame.bytes_as_built())) apply_pfc(*pfc);
     return;
   }

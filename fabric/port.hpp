@@ -37,6 +37,8 @@ class FrameTap {
 public:
   virtual ~FrameTap() = default;
   virtual void capture(sim::Time when, std::span<const std::byte> bytes) = 0;
+  // Whether the tap takes data frames of this priority (MAC control frames it always takes).
+  virtual bool wants(uint8_t /*priority*/) const { return true; }
 };
 
 // Told when a data frame leaves an egress queue for the wire (a switch frees its

@@ -271,7 +271,7 @@ void read_captures(const Reader& r, const YAML::Node& n, Scenario& s) {
   const auto links_at = t.links_of_nodes();
   std::set<std::string> files;
   for (const YAML::Node& c : n) {
-    r.expect_map(c, "a capture", {"host", "switch", "port", "file", "snaplen"});
+    r.expect_map(c, "a capture", {"host", "switch", "port", "file", "snaplen", "priorities"});
     CaptureSpec spec;
     if (!c["file"] || (!c["host"] == !c["switch"]))
       r.fail(c, "a capture needs 'file' and either 'host' or 'switch' (with 'port')");
@@ -291,6 +291,11 @@ void read_captures(const Reader& r, const YAML::Node& n, Scenario& s) {
       r.fail(c, "a switch capture needs 'port' (0 to " + std::to_string(ports - 1) + ")");
     }
     if (c["snaplen"]) spec.snaplen = static_cast<uint32_t>(r.integer(c["snaplen"], "capture snaplen", 64, 262144));
+    if (const YAML::Node pr = c["priorities"]) {
+      if (!pr.IsSequence() || pr.size() == 0) r.fail(pr, "expected capture priorities to list priorities 0..7, like [3]");
+      spec.priorities = 0;
+      for (const YAML::Node& x : pr) spec.priorities |= static_cast<uint8_t>(1u << r.integer(x, "a capture priority", 0, 7));
+    }
     s.captures.push_back(spec);
   }
 }

@@ -119,6 +119,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
       file = std::filesystem::path(opts.out_dir) / file;
     }
     taps.push_back(std::make_unique<fabric::PcapTap>(file.string(), capture_type, c.snaplen));
+    taps.back()->set_priority_filter(c.priorities);
     fabric::Port& port = world.capture_port(c.node, c.port);
     port.add_tap(taps.back().get());
   }

@@ -129,6 +129,7 @@ struct CaptureSpec {
   uint32_t port = 0;         // switch port; 0 for a host
   std::string file;          // relative to --out if given, else to the working directory
   uint32_t snaplen = 65535;  // bytes kept per frame
+  uint8_t priorities = 0xFF; // data frames of these priorities (bit p); PFC frames always
 };
 
 struct Scenario {

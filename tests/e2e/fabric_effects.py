@@ -6,7 +6,7 @@ usage: fabric_effects.py spreading RNICSIM SCENARIO_DIR WORKDIR TSHARK
        fabric_effects.py ecn RNICSIM SCENARIO_DIR WORKDIR TSHARK TSHARK_CHECK
        fabric_effects.py nic_pfc RNICSIM SCENARIO_DIR WORKDIR
        fabric_effects.py faults RNICSIM SCENARIO_DIR WORKDIR TSHARK TSHARK_CHECK
-       fabric_effects.py scheduling RNICSIM SCENARIO_DIR WORKDIR
+       fabric_effects.py scheduling RNICSIM SCENARIO_DIR WORKDIR TSHARK
        fabric_effects.py fat_tree RNICSIM SCENARIO_DIR WORKDIR
        fabric_effects.py gbn_loss RNICSIM SCENARIO_DIR WORKDIR
        fabric_effects.py ib_credits RNICSIM SCENARIO_DIR WORKDIR
@@ -137,6 +137,13 @@ elif mode == "scheduling":
         s, _ = run(name)
         assert s["drops"] == 0, s
         times[name] = {w["name"]: w["seconds"] for w in s["workloads"]}
+    cap = f"{work}/dwrr/c_priority2.pcap"
+    dscp = subprocess.run([sys.argv[5], "-n", "-r", cap, "-T", "fields", "-e", "ip.dsfield.dscp", "-e", "ip.src"],
+                          capture_output=True, text=True, check=True).stdout.split("\n")
+    rows = [l.split("\t") for l in dscp if l]
+    assert rows and all(d == "16" for d, _ in rows), set(d for d, _ in rows)
+    assert sum(1 for _, src in rows if src == "10.0.0.2") == 64 * 16, len(rows)  # 64 x 64 KiB in 4 KiB packets
+    assert subprocess.run([rnicsim, "lint", cap], capture_output=True).returncode == 0
     ratio = times["dwrr"]["p2"] / times["strict"]["p2"]
     assert 1.25 < ratio < 1.42, times
     assert abs(times["dwrr"]["p1"] / times["strict"]["p1"] - 1) < 0.01, times

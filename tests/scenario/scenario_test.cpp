@@ -791,6 +791,11 @@ TEST(FabricKeys, TopologiesBuildHostsSwitchesAndLinks) {
   EXPECT_EQ(s.captures[0].port, 1u);
   EXPECT_EQ(s.captures[0].snaplen, 96u);
   EXPECT_EQ(s.captures[1].file, "a.pcap");
+  EXPECT_EQ(s.captures[1].priorities, 0xFFu);
+  s = parse_scenario("hosts: [{name: a}, {name: b}]\nlinks: [{between: [a, b]}]\n"
+                     "captures: [{host: b, file: b.pcap, priorities: [3, 5]}]\n",
+                     "t.yaml");
+  EXPECT_EQ(s.captures[0].priorities, (1u << 3) | (1u << 5));
 
   s = parse_scenario("topology: {kind: fat_tree, k: 4}\nworkloads: [{pattern: flows, flows: {generate: all_to_all, size: 4KiB}}]\n",
                      "t.yaml");
