@@ -166,8 +166,10 @@ int cmd_validate(const std::vector<std::string>& args) {
   try {
     const auto runs = rnicsim::scenario::load_runs(file, overrides);
     const auto& s = runs.front().scenario;
-    std::cout << file << ": ok (" << s.hosts.size() << " hosts, " << s.links.size() << " links, "
-              << s.workloads.size() << " workloads";
+    const size_t switches = s.fabric.topology.nodes.size() - s.fabric.topology.hosts().size();
+    std::cout << file << ": ok (" << s.hosts.size() << " hosts, ";
+    if (switches > 0) std::cout << switches << " switches, ";
+    std::cout << s.fabric.topology.links.size() << " links, " << s.workloads.size() << " workloads";
     if (runs.size() > 1 || !runs.front().settings.empty()) std::cout << "; a sweep of " << runs.size() << " runs";
     std::cout << ")\n";
     return kExitOk;

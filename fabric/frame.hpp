@@ -31,6 +31,7 @@ struct FrameMeta {
   uint32_t flow_id = 0;      // for statistics
   sim::Time created;         // when the sender built it
   uint16_t ingress_port = 0;  // inside a switch: the port it came in on
+  uint8_t ingress_vl = 0;     // and the priority (IB: VL) it came in on, for credits
 };
 
 class Frame {

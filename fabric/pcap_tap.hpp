@@ -23,6 +23,9 @@ public:
   ~PcapTap() override;
 
   void capture(sim::Time when, std::span<const std::byte> bytes) override;
+  // Data frames of priorities not in `mask` (bit p: priority p) are not captured.
+  void set_priority_filter(uint8_t mask) { priorities_ = mask; }
+  bool wants(uint8_t priority) const override { return (priorities_ >> priority) & 1; }
   void flush();
   uint64_t frames() const { return frames_; }
 
@@ -31,6 +34,7 @@ private:
   pcap_dumper* dumper_ = nullptr;
   uint32_t snaplen_;
   uint64_t frames_ = 0;
+  uint8_t priorities_ = 0xFF;
 };
 
 }  // namespace rnicsim::fabric

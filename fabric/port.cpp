@@ -11,11 +11,52 @@ Port::Port(sim::Simulator& sim, std::string name, PortParams params)
       loss_rng_(sim.random(name_ + ".loss")),
       burst_rng_(sim.random(name_ + ".gilbert_elliott")),
       pause_expiry_([this] { on_pause_expiry(); }, "port.pause_expiry"),
+      credit_arrive_([this] { on_credit_arrival(); }, "port.credit"),
       tx_done_([this] { on_tx_done(); }, "port.tx_done"),
       arrive_([this] { on_arrival(); }, "port.arrive"),
       delayed_arrive_([this] { on_delayed_arrival(); }, "port.delayed_arrive") {
   for (size_t p = 0; p < kPriorities; ++p)
     if (params_.dwrr_quantum[p] == 0) strict_mask_ |= 1u << p;
+  credits_.fill(params_.vl_credit_bytes);
+}
+
+uint32_t Port::with_credit(uint32_t candidates) {
+  if (params_.vl_credit_bytes == 0) return candidates;
+  uint32_t ok = 0;
+  for (uint32_t m = candidates; m != 0; m &= m - 1) {
+    const auto p = static_cast<size_t>(__builtin_ctz(m));
+    if (queues_[p].front().size() <= credits_[p]) {
+      ok |= 1u << p;
+      if ((credit_stalled_ >> p) & 1) {
+        credit_stalled_ &= ~(1u << p);
+        counters_.credit_stall_time[p] += sim_.now() - credit_stalled_since_[p];
+      }
+    } else if (!((credit_stalled_ >> p) & 1)) {
+      credit_stalled_ |= 1u << p;
+      credit_stalled_since_[p] = sim_.now();
+      ++counters_.credit_stalls[p];
+    }
+  }
+  return ok;
+}
+
+void Port::return_credit(uint8_t vl, uint64_t bytes) {
+  if (params_.vl_credit_bytes == 0 || peer_ == nullptr) return;
+  CreditReturn& c = credit_pipe_.emplace_back();
+  c.arrival = sim_.now() + params_.delay;
+  c.vl = vl & (kPriorities - 1);
+  c.bytes = bytes;
+  if (!credit_arrive_.scheduled()) sim_.scheduler().schedule(credit_arrive_, credit_pipe_.front().arrival);
+}
+
+void Port::on_credit_arrival() {
+  while (!credit_pipe_.empty() && credit_pipe_.front().arrival <= sim_.now()) {
+    const CreditReturn c = credit_pipe_.front();
+    credit_pipe_.pop();
+    peer_->credits_[c.vl] += c.bytes;
+  }
+  if (!credit_pipe_.empty()) sim_.scheduler().schedule(credit_arrive_, credit_pipe_.front().arrival);
+  if (!peer_->tx_busy_) peer_->start_next();
 }
 
 FaultModel& Port::faults() {
@@ -92,7 +133,7 @@ void Port::start_next() {
     control_.pop();
     ++counters_.control_tx;
   } else {
-    const uint32_t eligible = nonempty_ & ~paused_mask_;
+    const uint32_t eligible = with_credit(nonempty_ & ~paused_mask_);
     if (eligible == 0) return;
     const size_t p = pick(eligible);
     auto& q = queues_[p];
@@ -101,6 +142,7 @@ void Port::start_next() {
     if (q.empty()) nonempty_ &= ~(1u << p);
     queued_bytes_[p] -= on_wire_.size();
     queued_total_ -= on_wire_.size();
+    if (params_.vl_credit_bytes != 0) credits_[p] -= on_wire_.size();
     data = true;
   }
   tx_busy_ = true;
@@ -108,7 +150,8 @@ void Port::start_next() {
   counters_.tx_bytes += on_wire_.size();
   if (data && egress_listener_ != nullptr) egress_listener_->leaving(on_wire_);
   // A tap sees the bytes on the wire, CRCs included (bytes() completes a deferred seal).
-  for (FrameTap* t : taps_) t->capture(sim_.now(), on_wire_.bytes());
+  for (FrameTap* t : taps_)
+    if (!data || t->wants(on_wire_.meta().priority & (kPriorities - 1))) t->capture(sim_.now(), on_wire_.bytes());
   sim_.scheduler().schedule_in(tx_done_, wire_time(on_wire_.size()));
   // Last: the listener may queue a control frame on this very port (a switch's
   // XON), which must find the port busy.
@@ -118,12 +161,16 @@ void Port::start_next() {
 void Port::on_tx_done() {
   tx_busy_ = false;
   Frame f = std::move(on_wire_);
+  const bool lost = !link_up_ || wire_loses();
   FaultModel::Verdict fault;
+  if (!lost && faults_) fault = faults_->apply(f, sim_.now());
+  if ((lost || fault.drop) && params_.vl_credit_bytes != 0)
+    credits_[f.meta().priority & (kPriorities - 1)] += f.size();  // the credit resync (FCCL) gives back what the wire lost
   if (!link_up_) {
     ++counters_.drops_link_down;
-  } else if (wire_loses()) {
+  } else if (lost) {
     ++counters_.drops_loss;
-  } else if (faults_ && (fault = faults_->apply(f, sim_.now())).drop) {
+  } else if (fault.drop) {
     ++counters_.drops_fault;
   } else if (peer_ != nullptr && fault.extra_delay > sim::Duration::zero()) {
     delayed_.push_back(Delayed{sim_.now() + params_.delay + fault.extra_delay, delayed_seq_++, std::move(f)});
@@ -167,9 +214,11 @@ void Port::on_delayed_arrival() {
 void Port::accept(Frame&& frame) {
   ++counters_.rx_frames;
   counters_.rx_bytes += frame.size();
-  for (FrameTap* t : taps_) t->capture(sim_.now(), frame.bytes());
   // The MAC consumes PFC frames (only Ethernet carries them).
-  if (params_.min_frame_bytes != 0 && packet::is_mac_control(frame.bytes_as_built())) {
+  const bool control = params_.framing == LinkFraming::Ethernet && packet::is_mac_control(frame.bytes_as_built());
+  for (FrameTap* t : taps_)
+    if (control || t->wants(frame.meta().priority & (kPriorities - 1))) t->capture(sim_.now(), frame.bytes());
+  if (control) {
     if (const auto pfc = packet::parse_pfc(frame.bytes_as_built())) apply_pfc(*pfc);
     return;
   }

@@ -39,6 +39,8 @@ class FrameTap {
 public:
   virtual ~FrameTap() = default;
   virtual void capture(sim::Time when, std::span<const std::byte> bytes) = 0;
+  // Whether the tap takes data frames of this priority (MAC control frames it always takes).
+  virtual bool wants(uint8_t /*priority*/) const { return true; }
 };
 
 // Told when a data frame leaves an egress queue for the wire: first `leaving`,
@@ -89,13 +91,18 @@ struct PortParams {
   uint64_t queue_bytes = 4 * 1024 * 1024;         // egress buffer per priority
   uint32_t wire_overhead_bytes = kEthernetOverheadBytes;  // per packet, beyond the frame (see LinkFraming)
   uint32_t min_frame_bytes = kEthernetMinFrameBytes;      // frames are padded on the wire to this (without FCS)
+  LinkFraming framing = LinkFraming::Ethernet;            // Ethernet carries MAC control (PFC) frames
   double loss_rate = 0.0;                         // Bernoulli loss on the wire towards the peer
-  LinkFraming framing = LinkFraming::Ethernet;
   GilbertElliott gilbert_elliott;                 // bursty loss on the wire, besides loss_rate
   // Egress scheduling per priority: 0 = strict priority (served before every
   // weighted priority, the highest first); > 0 = a DWRR quantum in bytes, the
   // weighted priorities sharing what the strict ones leave in proportion.
   std::array<uint32_t, 8> dwrr_quantum{};
+  // InfiniBand link-level flow control: the peer's receive buffer per VL (the
+  // priority index), in bytes; a frame goes out only if the VL has that much
+  // credit, and credit comes back (after the propagation delay, as flow-control
+  // packets would bring it) when the peer frees the buffer. 0 = no credits.
+  uint64_t vl_credit_bytes = 0;
   // PFC watchdog: a priority paused without a break for this long stops
   // honouring pauses until they stop coming for as long (0 = off).
   sim::Duration pfc_watchdog = sim::Duration::zero();
@@ -158,6 +165,10 @@ public:
   bool link_up() const { return link_up_; }
   bool idle() const { return !tx_busy_ && queued_total_ == 0 && control_.empty(); }
   bool paused(uint8_t priority) const { return (paused_mask_ >> priority) & 1; }
+  // The receiver of this port's frames freed `bytes` of VL `vl`'s buffer: the
+  // credit reaches the peer (the sender) after the propagation delay.
+  void return_credit(uint8_t vl, uint64_t bytes);
+  uint64_t credits(uint8_t vl) const { return credits_[vl]; }
   uint64_t queued_bytes(uint8_t priority) const { return queued_bytes_[priority]; }
 
   struct Counters {
@@ -170,6 +181,9 @@ public:
     std::array<uint64_t, 8> pause_rx{}, xon_rx{}, pause_ignored{};
     std::array<sim::Duration, 8> paused_time{};
     uint64_t watchdog_trips = 0;
+    // IB credits: times the head frame of a VL waited for credit, and for how long.
+    std::array<uint64_t, 8> credit_stalls{};
+    std::array<sim::Duration, 8> credit_stall_time{};
   };
   const Counters& counters() const { return counters_; }
   // paused_time including a pause still running now.
@@ -193,6 +207,9 @@ private:
   void unpause(size_t p);
   void on_pause_expiry();
   void arm_pause_expiry();
+  // Priorities whose head frame has the credit to go (all when credits are off).
+  uint32_t with_credit(uint32_t candidates);
+  void on_credit_arrival();
 
   sim::Simulator& sim_;
   std::string name_;
@@ -222,6 +239,18 @@ private:
   std::array<sim::Time, kPriorities> paused_since_{};
   std::array<sim::Time, kPriorities> watchdog_until_{};  // pauses ignored before this
   sim::Event pause_expiry_;
+  // IB credits: what this port may still send per VL, stalls in progress, and
+  // credit on its way back to the peer.
+  std::array<uint64_t, kPriorities> credits_{};
+  uint32_t credit_stalled_ = 0;
+  std::array<sim::Time, kPriorities> credit_stalled_since_{};
+  struct CreditReturn {
+    sim::Time arrival;
+    uint8_t vl = 0;
+    uint64_t bytes = 0;
+  };
+  sim::RingQueue<CreditReturn> credit_pipe_;
+  sim::Event credit_arrive_;
   bool tx_busy_ = false;
   Frame on_wire_;
   sim::Event tx_done_;

@@ -29,7 +29,9 @@ uint64_t SharedBuffer::xoff_threshold() const {
 
 SharedBuffer::Verdict SharedBuffer::admit(size_t in, size_t out, uint8_t prio, uint64_t bytes) {
   Verdict v;
-  if (pfc_.lossless(prio)) {
+  if (params_.credit_based) {
+    v.charge = Charge::Shared;
+  } else if (pfc_.lossless(prio)) {
     if (in_headroom_[in][prio] == 0 && in_shared_[in][prio] + bytes <= xoff_threshold() &&
         shared_used_ + bytes <= shared_size_) {
       v.charge = Charge::Shared;

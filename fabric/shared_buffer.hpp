@@ -23,6 +23,8 @@ namespace rnicsim::fabric {
 struct BufferParams {
   uint64_t size_bytes = 16 * 1024 * 1024;  // the whole buffer, headroom included
   double alpha = 1.0;                      // dynamic threshold of lossy egress queues
+  // IB credit flow control bounds what each ingress VL can hold: admit everything.
+  bool credit_based = false;
 };
 
 // Why a switch dropped a frame. Keep kDropCauseNames in step.

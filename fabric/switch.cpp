@@ -68,15 +68,18 @@ int Switch::route_of(const RouteKey& dest, uint64_t flow_hash) const {
 
 void Switch::on_frame(uint16_t in, Frame&& f) {
   ++counters_.rx_frames;
+  const uint8_t vl = f.meta().priority;  // as it came over the link (IB credits are per VL)
   const auto c = classify(f.bytes_as_built(), link_, params_.priorities);
   const int out = c ? route_of(c->destination, c->flow_hash) : -1;
   if (out < 0) {
     ++counters_.drops[static_cast<size_t>(DropCause::NoRoute)];
+    ports_[in]->port->return_credit(vl, f.size());
     return;
   }
   const SharedBuffer::Verdict v = buffer_->admit(in, static_cast<size_t>(out), c->priority, f.size());
   if (!v.admitted) {
     ++counters_.drops[static_cast<size_t>(v.cause)];
+    ports_[in]->port->return_credit(vl, f.size());
     if (v.cause == DropCause::HeadroomOverflow && counters_.drops[static_cast<size_t>(v.cause)] == 1)
       sim_.log().log(sim::LogLevel::Error, name_, [&](std::ostream& os) {
         os << "PFC headroom overflow on port " << in << " priority " << int{c->priority} << " (headroom "
@@ -86,6 +89,7 @@ void Switch::on_frame(uint16_t in, Frame&& f) {
   }
   f.meta().priority = c->priority;
   f.meta().ingress_port = in;
+  f.meta().ingress_vl = vl;
   if (params_.ecn.enabled && !params_.ecn.on_dequeue && ((params_.ecn.priorities >> c->priority) & 1) &&
       link_ == packet::LinkType::Ethernet &&
       ecn_mark(buffer_->egress_bytes(static_cast<size_t>(out), c->priority)) &&
@@ -138,6 +142,7 @@ void Switch::on_leaving(uint16_t out, Frame& f) {
 void Switch::on_dequeue(uint16_t out, const Frame& f) {
   const FrameMeta& m = f.meta();
   buffer_->release(m.ingress_port, out, m.priority, f.size());
+  ports_[m.ingress_port]->port->return_credit(m.ingress_vl, f.size());
   if (xoff_.empty()) return;
   // The dynamic threshold moves with the free buffer: every paused pair may resume.
   // An XON may start another port sending, which comes back here: a pair leaves

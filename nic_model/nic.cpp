@@ -235,6 +235,7 @@ void Nic::rx_buffered(uint8_t priority, int64_t delta) {
   rx_bytes_[priority] = static_cast<uint64_t>(static_cast<int64_t>(rx_bytes_[priority]) + delta);
   rx_total_ = static_cast<uint64_t>(static_cast<int64_t>(rx_total_) + delta);
   rx_peak_ = std::max(rx_peak_, rx_total_);
+  if (delta < 0 && port_ != nullptr) port_->return_credit(priority, static_cast<uint64_t>(-delta));  // IB credits
   if (pfc_ == nullptr) return;
   if (rx_bytes_[priority] > pfc_xoff_) {
     pfc_->set_congested(priority, true);

@@ -136,6 +136,15 @@ void read_pfc_settings(const Reader& r, const YAML::Node& n, FabricSpec& f) {
   }
 }
 
+void read_ib_credits(const Reader& r, const YAML::Node& n, FabricSpec& f, uint32_t mtu) {
+  r.expect_map(n, "ib_credits settings", {"vl_buffer"});
+  f.ib_vl_buffer_bytes = 64 * 1024;
+  if (n["vl_buffer"]) f.ib_vl_buffer_bytes = size_of(r, n["vl_buffer"], "ib_credits.vl_buffer");
+  if (f.ib_vl_buffer_bytes < mtu + 128)
+    r.fail(n["vl_buffer"], "ib_credits.vl_buffer must hold at least one packet (" + std::to_string(mtu + 128) + " bytes)");
+  f.switch_params.buffer.credit_based = true;
+}
+
 void read_topology(const Reader& r, const YAML::Node& n, Scenario& s) {
   if (!n.IsMap() || !n["kind"]) r.fail(n, "expected topology to be a mapping with 'kind' (single_switch, leaf_spine or fat_tree)");
   const TopologyKind kind = r.choice(n["kind"], "topology.kind", kTopologies);
@@ -267,7 +276,7 @@ void read_captures(const Reader& r, const YAML::Node& n, Scenario& s) {
   const auto links_at = t.links_of_nodes();
   std::set<std::string> files;
   for (const YAML::Node& c : n) {
-    r.expect_map(c, "a capture", {"host", "switch", "port", "file", "snaplen"});
+    r.expect_map(c, "a capture", {"host", "switch", "port", "file", "snaplen", "priorities"});
     CaptureSpec spec;
     if (!c["file"] || (!c["host"] == !c["switch"]))
       r.fail(c, "a capture needs 'file' and either 'host' or 'switch' (with 'port')");
@@ -287,6 +296,11 @@ void read_captures(const Reader& r, const YAML::Node& n, Scenario& s) {
       r.fail(c, "a switch capture needs 'port' (0 to " + std::to_string(ports - 1) + ")");
     }
     if (c["snaplen"]) spec.snaplen = static_cast<uint32_t>(r.integer(c["snaplen"], "capture snaplen", 64, 262144));
+    if (const YAML::Node pr = c["priorities"]) {
+      if (!pr.IsSequence() || pr.size() == 0) r.fail(pr, "expected capture priorities to list priorities 0..7, like [3]");
+      spec.priorities = 0;
+      for (const YAML::Node& x : pr) spec.priorities |= static_cast<uint8_t>(1u << r.integer(x, "a capture priority", 0, 7));
+    }
     s.captures.push_back(spec);
   }
 }

@@ -14,6 +14,8 @@ namespace rnicsim::scenario {
 void read_switch_settings(const Reader& r, const YAML::Node& n, FabricSpec& f, uint32_t mtu);
 // `pfc:` in switches and NICs.
 void read_pfc_settings(const Reader& r, const YAML::Node& n, FabricSpec& f);
+// `ib_credits:` (native IB): credit flow control per VL on every link.
+void read_ib_credits(const Reader& r, const YAML::Node& n, FabricSpec& f, uint32_t mtu);
 // `topology:`: generates switches, links and (unless `hosts:` names them) hosts.
 void read_topology(const Reader& r, const YAML::Node& n, Scenario& s);
 // `switches:` and `links:` (hosts and switches), into s.links and s.fabric.topology.

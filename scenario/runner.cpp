@@ -37,6 +37,10 @@ void add_port_pfc(const fabric::Port& port, FabricSummary& f) {
     f.paused_us[p] += port.paused_time(p).microseconds();
   }
   f.watchdog_trips += c.watchdog_trips;
+  for (size_t p = 0; p < 8; ++p) {
+    f.credit_stalls += c.credit_stalls[p];
+    f.credit_stall_us += c.credit_stall_time[p].microseconds();
+  }
 }
 
 void add_pfc_sent(const fabric::PfcGenerator* g, FabricSummary& f) {
@@ -192,6 +196,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
       file = std::filesystem::path(opts.out_dir) / file;
     }
     taps.push_back(std::make_unique<fabric::PcapTap>(file.string(), capture_type, c.snaplen));
+    taps.back()->set_priority_filter(c.priorities);
     fabric::Port& port = world.capture_port(c.node, c.port);
     port.add_tap(taps.back().get());
   }
@@ -502,6 +507,12 @@ static void print_fabric(const FabricSummary& f, std::ostream& out) {
     if (f.watchdog_trips > 0) out << "; PFC watchdog tripped " << f.watchdog_trips << " times";
     out << '\n';
   }
+  if (f.credit_stalls > 0) {
+    char line[160];
+    std::snprintf(line, sizeof line, "IB credits: %llu stalls waiting for credit, %.3f us in all\n",
+                  static_cast<unsigned long long>(f.credit_stalls), f.credit_stall_us);
+    out << line;
+  }
   const uint64_t overflow = f.switch_drops[static_cast<size_t>(fabric::DropCause::HeadroomOverflow)];
   if (overflow > 0)
     out << "WARNING: PFC HEADROOM OVERFLOW: " << overflow
@@ -564,7 +575,8 @@ static void write_fabric_json(const FabricSummary& f, std::ostream& out) {
       << ", \"drops\": {";
   for (size_t d = 0; d < f.switch_drops.size(); ++d)
     out << (d ? ", " : "") << '"' << fabric::kDropCauseNames[d] << "\": " << f.switch_drops[d];
-  out << "},\n    \"pfc\": {\"frames_sent\": " << f.pfc_frames_sent << ", \"watchdog_trips\": " << f.watchdog_trips;
+  out << "}, \"credit_stalls\": " << f.credit_stalls << ", \"credit_stall_us\": " << f.credit_stall_us;
+  out << ",\n    \"pfc\": {\"frames_sent\": " << f.pfc_frames_sent << ", \"watchdog_trips\": " << f.watchdog_trips;
   list("xoff_sent", f.xoff_sent);
   list("refresh_sent", f.refresh_sent);
   list("xon_sent", f.xon_sent);

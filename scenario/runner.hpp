@@ -54,6 +54,9 @@ struct FabricSummary {
   std::array<uint64_t, 8> xoff_sent{}, refresh_sent{}, xon_sent{}, pause_received{}, xon_received{};
   std::array<double, 8> paused_us{};
   uint64_t watchdog_trips = 0;
+  // IB credits: how often, and how long, a VL's head frame waited for credit.
+  uint64_t credit_stalls = 0;
+  double credit_stall_us = 0;
   bool pfc_used() const { return pfc_frames_sent > 0; }
 };
 

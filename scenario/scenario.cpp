@@ -66,7 +66,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
   if (!root || root.IsNull()) throw ScenarioError(file_name, 1, 1, "empty scenario: expected a mapping with hosts, links and workloads");
   r.expect_map(root, "a scenario",
                {"name", "seed", "link_layer", "ib_grh", "duration", "hosts", "links", "nic", "workloads",
-                "host", "switches", "topology", "switch", "pfc", "captures", "faults", "expect", "sweep"});
+                "host", "switches", "topology", "switch", "pfc", "captures", "ib_credits", "faults", "expect", "sweep"});
 
   Scenario s;
   s.file = file_name;
@@ -84,6 +84,10 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
   if (root["pfc"]) {
     if (s.link_layer == LinkLayer::Ib) r.fail(root["pfc"], "pfc is Ethernet's (RoCEv2); InfiniBand has credits");
     read_pfc_settings(r, root["pfc"], s.fabric);
+  }
+  if (const YAML::Node c = root["ib_credits"]) {
+    if (s.link_layer != LinkLayer::Ib) r.fail(c, "ib_credits needs link_layer: ib (Ethernet has pfc)");
+    read_ib_credits(r, c, s.fabric, s.nic.mtu);
   }
   s.fabric.switch_params.max_frame_bytes = s.nic.mtu + 128;
   const YAML::Node topology = root["topology"];

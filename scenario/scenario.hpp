@@ -116,6 +116,8 @@ struct FabricSpec {
   // NICs: PFC on their receive buffer (pfc.priorities as the switches) and the
   // PFC watchdog of every port.
   uint64_t nic_rx_buffer_bytes = 256 * 1024;
+  // InfiniBand link-level credits: each port's receive buffer per VL (0 = off).
+  uint64_t ib_vl_buffer_bytes = 0;
   sim::Duration pfc_watchdog = sim::Duration::zero();
   bool has_switches() const {
     for (const auto& n : topology.nodes)
@@ -131,6 +133,7 @@ struct CaptureSpec {
   uint32_t port = 0;         // switch port; 0 for a host
   std::string file;          // relative to --out if given, else to the working directory
   uint32_t snaplen = 65535;  // bytes kept per frame
+  uint8_t priorities = 0xFF; // data frames of these priorities (bit p); PFC frames always
 };
 
 struct Scenario {

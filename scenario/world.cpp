@@ -96,6 +96,7 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink)
     p.delay = l.delay;
     p.loss_rate = l.loss;
     p.gilbert_elliott = l.gilbert_elliott;
+    if (ib) p.vl_credit_bytes = s.fabric.ib_vl_buffer_bytes;
     p.pfc_watchdog = s.fabric.pfc_watchdog;
     fabric::Port& a = port_at(l.a, p);
     fabric::Port& b = port_at(l.b, p);

@@ -6,6 +6,10 @@ usage: fabric_effects.py spreading RNICSIM SCENARIO_DIR WORKDIR TSHARK
        fabric_effects.py ecn RNICSIM SCENARIO_DIR WORKDIR TSHARK TSHARK_CHECK
        fabric_effects.py nic_pfc RNICSIM SCENARIO_DIR WORKDIR
        fabric_effects.py faults RNICSIM SCENARIO_DIR WORKDIR TSHARK TSHARK_CHECK
+       fabric_effects.py scheduling RNICSIM SCENARIO_DIR WORKDIR TSHARK
+       fabric_effects.py fat_tree RNICSIM SCENARIO_DIR WORKDIR
+       fabric_effects.py gbn_loss RNICSIM SCENARIO_DIR WORKDIR
+       fabric_effects.py ib_credits RNICSIM SCENARIO_DIR WORKDIR
 
 spreading: the victim flow (v -> w, a path with room to spare) keeps its line
   rate without PFC, and loses more than 40% of it with PFC, where the incast on
@@ -25,6 +29,18 @@ nic_pfc: a NIC with a slow receive side pauses its peer: it sends XOFF and XON,
 faults: a link that goes down loses what is sent meanwhile and a link with
   Gilbert-Elliott loss loses frames; go-back-N recovers both, the data is
   intact, and the capture lints clean with the retransmissions as observations.
+scheduling: two streams on priorities 1 and 2 share a switch port. Strict
+  priority gives priority 2 the whole port; DWRR 1 : 3 gives it three quarters
+  while both send, so it takes 4/3 as long; either way the port is kept busy
+  (the last byte arrives at the same time).
+fat_tree: an all-to-all in a k = 4 fat-tree completes without a drop, and the
+  traffic between pods crosses all 4 core switches, each at least half of an
+  even share.
+gbn_loss: go-back-N goodput under Bernoulli loss: above 90 Gb/s at 1e-5, well
+  below that at 1e-3, under 2 Gb/s at 3%; the data arrives intact every time.
+ib_credits: an IB incast through a switch drops and goes back N without credit
+  flow control; with it nothing is dropped or retransmitted, the senders stall
+  on credits and the receiver's link stays busy.
 """
 import re
 import json
@@ -115,5 +131,47 @@ elif mode == "faults":
     assert lint.returncode == 0 and "observation: retransmission" in lint.stdout, lint.stdout
     subprocess.run([check, tshark, pcap], check=True)
     print(f"link down: {down} frames lost; Gilbert-Elliott: {burst} lost; {s['retransmissions']} retransmitted, data intact")
+elif mode == "scheduling":
+    times = {}
+    for name in ("strict", "dwrr"):
+        s, _ = run(name)
+        assert s["drops"] == 0, s
+        times[name] = {w["name"]: w["seconds"] for w in s["workloads"]}
+    cap = f"{work}/dwrr/c_priority2.pcap"
+    dscp = subprocess.run([sys.argv[5], "-n", "-r", cap, "-T", "fields", "-e", "ip.dsfield.dscp", "-e", "ip.src"],
+                          capture_output=True, text=True, check=True).stdout.split("\n")
+    rows = [l.split("\t") for l in dscp if l]
+    assert rows and all(d == "16" for d, _ in rows), set(d for d, _ in rows)
+    assert sum(1 for _, src in rows if src == "10.0.0.2") == 64 * 16, len(rows)  # 64 x 64 KiB in 4 KiB packets
+    assert subprocess.run([rnicsim, "lint", cap], capture_output=True).returncode == 0
+    ratio = times["dwrr"]["p2"] / times["strict"]["p2"]
+    assert 1.25 < ratio < 1.42, times
+    assert abs(times["dwrr"]["p1"] / times["strict"]["p1"] - 1) < 0.01, times
+    print(f"priority 2 finishes in {times['strict']['p2'] * 1e6:.1f} us under strict priority, "
+          f"{times['dwrr']['p2'] * 1e6:.1f} us under DWRR 1:3 (x{ratio:.3f}, 4/3 expected)")
+elif mode == "fat_tree":
+    s, stats = run("fat_tree")
+    assert s["drops"] == 0 and s["fabric"]["switches"] == 20, s
+    core = [stats[f"core{i}.forwarded"] for i in range(4)]
+    assert min(core) >= sum(core) / 4 / 2, core
+    print(f"fat-tree all-to-all: {s['messages']} flows, core switches forwarded {core}")
+elif mode == "gbn_loss":
+    s, _ = run("gbn_loss")
+    g = {w["name"]: w["gbps"] for w in s["workloads"]}
+    assert g["loss_1e-5"] > 90, g
+    assert g["loss_1e-3"] < 0.7 * g["loss_1e-5"], g
+    assert g["loss_3e-2"] < 2, g
+    print("go-back-N goodput: " + ", ".join(f"{k} {v:.2f} Gb/s" for k, v in g.items()))
+elif mode == "ib_credits":
+    lossy, _ = run("ib_incast")
+    assert lossy["drops"] > 0 and lossy["retransmissions"] > 0, lossy
+    s, _ = run("ib_incast_credits")
+    f = s["fabric"]
+    assert s["drops"] == 0 and s["retransmissions"] == 0, s
+    assert f["credit_stalls"] > 0 and f["credit_stall_us"] > 0, f
+    gbps = s["bytes"] * 8 / s["simulated_seconds"] / 1e9
+    assert gbps > 85, gbps
+    print(f"IB incast: {lossy['drops']} drops without credits; with credits none, "
+          f"{f['credit_stalls']} credit stalls, {gbps:.1f} Gb/s into the receiver")
 else:
     sys.exit(f"unknown mode {mode}")

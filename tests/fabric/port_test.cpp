@@ -260,3 +260,30 @@ TEST(Port, ALinkThatIsDownLosesWhatItSends) {
   EXPECT_EQ(a.counters().drops_link_down, static_cast<uint64_t>(last - first));
   EXPECT_EQ(rx.got.size(), 100u - a.counters().drops_link_down);
 }
+
+TEST(Port, IbCreditsStopAVlUntilTheReceiverFreesItsBuffer) {
+  sim::Simulator s(1);
+  fabric::FramePool pool;
+  fabric::PortParams p;
+  p.set_framing(fabric::LinkFraming::Infiniband);
+  p.vl_credit_bytes = 2500;  // two 1000-byte frames per VL
+  fabric::Port a(s, "a", p), b(s, "b", p);
+  fabric::Port::connect(a, b);
+  Recorder rx(s);
+  b.set_receiver(&rx);
+  for (int i = 0; i < 5; ++i) a.send(make(pool, 1000, static_cast<uint8_t>(i), 0));
+  a.send(make(pool, 1000, 9, 1));  // VL 1 has its own credit
+  s.scheduler().run_until(sim::Time::zero() + 20_us);
+  ASSERT_EQ(rx.got.size(), 3u);  // two on VL 0, one on VL 1; the rest wait for credit
+  EXPECT_EQ(a.credits(0), 500u);
+  EXPECT_EQ(a.counters().credit_stalls[0], 1u);
+  // At 20 us b frees one frame of VL 0: its credit reaches a one propagation delay later.
+  sim::Event free_one([&] { b.return_credit(0, 1000); }, "free");
+  s.scheduler().schedule(free_one, sim::Time::zero() + 20_us);
+  s.scheduler().run_until(sim::Time::zero() + 20_us + 999_ns);
+  EXPECT_EQ(rx.got.size(), 3u);
+  s.scheduler().run_until(sim::Time::max());
+  EXPECT_EQ(rx.got.size(), 4u);
+  EXPECT_EQ(rx.got.back().first, sim::Time::zero() + 21_us + a.wire_time(1000) + 1_us);
+  EXPECT_GT(a.counters().credit_stall_time[0], 18_us);
+}

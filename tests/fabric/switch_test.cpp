@@ -343,3 +343,45 @@ TEST(Switch, EcnMarksByQueueLengthAndKeepsChecksumsRight) {
   EXPECT_EQ(check.bad, 0u);
   EXPECT_EQ(check.not_ect, 150u);  // left alone, queue or not
 }
+
+TEST(Switch, TooSmallHeadroomOverflowsAndIsCounted) {
+  // 1 us cables at 100 Gb/s need about 28 KiB of headroom; give 4 KiB.
+  fabric::SwitchParams sp = pfc_params(512 * 1024);
+  sp.pfc.headroom_bytes = 4096;
+  Star s(3, sp);
+  for (int i = 0; i < 1000; ++i) {
+    s.hosts[0]->send(roce(s.pool, 1, 3, 0xC000, 3));
+    s.hosts[1]->send(roce(s.pool, 2, 3, 0xC001, 3));
+  }
+  s.run();
+  const auto& c = s.sw->counters();
+  const uint64_t overflow = c.drops[static_cast<size_t>(fabric::DropCause::HeadroomOverflow)];
+  EXPECT_GT(overflow, 0u);
+  EXPECT_EQ(overflow, c.drops_total());  // the lossless priority lost nothing else
+  EXPECT_EQ(s.rx[2].frames + overflow, 2000u);
+  // The default headroom for the same links holds everything (PfcIncastIsLosslessAndPausesTheSenders).
+  EXPECT_GT(fabric::default_headroom(s.sw->port(0).params(), sp.max_frame_bytes), 25u * 1024);
+}
+
+TEST(Switch, PauseRefreshedBeforeItRunsOutKeepsThePeerPausedUntilXon) {
+  sim::Simulator sim(1);
+  fabric::FramePool pool;
+  fabric::PortParams p;
+  fabric::Port a(sim, "a", p), b(sim, "b", p);
+  fabric::Port::connect(a, b);
+  fabric::PfcParams pp;
+  pp.priorities = 1u << 3;
+  pp.quanta = 1000;  // 5.12 us at 100 Gb/s, refreshed every 2.56 us
+  fabric::PfcGenerator g(sim, pool, b, {2, 0, 0, 0, 0, 2}, pp);
+  sim::Event on([&] { g.set_congested(3, true); }, "on"), off([&] { g.set_congested(3, false); }, "off");
+  sim.scheduler().schedule(on, sim::Time::zero() + 10_us);
+  sim.scheduler().schedule(off, sim::Time::zero() + 110_us);
+  sim.scheduler().run_until(sim::Time::max());
+  // Paused from the XOFF's arrival to the XON's: exactly the 100 us of congestion,
+  // never running out in between (that would show as less).
+  EXPECT_EQ(a.counters().paused_time[3], 100_us);
+  EXPECT_EQ(g.counters().refresh[3], 39u);  // at 12.56, 15.12, ... 107.84 us
+  EXPECT_EQ(a.counters().pause_rx[3], 40u);
+  EXPECT_EQ(a.counters().xon_rx[3], 1u);
+  EXPECT_FALSE(a.paused(3));
+}

@@ -866,6 +866,11 @@ TEST(FabricKeys, TopologiesBuildHostsSwitchesAndLinks) {
   EXPECT_EQ(s.captures[0].port, 1u);
   EXPECT_EQ(s.captures[0].snaplen, 96u);
   EXPECT_EQ(s.captures[1].file, "a.pcap");
+  EXPECT_EQ(s.captures[1].priorities, 0xFFu);
+  s = parse_scenario("hosts: [{name: a}, {name: b}]\nlinks: [{between: [a, b]}]\n"
+                     "captures: [{host: b, file: b.pcap, priorities: [3, 5]}]\n",
+                     "t.yaml");
+  EXPECT_EQ(s.captures[0].priorities, (1u << 3) | (1u << 5));
 
   s = parse_scenario("topology: {kind: fat_tree, k: 4}\nworkloads: [{pattern: flows, flows: {generate: all_to_all, size: 4KiB}}]\n",
                      "t.yaml");
@@ -895,6 +900,8 @@ TEST(FabricKeys, ErrorsNameFileLineAndColumn) {
   expect_error(kAb + "    down: [{from: 20us, to: 30us}, {from: 25us, to: 40us}]\n", 4, 43, "not overlap");
   expect_error(kAb + "    gilbert_elliott: {p_good_bad: 0.1, p_bad_good: 0}\n", 4, 52, "never recovers");
   expect_error(kAb + "    gilbert_elliott: {p_bad_good: 0.5}\n", 4, 22, "needs p_good_bad");
+  expect_error(kHosts + "ib_credits: {vl_buffer: 64KiB}\n", 6, 13, "needs link_layer: ib");
+  expect_error("link_layer: ib\n" + kHosts + "ib_credits: {vl_buffer: 1KiB}\n", 7, 25, "at least one packet");
   const std::string kStar = "hosts: [{name: a}, {name: b}]\ntopology: {kind: single_switch}\n";
   expect_error(kStar + "captures: [{switch: sw0, port: 2, file: x.pcap}]\n", 3, 32, "between 0 and 1");
   expect_error(kStar + "captures: [{switch: sw0, file: x.pcap}]\n", 3, 12, "needs 'port' (0 to 1)");
@@ -909,4 +916,20 @@ TEST(FabricKeys, ErrorsNameFileLineAndColumn) {
                "do not go together");
   expect_error("link_layer: ib\nhosts: [{name: a}]\npfc: {}\n", 3, 6, "InfiniBand has credits");
   expect_error(kHosts + "workloads: [{op: write, from: a, to: b, priority: 9}]\n", 6, 51, "priority");
+}
+
+TEST(Run, HeadroomOverflowIsReportedLoudly) {
+  RunOptions opts;
+  opts.quiet = true;
+  const Summary sum = run_text(
+      "hosts: [{name: a}, {name: b}, {name: c}]\ntopology: {kind: single_switch}\nswitch: {buffer: 512KiB}\n"
+      "pfc: {priorities: [3], headroom: 4KiB}\n"
+      "workloads: [{pattern: flows, priority: 3, flows: {generate: incast, to: c, size: 1MiB}}]\n",
+      "t.yaml", opts);
+  EXPECT_TRUE(sum.completed);  // go-back-N recovers what the lossless priority lost
+  EXPECT_GT(sum.fabric.switch_drops[static_cast<size_t>(fabric::DropCause::HeadroomOverflow)], 0u);
+  EXPECT_GT(sum.retransmissions, 0u);
+  std::ostringstream out;
+  print_summary(sum, out);
+  EXPECT_NE(out.str().find("WARNING: PFC HEADROOM OVERFLOW"), std::string::npos) << out.str();
 }
