@@ -236,16 +236,4 @@ void Nic::flush_recv(QpContext& qp, const RecvWqe& w) {
   cqe_writer_.post(qp.recv_cq, c);
 }
 
-const char* to_string(WcStatus s) {
-  static constexpr const char* kNames[] = {
-      "success", "local length error", "local QP operation error", "local EE context operation error",
-      "local protection error", "Work Request Flushed Error", "memory management operation error",
-      "bad response error", "local access error", "remote invalid request error", "remote access error",
-      "remote operation error", "transport retry counter exceeded", "RNR retry counter exceeded",
-      "local RDD violation error", "remote invalid RD request", "aborted error", "invalid EE context number",
-      "invalid EE context state", "fatal error", "response timeout error", "general error"};
-  const auto i = static_cast<size_t>(s);
-  return i < std::size(kNames) ? kNames[i] : "unknown";
-}
-
 }  // namespace rnicsim::nic

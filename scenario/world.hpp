@@ -2,6 +2,7 @@
 // one port) joined by links, all on one simulator.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,10 @@
 
 namespace rnicsim::scenario {
 
+// The port GUID of host `index`: an EUI-64 with the locally administered bit
+// set, 02:00:00:ff:fe + the host number (24 bits).
+uint64_t port_guid(size_t index);
+
 struct Host {
   std::string name;
   nic::SimulatedHostMemory memory;
@@ -25,7 +30,10 @@ struct Host {
 
 class World {
 public:
-  World(const Scenario& s, uint64_t seed, std::ostream& log_sink);
+  // Host memory of host i: `memory(i)` if given (emulation: a real process), else
+  // the host's simulated memory.
+  using MemoryFor = std::function<nic::HostMemory&(size_t host_index)>;
+  World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const MemoryFor& memory = {});
   sim::Simulator& sim() { return sim_; }
   Host& host(const std::string& name);
   std::vector<std::unique_ptr<Host>>& hosts() { return hosts_; }
