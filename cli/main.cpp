@@ -2,6 +2,8 @@
 //   rnicsim run FILE.yaml [--seed N] [--pcap FILE] [--out DIR]
 //   rnicsim validate FILE.yaml
 //   rnicsim lint FILE.pcap
+//   rnicsim serve [FILE.yaml] [--socket PATH] [--pcap FILE] [--dilation X]
+//   rnicsim exec [--host NAME] [--socket PATH] -- PROGRAM ARGS
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -9,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/emulation_commands.hpp"
 #include "lint/lint.hpp"
 #include "scenario/runner.hpp"
 #include "scenario/scenario.hpp"
@@ -24,6 +27,10 @@ void usage(std::ostream& out) {
          "  rnicsim run FILE.yaml [--seed N] [--pcap FILE] [--out DIR]   run a scenario in simulated time\n"
          "  rnicsim validate FILE.yaml                                 check a scenario without running it\n"
          "  rnicsim lint FILE.pcap                                     check a RoCEv2/InfiniBand capture\n"
+         "  rnicsim serve [FILE.yaml] [--socket PATH] [--pcap FILE] [--dilation X] [--idle-exit SECONDS]\n"
+         "                                                             run the NICs in real time for programs on the shim\n"
+         "  rnicsim exec [--host NAME] [--socket PATH] [--scenario FILE] [--passthrough] -- PROGRAM ARGS\n"
+         "                                                             run an unmodified RDMA program on the shim\n"
          "  rnicsim --help | --version\n";
 }
 
@@ -133,6 +140,8 @@ int main(int argc, char** argv) {
   if (cmd == "run") return cmd_run(args);
   if (cmd == "validate") return cmd_validate(args);
   if (cmd == "lint") return cmd_lint(args);
+  if (cmd == "serve") return rnicsim::cli::cmd_serve(args);
+  if (cmd == "exec") return rnicsim::cli::cmd_exec(args);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(std::cout);
     return kExitOk;

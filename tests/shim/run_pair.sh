@@ -1,0 +1,53 @@
+#!/bin/bash
+# Runs an unmodified RDMA program as a server and a client, each through
+# `rnicsim exec` on its own host of a daemon started here, and checks that both
+# complete. The program's own TCP exchange (of QP numbers) uses PORT, which must
+# be among its arguments, so tests can run side by side.
+# usage: run_pair.sh RNICSIM OUTDIR SCENARIO|- PORT [--pcap] [--expect REGEX] -- PROGRAM ARGS...
+#   SCENARIO "-": the daemon's default (two hosts, lossless 100 Gb/s).
+#   --pcap: the daemon captures the first host's port into OUTDIR/capture.pcap.
+#   --expect: both outputs must match REGEX (grep -E).
+set -u
+rnicsim=$1 out=$2 scenario=$3 port=$4
+shift 4
+pcap="" expect=""
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+  case "$1" in
+    --pcap) pcap="--pcap $out/capture.pcap" ;;
+    --expect) expect=$2; shift ;;
+    *) echo "run_pair.sh: unknown option $1"; exit 2 ;;
+  esac
+  shift
+done
+shift
+mkdir -p "$out"
+rm -f "$out/capture.pcap"
+tmp=$(mktemp -d /tmp/rnicsim-test.XXXXXX)
+sock=$tmp/daemon.sock
+args=()
+[ "$scenario" != "-" ] && args+=("$scenario")
+# shellcheck disable=SC2086
+"$rnicsim" serve "${args[@]}" --socket "$sock" $pcap > "$out/daemon.log" 2>&1 &
+daemon=$!
+cleanup() { kill "$daemon" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+
+timeout 120 "$rnicsim" exec --socket "$sock" -- "$@" > "$out/server.log" 2>&1 &
+server=$!
+for _ in $(seq 200); do ss -ltn "sport = :$port" | grep -q LISTEN && break; sleep 0.05; done
+timeout 120 "$rnicsim" exec --socket "$sock" -- "$@" localhost > "$out/client.log" 2>&1
+client_rc=$?
+wait $server
+server_rc=$?
+kill -INT "$daemon"
+wait "$daemon"
+echo "--- server (exit $server_rc)"; cat "$out/server.log"
+echo "--- client (exit $client_rc)"; cat "$out/client.log"
+echo "--- daemon"; cat "$out/daemon.log"
+[ $server_rc -eq 0 ] && [ $client_rc -eq 0 ] || { echo "FAIL: a side did not complete"; exit 1; }
+if [ -n "$expect" ]; then
+  grep -Eq "$expect" "$out/server.log" && grep -Eq "$expect" "$out/client.log" ||
+    { echo "FAIL: output does not match '$expect'"; exit 1; }
+fi
+echo "PASS"
