@@ -6,17 +6,19 @@
 # usage: run_pair.sh RNICSIM OUTDIR SCENARIO|- PORT [--pcap] [--expect REGEX] -- PROGRAM ARGS...
 #   SCENARIO "-": the daemon's default (two hosts, lossless 100 Gb/s).
 #   --pcap: the daemon captures the first host's port into OUTDIR/capture.pcap.
+#   --passthrough: the programs run with `rnicsim exec --passthrough`.
 #   --expect: the client's output must match REGEX (grep -E), and the server's
 #     too unless the program reports on the client only (perftest's READ and
 #     atomic latency tests).
 set -u
 rnicsim=$1 out=$2 scenario=$3 port=$4
 shift 4
-pcap="" expect=""
+pcap="" expect="" exec_opts=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case "$1" in
     --pcap) pcap="--pcap $out/capture.pcap" ;;
     --expect) expect=$2; shift ;;
+    --passthrough) exec_opts="--passthrough" ;;
     *) echo "run_pair.sh: unknown option $1"; exit 2 ;;
   esac
   shift
@@ -35,10 +37,12 @@ cleanup() { kill "$daemon" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
 
-timeout 120 "$rnicsim" exec --socket "$sock" -- "$@" > "$out/server.log" 2>&1 &
+# shellcheck disable=SC2086
+timeout 120 "$rnicsim" exec $exec_opts --socket "$sock" -- "$@" > "$out/server.log" 2>&1 &
 server=$!
 for _ in $(seq 200); do ss -ltn "sport = :$port" | grep -q LISTEN && break; sleep 0.05; done
-timeout 120 "$rnicsim" exec --socket "$sock" -- "$@" localhost > "$out/client.log" 2>&1
+# shellcheck disable=SC2086
+timeout 120 "$rnicsim" exec $exec_opts --socket "$sock" -- "$@" localhost > "$out/client.log" 2>&1
 client_rc=$?
 wait $server
 server_rc=$?
