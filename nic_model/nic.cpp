@@ -1,6 +1,7 @@
 #include "nic_model/nic.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace rnicsim::nic {
 
@@ -19,7 +20,8 @@ Nic::Nic(sim::Simulator& sim, fabric::FramePool& pool, HostMemory& memory, NicCo
       cqe_writer_(*this),
       rx_(*this),
       tx_(*this),
-      qpc_cache_(config_.params.qpc_cache_entries) {
+      qpc_cache_(config_.params.qpc_cache_entries),
+      loopback_event_([this] { deliver_loopback(); }, "nic.loopback") {
   translation_.set_cache(config_.params.mtt_cache_entries, config_.params.mtt_page_bytes);
 }
 
@@ -200,7 +202,27 @@ packet::PacketFields Nic::packet_template(const QpContext& qp) {
 
 bool Nic::tx_has_room(size_t bytes) const { return port_ != nullptr && port_->has_room(0, bytes); }
 
+bool Nic::addressed_to_self(const fabric::Frame& frame) const {
+  const auto b = frame.bytes_as_built();  // headers only: no need for the CRCs
+  if (packet::is_roce(config_.link))
+    return b.size() >= 6 && std::memcmp(b.data(), config_.mac.data(), 6) == 0;
+  // IB: the LRH's DLID (bytes 2..3, big-endian).
+  return b.size() >= 4 && ((static_cast<uint16_t>(b[2]) << 8) | static_cast<uint16_t>(b[3])) == config_.lid;
+}
+
+void Nic::deliver_loopback() {
+  fabric::Frame f = loopback_.pop_front();
+  if (!loopback_.empty()) scheduler().schedule(loopback_event_, now());
+  receive(std::move(f));
+}
+
 void Nic::transmit(fabric::Frame&& frame) {
+  if (addressed_to_self(frame)) {
+    ++counters_.loopback;
+    loopback_.push_back(std::move(frame));
+    if (!loopback_event_.scheduled()) scheduler().schedule(loopback_event_, now());
+    return;
+  }
   if (port_ == nullptr) return;
   ++counters_.tx_packets;
   counters_.tx_bytes += frame.size();

@@ -76,7 +76,7 @@ struct QpInit {
 };
 
 struct NicCounters {
-  uint64_t tx_packets = 0, tx_bytes = 0, rx_frames = 0, retransmitted_packets = 0, tx_drops = 0;
+  uint64_t tx_packets = 0, tx_bytes = 0, rx_frames = 0, retransmitted_packets = 0, tx_drops = 0, loopback = 0;
 };
 
 class Nic : public fabric::FrameSink {
@@ -199,6 +199,12 @@ private:
   uint32_t next_pd_ = 1;
   uint16_t ipv4_id_ = 0;
   NicCounters counters_;
+  // Frames addressed to this NIC itself (between two QPs of one host) turn
+  // around inside the NIC, as hardware loopback does; they never reach the port.
+  bool addressed_to_self(const fabric::Frame& frame) const;
+  void deliver_loopback();
+  sim::RingQueue<fabric::Frame> loopback_;
+  sim::Event loopback_event_;
 };
 
 }  // namespace rnicsim::nic
