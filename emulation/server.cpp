@@ -350,7 +350,9 @@ int Server::op_open_context(Session& s, const proto::Received& r, proto::OpenCon
 
 int Server::op_create_cq(Context& c, const proto::CreateCqReq& q, int channel, proto::RingRep& rep) {
   if (q.entries == 0 || q.entries > kMaxQueueEntries) return EINVAL;
-  const uint32_t entries = scenario::ring_entries(q.entries + 1);
+  // Every CQ ring has the largest size, so that ibv_resize_cq never has to move
+  // it; only the pages the NIC writes cost memory.
+  const uint32_t entries = kMaxQueueEntries;
   const uint64_t off = c.allocate(uint64_t{entries} * sizeof(nic::Cqe));
   const int db = c.take_doorbell();
   if (off == 0 || db < 0) return ENOMEM;
@@ -524,7 +526,8 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
       h.pds.erase(it);
       return 0;
     }
-    case Op::RegMr: {
+    case Op::RegMr:
+    case Op::ReregMr: {
       proto::RegMrReq q;
       if (!proto::body_as(r, q)) return EPROTO;
       auto pd = h.pds.find(q.pd);
@@ -534,6 +537,17 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
       if ((q.access & (nic::kAccessRemoteWrite | nic::kAccessRemoteAtomic)) && !(q.access & nic::kAccessLocalWrite))
         return EINVAL;
       const uint32_t access = q.access & 0xF;
+      if (op == Op::ReregMr) {
+        auto it = h.mrs.find(q.lkey);
+        if (it == h.mrs.end() || it->second.ctx != c->id) return EINVAL;
+        h.memory.remove_region(it->second.addr, it->second.length, it->second.access);
+        n.translation().modify(q.lkey, q.pd, q.addr, q.length, q.iova, access);
+        it->second = MrEntry{c->id, q.addr, q.length, access};
+        h.memory.add_region(q.addr, q.length, access);
+        const nic::MemoryRegion* mr = n.translation().by_lkey(q.lkey);
+        reply_with(proto::RegMrRep{mr->lkey, mr->rkey});
+        return 0;
+      }
       const nic::MemoryRegion& mr = n.translation().add(q.pd, q.addr, q.length, q.iova, access);
       h.mrs[mr.lkey] = MrEntry{c->id, q.addr, q.length, access};
       h.memory.add_region(q.addr, q.length, access);

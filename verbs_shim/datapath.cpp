@@ -4,6 +4,7 @@
 // system call, unless the daemon sleeps and has to be woken.
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "verbs_shim/shim.hpp"
@@ -117,12 +118,18 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
 
 namespace {
 // Writes a list of receive WQEs into a ring and publishes the producer index.
+// `completed` (if given) and `capacity` say when the queue is full.
 int post_receives(Context& ctx, nic::RecvWqe* ring, uint32_t entries, uint64_t& producer,
-                  std::atomic<uint64_t>& doorbell, bool allowed, ibv_recv_wr* wr, ibv_recv_wr** bad) {
+                  std::atomic<uint64_t>& doorbell, bool allowed, const std::atomic<uint64_t>* completed,
+                  uint64_t capacity, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   int rc = 0;
   for (; wr != nullptr; wr = wr->next) {
     if (!allowed || wr->num_sge < 0 || static_cast<size_t>(wr->num_sge) > nic::kMaxSge) {
       rc = EINVAL;
+      break;
+    }
+    if (completed != nullptr && producer - completed->load(std::memory_order_relaxed) >= capacity) {
+      rc = ENOMEM;
       break;
     }
     fill_recv_wqe(*wr, ring[producer % entries]);
@@ -139,13 +146,14 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   auto* q = reinterpret_cast<Qp*>(qp);
   std::lock_guard<std::mutex> lock(q->rq_mutex);
   return post_receives(*q->ctx, q->rq, q->rq_entries, q->rq_producer, q->db->rq_producer,
-                       qp->srq == nullptr && qp->state != IBV_QPS_RESET, wr, bad);
+                       qp->srq == nullptr && qp->state != IBV_QPS_RESET, &q->rq_completed,
+                       std::max<uint64_t>(q->cap.max_recv_wr, 1), wr, bad);
 }
 
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   auto* s = reinterpret_cast<Srq*>(srq);
   std::lock_guard<std::mutex> lock(s->mutex);
-  return post_receives(*s->ctx, s->ring, s->entries, s->producer, s->db->sq_producer, true, wr, bad);
+  return post_receives(*s->ctx, s->ring, s->entries, s->producer, s->db->sq_producer, true, nullptr, 0, wr, bad);
 }
 
 int poll_cq(ibv_cq* cq, int n, ibv_wc* wc) {
@@ -172,6 +180,10 @@ int poll_cq(ibv_cq* cq, int n, ibv_wc* wc) {
     w.slid = c.slid;
     w.sl = c.sl;
     w.dlid_path_bits = c.dlid_path_bits;
+    // A receive WQE of the QP's own RQ is done (counted for its full check).
+    if ((static_cast<uint8_t>(c.opcode) & IBV_WC_RECV) != 0)
+      if (Qp* owner = qp_by_number(q->ctx, c.qp_num); owner != nullptr && owner->qp.srq == nullptr)
+        owner->rq_completed.fetch_add(1, std::memory_order_relaxed);
   }
   // A program spinning on an empty CQ gives its CPU away now and then: the
   // daemon that will write the completion may be waiting for one (two
@@ -229,6 +241,7 @@ void wr_start(ibv_qp_ex* x) {
 int wr_complete(ibv_qp_ex* x) {
   Qp& q = *of(x);
   commit(q);
+  if (q.qp.state < IBV_QPS_RTS && q.qp.state != IBV_QPS_SQD && q.sq_producer != q.batch_start) q.batch_error = EINVAL;
   const int rc = q.batch_error;
   if (rc != 0) q.sq_producer = q.batch_start;
   else publish_sq(q);

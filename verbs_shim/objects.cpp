@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -23,6 +24,15 @@ constexpr int kMaxCqe = 32767;
 constexpr unsigned kKnownAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
                                   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |
                                   IBV_ACCESS_HUGETLB;
+
+// Optional access bits (relaxed ordering and the rest of their range) are
+// hints a device may ignore and are taken off first; unknown required bits are
+// an error; on-demand paging is not there.
+int check_access(unsigned access) {
+  if (access & IBV_ACCESS_ON_DEMAND) return EOPNOTSUPP;
+  if (access & ~kKnownAccess) return EINVAL;
+  return 0;
+}
 
 proto::AhWire to_wire(const ibv_ah_attr& a) {
   proto::AhWire w;
@@ -98,6 +108,11 @@ ibv_qp* create_qp_ex(ibv_context* context, ibv_qp_init_attr_ex* attr) {
   constexpr uint32_t kSupported = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
   if ((attr->comp_mask & ~kSupported) != 0 || !(attr->comp_mask & IBV_QP_INIT_ATTR_PD))
     return fail(EOPNOTSUPP, nullptr);
+  // Memory windows, local invalidation, TSO and ATOMIC WRITE are not modelled.
+  constexpr uint64_t kUnsupportedOps =
+      IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_TSO | IBV_QP_EX_WITH_ATOMIC_WRITE;
+  if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (attr->send_ops_flags & kUnsupportedOps))
+    return fail(EOPNOTSUPP, nullptr);
   ibv_qp_init_attr in{};
   in.qp_context = attr->qp_context;
   in.send_cq = attr->send_cq;
@@ -139,11 +154,8 @@ int ibv_dealloc_pd(ibv_pd* pd) {
 // --- memory regions ---
 
 ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned int access) {
-  // Optional access bits (relaxed ordering and the rest of their range) are
-  // hints a device may ignore; unknown required bits are an error.
   access &= ~static_cast<unsigned>(IBV_ACCESS_OPTIONAL_RANGE);
-  if (access & IBV_ACCESS_ON_DEMAND) return fail(EOPNOTSUPP, nullptr);
-  if (access & ~kKnownAccess) return fail(EINVAL, nullptr);
+  if (const int rc = check_access(access); rc != 0) return fail(rc, nullptr);
   if (length == 0 || addr == nullptr) return fail(EINVAL, nullptr);
   proto::RegMrReq req;
   req.ctx = context_of(pd->context)->id;
@@ -163,6 +175,7 @@ ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova, u
   m->mr.handle = rep.lkey;
   m->mr.lkey = rep.lkey;
   m->mr.rkey = rep.rkey;
+  m->access = access;
   return &m->mr;
 }
 
@@ -182,20 +195,32 @@ int ibv_dereg_mr(ibv_mr* mr) {
 }
 
 int ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t length, int access) {
+  auto* m = reinterpret_cast<Mr*>(mr);
   if (flags <= 0 || (flags & ~(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS)))
     return IBV_REREG_MR_ERR_INPUT;
   ibv_pd* new_pd = (flags & IBV_REREG_MR_CHANGE_PD) ? pd : mr->pd;
   void* new_addr = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? addr : mr->addr;
   const size_t new_length = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? length : mr->length;
-  if (new_pd == nullptr || new_addr == nullptr || new_length == 0) return IBV_REREG_MR_ERR_INPUT;
-  if (!(flags & IBV_REREG_MR_CHANGE_ACCESS)) return IBV_REREG_MR_ERR_INPUT;  // the old rights are not kept here
-  ibv_mr* fresh = ibv_reg_mr_iova2(new_pd, new_addr, new_length, reinterpret_cast<uint64_t>(new_addr),
-                                   static_cast<unsigned>(access));
-  if (fresh == nullptr) return IBV_REREG_MR_ERR_CMD;
-  proto::ObjectReq req{context_of(mr->context)->id, mr->lkey, 0};
-  call(proto::Op::DeregMr, req);
-  *mr = *fresh;
-  delete reinterpret_cast<Mr*>(fresh);
+  unsigned new_access = (flags & IBV_REREG_MR_CHANGE_ACCESS) ? static_cast<unsigned>(access) : m->access;
+  new_access &= ~static_cast<unsigned>(IBV_ACCESS_OPTIONAL_RANGE);
+  if (new_pd == nullptr || new_addr == nullptr || new_length == 0 || check_access(new_access) != 0) {
+    errno = EINVAL;
+    return IBV_REREG_MR_ERR_INPUT;
+  }
+  proto::RegMrReq req;
+  req.ctx = context_of(mr->context)->id;
+  req.pd = new_pd->handle;
+  req.addr = reinterpret_cast<uint64_t>(new_addr);
+  req.length = new_length;
+  req.iova = req.addr;
+  req.access = new_access;
+  req.lkey = mr->lkey;
+  proto::RegMrRep rep;
+  if (call(proto::Op::ReregMr, req, rep) != 0) return IBV_REREG_MR_ERR_CMD;
+  mr->pd = new_pd;
+  mr->addr = new_addr;
+  mr->length = new_length;
+  m->access = new_access;
   return 0;
 }
 
@@ -255,7 +280,10 @@ ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_
   cq.channel = channel;
   cq.cq_context = cq_context;
   cq.handle = rep.id;
-  cq.cqe = static_cast<int>(rep.entries - 1);
+  // As hardware providers do: the size rounded up to a power of two, less one.
+  uint32_t size = 1;
+  while (size < static_cast<uint32_t>(cqe) + 1) size <<= 1;
+  cq.cqe = static_cast<int>(std::min(size, rep.entries) - 1);
   pthread_mutex_init(&cq.mutex, nullptr);
   pthread_cond_init(&cq.cond, nullptr);
   if (channel != nullptr) {
@@ -284,8 +312,19 @@ int ibv_resize_cq(ibv_cq* cq, int cqe) {
   auto* q = reinterpret_cast<Cq*>(cq);
   if (cqe <= 0 || cqe > kMaxCqe) return EINVAL;
   // The ring does not move: a CQ can shrink or grow within the ring it has.
-  if (static_cast<uint32_t>(cqe) >= q->entries) return EOPNOTSUPP;
-  cq->cqe = cqe;
+  if (static_cast<uint32_t>(cqe) >= q->entries) return EINVAL;
+  // Not below the completions the CQ holds now.
+  {
+    std::lock_guard<std::mutex> lock(q->poll_mutex);
+    uint64_t held = 0;
+    while (held < q->entries &&
+           q->ring[(q->consumer + held) % q->entries].owner == nic::cqe_owner_for(q->consumer + held, q->entries))
+      ++held;
+    if (held > static_cast<uint64_t>(cqe)) return EINVAL;
+  }
+  uint32_t size = 1;
+  while (size < static_cast<uint32_t>(cqe) + 1) size <<= 1;
+  cq->cqe = static_cast<int>(std::min(size, q->entries) - 1);
   return 0;
 }
 

@@ -45,6 +45,7 @@ enum class Op : uint16_t {
   ModifySrq,      // ObjectReq(srqn, value = limit)
   DestroySrq,     // ObjectReq
   CreateAh,       // CreateAhReq -> ObjectRep(index)
+  ReregMr,        // RegMrReq with lkey: the region keeps its keys
 };
 
 struct MsgHeader {
@@ -101,7 +102,8 @@ struct ObjectRep {
 struct RegMrReq {
   uint32_t ctx = 0, pd = 0;
   uint64_t addr = 0, length = 0, iova = 0;
-  uint32_t access = 0, reserved = 0;
+  uint32_t access = 0;
+  uint32_t lkey = 0;  // ReregMr: the region
 };
 struct RegMrRep {
   uint32_t lkey = 0, rkey = 0;
@@ -167,7 +169,7 @@ struct CreateAhReq {
 
 // --- the shared segment ---
 
-inline constexpr uint64_t kSegmentBytes = uint64_t{256} << 20;  // sparse: only touched pages cost memory
+inline constexpr uint64_t kSegmentBytes = uint64_t{1} << 30;  // sparse: only touched pages cost memory
 inline constexpr uint64_t kDoorbellOffset = 4096;
 inline constexpr uint32_t kDoorbellRecords = 4096;
 inline constexpr uint64_t kRingsOffset = kDoorbellOffset + uint64_t{kDoorbellRecords} * 64;

@@ -79,6 +79,7 @@ struct Pd {
 
 struct Mr {
   ibv_mr mr;
+  unsigned access = 0;
 };
 
 struct CompChannel {
@@ -124,6 +125,9 @@ struct Qp {
   nic::RecvWqe* rq = nullptr;
   uint32_t sq_entries = 0, rq_entries = 0;
   uint64_t sq_producer = 0, rq_producer = 0;
+  // Receive completions polled (poll_cq counts them): the RQ is full when
+  // max_recv_wr WQEs are posted and not completed.
+  std::atomic<uint64_t> rq_completed{0};
   proto::DoorbellRecord* db = nullptr;
   ibv_qp_cap cap{};
   bool sq_sig_all = false;
