@@ -444,7 +444,16 @@ int Server::op_modify_qp(Context& c, const proto::ModifyQpReq& q) {
   a.max_dest_rd_atomic = q.max_dest_rd_atomic;
   if (q.mask & nic::kQpAv)
     if (int rc = to_address_vector(c, q.ah, a.av); rc != 0) return rc;
-  return host(c).nic->modify_qp(nic::Qpn(q.qpn), a, q.mask & ~uint32_t{nic::kQpCurState});
+  const int rc = host(c).nic->modify_qp(nic::Qpn(q.qpn), a, q.mask & ~uint32_t{nic::kQpCurState});
+  if (rc == 0 && (q.mask & nic::kQpState) && a.state == nic::QpState::Reset) {
+    // The rings start again at index 0, on both sides.
+    QpEntry& e = it->second;
+    proto::DoorbellRecord& d = c.doorbell(e.doorbell);
+    d.sq_producer.store(0, std::memory_order_relaxed);
+    d.rq_producer.store(0, std::memory_order_relaxed);
+    e.sq_seen = e.rq_seen = 0;
+  }
+  return rc;
 }
 
 int Server::op_create_srq(Context& c, const proto::CreateSrqReq& q, proto::RingRep& rep) {

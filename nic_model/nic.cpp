@@ -75,9 +75,33 @@ int Nic::modify_qp(Qpn qpn, const QpAttr& attr, uint32_t mask) {
       os << "QP " << qpn.value() << ' ' << to_string(before) << " -> " << to_string(q->state);
     });
     if (q->state == QpState::Err) qp_fatal(*q, WcStatus::WrFlushErr);
+    if (q->state == QpState::Reset) reset_qp(*q);
     if (q->state == QpState::Rts) requester_.kick(*q);
   }
   return rc;
+}
+
+void Nic::reset_qp(QpContext& qp) {
+  // RESET empties the work queues (their indices start again from 0) and
+  // forgets the connection's progress, as a QP fresh from creation.
+  scheduler().cancel(*qp.retransmit_timer);
+  qp.sq.producer = qp.sq.fetched = 0;
+  qp.rq.producer = qp.rq.fetched = 0;
+  while (!qp.send_entries.empty()) qp.send_entries.pop_front();
+  while (!qp.recv_wqes.empty()) qp.recv_wqes.pop_front();
+  while (!qp.resend.empty()) qp.resend.pop_front();
+  qp.reorder.clear();
+  qp.next_entry = 0;
+  qp.next_packet = 0;
+  qp.rd_atomic_inflight = 0;
+  qp.responses_queued = 0;
+  qp.rnr_waiting = false;
+  qp.response_gap_rewound = false;
+  qp.msn = 0;
+  qp.nak_outstanding = false;
+  qp.unacked_packets = 0;
+  qp.write_remaining = 0;
+  qp.recv_offset = 0;
 }
 
 bool Nic::destroy_qp(Qpn qpn) {

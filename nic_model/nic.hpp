@@ -163,6 +163,8 @@ public:
   // A QP fails: the oldest outstanding WQE completes with `status`, every other
   // one with WR_FLUSH_ERR, and the QP enters ERR.
   void qp_fatal(QpContext& qp, WcStatus status);
+  // The QP entered RESET: its queues are empty and their indices start at 0.
+  void reset_qp(QpContext& qp);
   // Completes a receive WQE of a QP in ERR with WR_FLUSH_ERR.
   void flush_recv(QpContext& qp, const RecvWqe& w);
 

@@ -48,6 +48,28 @@ proto::AhWire to_wire(const ibv_ah_attr& a) {
   return w;
 }
 
+// Removes a QP's completions from a CQ (the QP went to RESET), as hardware
+// providers do: the entries behind them move up, keeping their order.
+void clean_cq(ibv_cq* cq, uint32_t qpn) {
+  auto* q = reinterpret_cast<Cq*>(cq);
+  std::lock_guard<std::mutex> lock(q->poll_mutex);
+  const uint32_t n = q->entries;
+  auto valid = [&](uint64_t i) { return q->ring[i % n].owner == nic::cqe_owner_for(i, n); };
+  uint64_t end = q->consumer;
+  while (end - q->consumer < n && valid(end)) ++end;
+  uint64_t removed = 0;
+  for (uint64_t i = end; i-- > q->consumer;) {
+    nic::Cqe c = q->ring[i % n];
+    if (c.qp_num == qpn) {
+      ++removed;
+    } else if (removed > 0) {
+      c.owner = nic::cqe_owner_for(i + removed, n);
+      q->ring[(i + removed) % n] = c;
+    }
+  }
+  q->consumer += removed;
+}
+
 ibv_qp* create_qp(ibv_context* context, ibv_pd* pd, const ibv_qp_init_attr& in, ibv_qp_cap* cap_out) {
   Context* c = context_of(context);
   if (pd == nullptr || in.send_cq == nullptr || in.recv_cq == nullptr) return fail(EINVAL, nullptr);
@@ -385,6 +407,14 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
   req.rnr_retry = attr->rnr_retry;
   req.ah = to_wire(attr->ah_attr);
   if (const int rc = call(proto::Op::ModifyQp, req); rc != 0) return rc;
+  if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+    // The daemon emptied the rings: they start again at index 0.
+    std::scoped_lock lock(q->sq_mutex, q->rq_mutex);
+    q->sq_producer = q->rq_producer = 0;
+    q->rq_completed.store(0);
+    clean_cq(qp->send_cq, qp->qp_num);
+    if (qp->recv_cq != qp->send_cq) clean_cq(qp->recv_cq, qp->qp_num);
+  }
   ibv_qp_attr& a = q->attr;
   if (mask & IBV_QP_STATE) qp->state = a.qp_state = attr->qp_state;
   if (mask & IBV_QP_PATH_MTU) a.path_mtu = attr->path_mtu;
