@@ -14,6 +14,8 @@ known="test_resize_cq"
 rm -rf "$out" && mkdir -p "$out"
 cp -r /usr/share/doc/rdma-core/tests "$out/" || { echo "python3-pyverbs' tests are missing"; exit 1; }
 gunzip -f "$out"/tests/*.gz
+# The shim's own test in the suite's framework: async events (SRQ limit).
+cp "$(dirname "$0")/test_rnicsim_async.py" "$out/tests/"
 tmp=$(mktemp -d /tmp/rnicsim-test.XXXXXX)
 sock=$tmp/daemon.sock
 "$rnicsim" serve --socket "$sock" > "$out/daemon.log" 2>&1 &
@@ -32,5 +34,6 @@ if grep -q "^ERROR: " "$out/results.txt"; then echo "FAIL: errors"; fail=1; fi
 for t in $(grep -E "^FAIL: " "$out/results.txt" | awk '{print $2}'); do
   case " $known " in *" $t "*) echo "known failure: $t" ;; *) echo "FAIL: $t"; fail=1 ;; esac
 done
+grep -q "test_srq_limit_reached .* ok$" "$out/results.txt" || { echo "FAIL: the shim's async event test did not pass"; fail=1; }
 [ $fail -eq 0 ] && echo PASS
 exit $fail
