@@ -205,6 +205,69 @@ int req_notify_cq(ibv_cq* cq, int solicited_only) {
   return 0;
 }
 
+// --- the extended CQ API (struct ibv_cq_ex: ibv_start_poll, ibv_wc_read_*) ---
+namespace {
+
+Cq* of(ibv_cq_ex* x) { return reinterpret_cast<Cq*>(x); }
+
+// The next completion into `current`, if there is one (poll_mutex held).
+int take_next(Cq& q) {
+  nic::Cqe& slot = q.ring[q.consumer % q.entries];
+  if (std::atomic_ref<uint8_t>(slot.owner).load(std::memory_order_acquire) != nic::cqe_owner_for(q.consumer, q.entries))
+    return ENOENT;
+  q.current = slot;
+  ++q.consumer;
+  q.cqx.status = static_cast<ibv_wc_status>(q.current.status);
+  q.cqx.wr_id = q.current.wr_id;
+  if ((static_cast<uint8_t>(q.current.opcode) & IBV_WC_RECV) != 0)
+    if (Qp* owner = qp_by_number(q.ctx, q.current.qp_num); owner != nullptr && owner->qp.srq == nullptr)
+      owner->rq_completed.fetch_add(1, std::memory_order_relaxed);
+  return 0;
+}
+
+int start_poll(ibv_cq_ex* x, ibv_poll_cq_attr* attr) {
+  if (attr != nullptr && attr->comp_mask != 0) return EINVAL;
+  Cq& q = *of(x);
+  q.poll_mutex.lock();
+  const int rc = take_next(q);
+  if (rc != 0) {
+    q.poll_mutex.unlock();
+    if (++q.empty_polls % kPollsBeforeYield == 0) sched_yield();
+  }
+  return rc;
+}
+int next_poll(ibv_cq_ex* x) { return take_next(*of(x)); }
+void end_poll(ibv_cq_ex* x) { of(x)->poll_mutex.unlock(); }
+ibv_wc_opcode read_opcode(ibv_cq_ex* x) { return static_cast<ibv_wc_opcode>(of(x)->current.opcode); }
+uint32_t read_vendor_err(ibv_cq_ex* x) { return of(x)->current.vendor_err; }
+uint32_t read_byte_len(ibv_cq_ex* x) { return of(x)->current.byte_len; }
+__be32 read_imm_data(ibv_cq_ex* x) { return of(x)->current.imm_data; }
+uint32_t read_qp_num(ibv_cq_ex* x) { return of(x)->current.qp_num; }
+uint32_t read_src_qp(ibv_cq_ex* x) { return of(x)->current.src_qp; }
+unsigned int read_wc_flags(ibv_cq_ex* x) { return of(x)->current.wc_flags; }
+uint32_t read_slid(ibv_cq_ex* x) { return of(x)->current.slid; }
+uint8_t read_sl(ibv_cq_ex* x) { return of(x)->current.sl; }
+uint8_t read_dlid_path_bits(ibv_cq_ex* x) { return of(x)->current.dlid_path_bits; }
+
+}  // namespace
+
+void init_cq_ex(Cq* q) {
+  ibv_cq_ex& x = q->cqx;
+  x.start_poll = start_poll;
+  x.next_poll = next_poll;
+  x.end_poll = end_poll;
+  x.read_opcode = read_opcode;
+  x.read_vendor_err = read_vendor_err;
+  x.read_byte_len = read_byte_len;
+  x.read_imm_data = read_imm_data;
+  x.read_qp_num = read_qp_num;
+  x.read_src_qp = read_src_qp;
+  x.read_wc_flags = read_wc_flags;
+  x.read_slid = read_slid;
+  x.read_sl = read_sl;
+  x.read_dlid_path_bits = read_dlid_path_bits;
+}
+
 // --- the ibv_wr_* API (struct ibv_qp_ex) ---
 namespace {
 

@@ -159,6 +159,7 @@ ibv_context* ibv_open_device(ibv_device* device) {
   v.query_port = query_port;
   v.query_device_ex = query_device_ex;
   v.create_qp_ex = create_qp_ex;
+  v.create_cq_ex = create_cq_ex;
   ibv_context& ctx = v.context;
   ctx.device = device;
   ctx.cmd_fd = session().fd;

@@ -70,6 +70,50 @@ void clean_cq(ibv_cq* cq, uint32_t qpn) {
   q->consumer += removed;
 }
 
+Cq* create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel, int comp_vector) {
+  Context* c = context_of(context);
+  if (cqe <= 0 || cqe > kMaxCqe || comp_vector < 0 || comp_vector >= context->num_comp_vectors)
+    return fail(EINVAL, nullptr);
+  auto* q = new (std::nothrow) Cq;
+  if (q == nullptr) return fail(ENOMEM, nullptr);
+  register_cq(q);
+  proto::CreateCqReq req;
+  req.ctx = c->id;
+  req.entries = static_cast<uint32_t>(cqe);
+  req.has_channel = channel != nullptr;
+  req.cookie = q->cookie;
+  proto::RingRep rep;
+  const int fd = channel != nullptr ? reinterpret_cast<CompChannel*>(channel)->write_fd : -1;
+  if (call(proto::Op::CreateCq, &req, sizeof req, &rep, sizeof rep, channel != nullptr ? &fd : nullptr,
+           channel != nullptr ? 1 : 0) != 0) {
+    const int err = errno;
+    unregister_cq(q);
+    delete q;
+    return fail(err, nullptr);
+  }
+  q->ctx = c;
+  q->ring = reinterpret_cast<nic::Cqe*>(c->segment + rep.ring_offset);
+  q->entries = rep.entries;
+  q->db = c->doorbell(rep.doorbell);
+  ibv_cq& cq = q->cq;
+  cq.context = context;
+  cq.channel = channel;
+  cq.cq_context = cq_context;
+  cq.handle = rep.id;
+  // As hardware providers do: the size rounded up to a power of two, less one.
+  uint32_t size = 1;
+  while (size < static_cast<uint32_t>(cqe) + 1) size <<= 1;
+  cq.cqe = static_cast<int>(std::min(size, rep.entries) - 1);
+  pthread_mutex_init(&cq.mutex, nullptr);
+  pthread_cond_init(&cq.cond, nullptr);
+  if (channel != nullptr) {
+    pthread_mutex_lock(&context->mutex);
+    ++channel->refcnt;
+    pthread_mutex_unlock(&context->mutex);
+  }
+  return q;
+}
+
 ibv_qp* create_qp(ibv_context* context, ibv_pd* pd, const ibv_qp_init_attr& in, ibv_qp_cap* cap_out) {
   Context* c = context_of(context);
   if (pd == nullptr || in.send_cq == nullptr || in.recv_cq == nullptr) return fail(EINVAL, nullptr);
@@ -125,6 +169,22 @@ ibv_qp* create_qp(ibv_context* context, ibv_pd* pd, const ibv_qp_init_attr& in, 
 }
 
 }  // namespace
+
+ibv_cq_ex* create_cq_ex(ibv_context* context, ibv_cq_init_attr_ex* attr) {
+  // The standard completion fields; no timestamps, VLANs, flow tags or tag
+  // matching (the CQE format carries none of them).
+  if ((attr->wc_flags & ~uint64_t{IBV_WC_STANDARD_FLAGS}) != 0) return fail(EOPNOTSUPP, nullptr);
+  if ((attr->comp_mask & ~uint32_t{IBV_CQ_INIT_ATTR_MASK_FLAGS}) != 0) return fail(EOPNOTSUPP, nullptr);
+  if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+      (attr->flags & ~uint32_t{IBV_CREATE_CQ_ATTR_SINGLE_THREADED | IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN}) != 0)
+    return fail(EOPNOTSUPP, nullptr);
+  if (attr->cqe > static_cast<uint32_t>(kMaxCqe)) return fail(EINVAL, nullptr);
+  Cq* q = create_cq(context, static_cast<int>(attr->cqe), attr->cq_context, attr->channel,
+                    static_cast<int>(attr->comp_vector));
+  if (q == nullptr) return nullptr;
+  init_cq_ex(q);
+  return &q->cqx;
+}
 
 ibv_qp* create_qp_ex(ibv_context* context, ibv_qp_init_attr_ex* attr) {
   constexpr uint32_t kSupported = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
@@ -273,47 +333,8 @@ int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
 }
 
 ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel, int comp_vector) {
-  Context* c = context_of(context);
-  if (cqe <= 0 || cqe > kMaxCqe || comp_vector < 0 || comp_vector >= context->num_comp_vectors)
-    return fail(EINVAL, nullptr);
-  auto* q = new (std::nothrow) Cq;
-  if (q == nullptr) return fail(ENOMEM, nullptr);
-  register_cq(q);
-  proto::CreateCqReq req;
-  req.ctx = c->id;
-  req.entries = static_cast<uint32_t>(cqe);
-  req.has_channel = channel != nullptr;
-  req.cookie = q->cookie;
-  proto::RingRep rep;
-  const int fd = channel != nullptr ? reinterpret_cast<CompChannel*>(channel)->write_fd : -1;
-  if (call(proto::Op::CreateCq, &req, sizeof req, &rep, sizeof rep, channel != nullptr ? &fd : nullptr,
-           channel != nullptr ? 1 : 0) != 0) {
-    const int err = errno;
-    unregister_cq(q);
-    delete q;
-    return fail(err, nullptr);
-  }
-  q->ctx = c;
-  q->ring = reinterpret_cast<nic::Cqe*>(c->segment + rep.ring_offset);
-  q->entries = rep.entries;
-  q->db = c->doorbell(rep.doorbell);
-  ibv_cq& cq = q->cq;
-  cq.context = context;
-  cq.channel = channel;
-  cq.cq_context = cq_context;
-  cq.handle = rep.id;
-  // As hardware providers do: the size rounded up to a power of two, less one.
-  uint32_t size = 1;
-  while (size < static_cast<uint32_t>(cqe) + 1) size <<= 1;
-  cq.cqe = static_cast<int>(std::min(size, rep.entries) - 1);
-  pthread_mutex_init(&cq.mutex, nullptr);
-  pthread_cond_init(&cq.cond, nullptr);
-  if (channel != nullptr) {
-    pthread_mutex_lock(&context->mutex);
-    ++channel->refcnt;
-    pthread_mutex_unlock(&context->mutex);
-  }
-  return &cq;
+  Cq* q = create_cq(context, cqe, cq_context, channel, comp_vector);
+  return q != nullptr ? &q->cq : nullptr;
 }
 
 int ibv_destroy_cq(ibv_cq* cq) {

@@ -88,7 +88,11 @@ struct CompChannel {
 };
 
 struct Cq {
-  ibv_cq cq;
+  union {
+    ibv_cq cq;
+    ibv_cq_ex cqx;  // ibv_create_cq_ex: the same fields first, then the poll functions
+  };
+  nic::Cqe current{};  // ibv_start_poll/ibv_next_poll: the completion being read
   Context* ctx = nullptr;
   nic::Cqe* ring = nullptr;
   uint32_t entries = 0;
@@ -97,6 +101,7 @@ struct Cq {
   uint32_t cookie = 0;
   uint32_t empty_polls = 0;
   std::mutex poll_mutex;
+  Cq() : cqx{} {}
 };
 
 struct Srq {
@@ -160,6 +165,7 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad);
 int poll_cq(ibv_cq* cq, int n, ibv_wc* wc);
 int req_notify_cq(ibv_cq* cq, int solicited_only);
 void init_qp_ex(Qp* qp, uint64_t send_ops_flags);
+void init_cq_ex(Cq* cq);
 
 // Device attributes (device.cpp).
 int query_port(ibv_context* context, uint8_t port, ibv_port_attr* attr, size_t len);
