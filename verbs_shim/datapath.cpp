@@ -90,6 +90,13 @@ void fill_recv_wqe(const ibv_recv_wr& wr, nic::RecvWqe& w) {
     w.sge[static_cast<size_t>(i)] = nic::Sge{wr.sg_list[i].addr, wr.sg_list[i].length, wr.sg_list[i].lkey};
 }
 
+// A receive WQE of a QP's own RQ is done: counted for the RQ's full check.
+void count_receive(const Cq& q, const nic::Cqe& c) {
+  if ((static_cast<uint8_t>(c.opcode) & IBV_WC_RECV) == 0) return;
+  if (Qp* owner = qp_by_number(q.ctx, c.qp_num); owner != nullptr && owner->qp.srq == nullptr)
+    owner->rq_completed.fetch_add(1, std::memory_order_relaxed);
+}
+
 void publish_sq(Qp& q) {
   q.db->sq_producer.store(q.sq_producer, std::memory_order_release);
   q.ctx->wake();
@@ -180,10 +187,7 @@ int poll_cq(ibv_cq* cq, int n, ibv_wc* wc) {
     w.slid = c.slid;
     w.sl = c.sl;
     w.dlid_path_bits = c.dlid_path_bits;
-    // A receive WQE of the QP's own RQ is done (counted for its full check).
-    if ((static_cast<uint8_t>(c.opcode) & IBV_WC_RECV) != 0)
-      if (Qp* owner = qp_by_number(q->ctx, c.qp_num); owner != nullptr && owner->qp.srq == nullptr)
-        owner->rq_completed.fetch_add(1, std::memory_order_relaxed);
+    count_receive(*q, c);
   }
   // A program spinning on an empty CQ gives its CPU away now and then: the
   // daemon that will write the completion may be waiting for one (two
@@ -219,9 +223,7 @@ int take_next(Cq& q) {
   ++q.consumer;
   q.cqx.status = static_cast<ibv_wc_status>(q.current.status);
   q.cqx.wr_id = q.current.wr_id;
-  if ((static_cast<uint8_t>(q.current.opcode) & IBV_WC_RECV) != 0)
-    if (Qp* owner = qp_by_number(q.ctx, q.current.qp_num); owner != nullptr && owner->qp.srq == nullptr)
-      owner->rq_completed.fetch_add(1, std::memory_order_relaxed);
+  count_receive(q, q.current);
   return 0;
 }
 

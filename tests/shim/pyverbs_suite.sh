@@ -16,12 +16,8 @@ cp -r /usr/share/doc/rdma-core/tests "$out/" || { echo "python3-pyverbs' tests a
 gunzip -f "$out"/tests/*.gz
 # The shim's own test in the suite's framework: async events (SRQ limit).
 cp "$(dirname "$0")/test_rnicsim_async.py" "$out/tests/"
-tmp=$(mktemp -d /tmp/rnicsim-test.XXXXXX)
-sock=$tmp/daemon.sock
-"$rnicsim" serve --socket "$sock" > "$out/daemon.log" 2>&1 &
-daemon=$!
-trap 'kill $daemon 2>/dev/null; rm -rf "$tmp"' EXIT
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+. "$(dirname "$0")/daemon.sh"
+start_daemon "$rnicsim" "$out/daemon.log"
 (cd "$out" && RNICSIM_SOCKET=$sock LD_LIBRARY_PATH=$lib timeout 900 /usr/bin/python3 tests/run_tests.py -v > results.txt 2>&1)
 echo "--- skips by reason"
 grep -oE "skipped '.*'" "$out/results.txt" | sort | uniq -c | sort -rn

@@ -26,21 +26,16 @@ done
 shift
 mkdir -p "$out"
 rm -f "$out/capture.pcap"
-tmp=$(mktemp -d /tmp/rnicsim-test.XXXXXX)
-sock=$tmp/daemon.sock
 args=()
 [ "$scenario" != "-" ] && args+=("$scenario")
+. "$(dirname "$0")/daemon.sh"
 # shellcheck disable=SC2086
-"$rnicsim" serve "${args[@]}" --socket "$sock" $pcap > "$out/daemon.log" 2>&1 &
-daemon=$!
-cleanup() { kill "$daemon" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+start_daemon "$rnicsim" "$out/daemon.log" "${args[@]}" $pcap
 
 # shellcheck disable=SC2086
 timeout 120 "$rnicsim" exec $exec_opts --socket "$sock" -- "$@" > "$out/server.log" 2>&1 &
 server=$!
-for _ in $(seq 200); do ss -ltn "sport = :$port" | grep -q LISTEN && break; sleep 0.05; done
+wait_listen "$port"
 # shellcheck disable=SC2086
 timeout 120 "$rnicsim" exec $exec_opts --socket "$sock" -- "$@" localhost > "$out/client.log" 2>&1
 client_rc=$?

@@ -6,13 +6,8 @@
 set -u
 rnicsim=$1 out=$2 port=$3
 mkdir -p "$out"
-tmp=$(mktemp -d /tmp/rnicsim-test.XXXXXX)
-sock=$tmp/daemon.sock
-"$rnicsim" serve --socket "$sock" > "$out/daemon.log" 2>&1 &
-daemon=$!
-trap 'kill $daemon 2>/dev/null; rm -rf "$tmp"' EXIT
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
-wait_listen() { for _ in $(seq 200); do ss -ltn "sport = :$1" | grep -q LISTEN && return; sleep 0.05; done; }
+. "$(dirname "$0")/daemon.sh"
+start_daemon "$rnicsim" "$out/daemon.log"
 
 # ib_write_bw: the client keeps RDMA WRITEs in flight; the server is killed.
 "$rnicsim" exec --socket "$sock" -- ib_write_bw -p "$port" -D 60 > "$out/victim.log" 2>&1 &
