@@ -90,11 +90,29 @@ void fill_recv_wqe(const ibv_recv_wr& wr, nic::RecvWqe& w) {
     w.sge[static_cast<size_t>(i)] = nic::Sge{wr.sg_list[i].addr, wr.sg_list[i].length, wr.sg_list[i].lkey};
 }
 
+uint32_t total_bytes(const ibv_sge* sge, int n) {
+  uint32_t sum = 0;
+  for (int i = 0; i < n; ++i) sum += sge[i].length;
+  return sum;
+}
+
+void trace_send(uint32_t qpn, const ibv_send_wr& wr) {
+  trace_event("\"wr\":\"send\",\"qp\":%u,\"wr_id\":%llu,\"opcode\":%d,\"flags\":%u,\"bytes\":%u", qpn,
+              static_cast<unsigned long long>(wr.wr_id), static_cast<int>(wr.opcode), wr.send_flags,
+              total_bytes(wr.sg_list, wr.num_sge));
+}
+
 // A receive WQE of a QP's own RQ is done: counted for the RQ's full check.
 void count_receive(const Cq& q, const nic::Cqe& c) {
   if ((static_cast<uint8_t>(c.opcode) & IBV_WC_RECV) == 0) return;
   if (Qp* owner = qp_by_number(q.ctx, c.qp_num); owner != nullptr && owner->qp.srq == nullptr)
     owner->rq_completed.fetch_add(1, std::memory_order_relaxed);
+}
+
+void trace_completion(const Cq& q, const nic::Cqe& c) {
+  trace_event("\"wc\":\"cq\",\"cq\":%u,\"qp\":%u,\"wr_id\":%llu,\"status\":%u,\"opcode\":%u,\"byte_len\":%u",
+              q.cq.handle, c.qp_num, static_cast<unsigned long long>(c.wr_id), static_cast<unsigned>(c.status),
+              static_cast<unsigned>(c.opcode), c.byte_len);
 }
 
 void publish_sq(Qp& q) {
@@ -115,6 +133,7 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
     }
     nic::SendWqe w;
     if ((rc = build_send_wqe(*q, *wr, w)) != 0) break;
+    if (tracing()) trace_send(qp->qp_num, *wr);
     std::memcpy(&q->sq[q->sq_producer % q->sq_entries], &w, sizeof w);
     ++q->sq_producer;
   }
@@ -126,7 +145,8 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
 namespace {
 // Writes a list of receive WQEs into a ring and publishes the producer index.
 // `completed` (if given) and `capacity` say when the queue is full.
-int post_receives(Context& ctx, nic::RecvWqe* ring, uint32_t entries, uint64_t& producer,
+// `queue` names it in the trace (QPN or SRQ number).
+int post_receives(Context& ctx, uint32_t queue, nic::RecvWqe* ring, uint32_t entries, uint64_t& producer,
                   std::atomic<uint64_t>& doorbell, bool allowed, const std::atomic<uint64_t>* completed,
                   uint64_t capacity, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   int rc = 0;
@@ -141,6 +161,9 @@ int post_receives(Context& ctx, nic::RecvWqe* ring, uint32_t entries, uint64_t& 
     }
     fill_recv_wqe(*wr, ring[producer % entries]);
     ++producer;
+    if (tracing())
+      trace_event("\"wr\":\"recv\",\"queue\":%u,\"wr_id\":%llu,\"bytes\":%u", queue,
+                  static_cast<unsigned long long>(wr->wr_id), total_bytes(wr->sg_list, wr->num_sge));
   }
   if (rc != 0 && bad != nullptr) *bad = wr;
   doorbell.store(producer, std::memory_order_release);
@@ -152,7 +175,7 @@ int post_receives(Context& ctx, nic::RecvWqe* ring, uint32_t entries, uint64_t& 
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   auto* q = reinterpret_cast<Qp*>(qp);
   std::lock_guard<std::mutex> lock(q->rq_mutex);
-  return post_receives(*q->ctx, q->rq, q->rq_entries, q->rq_producer, q->db->rq_producer,
+  return post_receives(*q->ctx, qp->qp_num, q->rq, q->rq_entries, q->rq_producer, q->db->rq_producer,
                        qp->srq == nullptr && qp->state != IBV_QPS_RESET, &q->rq_completed,
                        std::max<uint64_t>(q->cap.max_recv_wr, 1), wr, bad);
 }
@@ -160,7 +183,7 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   auto* s = reinterpret_cast<Srq*>(srq);
   std::lock_guard<std::mutex> lock(s->mutex);
-  return post_receives(*s->ctx, s->ring, s->entries, s->producer, s->db->sq_producer, true, nullptr, 0, wr, bad);
+  return post_receives(*s->ctx, srq->handle, s->ring, s->entries, s->producer, s->db->sq_producer, true, nullptr, 0, wr, bad);
 }
 
 int poll_cq(ibv_cq* cq, int n, ibv_wc* wc) {
@@ -188,6 +211,7 @@ int poll_cq(ibv_cq* cq, int n, ibv_wc* wc) {
     w.sl = c.sl;
     w.dlid_path_bits = c.dlid_path_bits;
     count_receive(*q, c);
+    if (tracing()) trace_completion(*q, c);
   }
   // A program spinning on an empty CQ gives its CPU away now and then: the
   // daemon that will write the completion may be waiting for one (two
@@ -224,6 +248,7 @@ int take_next(Cq& q) {
   q.cqx.status = static_cast<ibv_wc_status>(q.current.status);
   q.cqx.wr_id = q.current.wr_id;
   count_receive(q, q.current);
+  if (tracing()) trace_completion(q, q.current);
   return 0;
 }
 

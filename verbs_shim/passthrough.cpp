@@ -6,8 +6,8 @@
 // ibv_poll_cq, ...), so those go to the hardware too.
 //
 // The real library is loaded by path: RNICSIM_REAL_LIBIBVERBS, else the
-// system's. It is loaded with RNICSIM_MODE unset, so that a second copy of this
-// shim can stand in for it (in simulation mode) in tests.
+// system's. It is loaded with RNICSIM_MODE and RNICSIM_TRACE unset, so that a
+// second copy of this shim can stand in for it (in simulation mode) in tests.
 #include <dlfcn.h>
 
 #include <cstddef>
@@ -31,10 +31,16 @@ __attribute__((constructor)) void choose_mode() {
   if (mode == nullptr || std::strcmp(mode, "passthrough") != 0) return;
   const char* env_path = std::getenv("RNICSIM_REAL_LIBIBVERBS");
   const std::string path = env_path != nullptr && *env_path != '\0' ? env_path : RNICSIM_REAL_LIBIBVERBS;
+  // A stand-in copy of the shim must run in simulation mode and leave the
+  // trace to this library.
   const std::string saved = mode;
+  const char* trace = std::getenv("RNICSIM_TRACE");
+  const std::string saved_trace = trace != nullptr ? trace : "";
   unsetenv("RNICSIM_MODE");
+  unsetenv("RNICSIM_TRACE");
   void* real = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   setenv("RNICSIM_MODE", saved.c_str(), 1);
+  if (trace != nullptr) setenv("RNICSIM_TRACE", saved_trace.c_str(), 1);
   if (real == nullptr) {
     std::fprintf(stderr, "rnicsim: passthrough: cannot load %s (%s); using the simulated device\n", path.c_str(),
                  dlerror());
