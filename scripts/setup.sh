@@ -8,7 +8,7 @@ RNICSIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RNICSIM_BUILD_PACKAGES="g++ cmake ninja-build pkg-config libgtest-dev libgmock-dev
   libpcap-dev libyaml-cpp-dev libibverbs-dev libisal-dev libns3-dev"
 # Tests: real RDMA programs, the protocol decoder and an independent ICRC implementation.
-RNICSIM_TEST_PACKAGES="ibverbs-utils perftest python3-pyverbs tshark python3-scapy"
+RNICSIM_TEST_PACKAGES="ibverbs-utils perftest python3-pyverbs tshark python3-scapy iproute2"
 
 rnicsim_missing_packages() {
   local missing="" p
