@@ -141,6 +141,15 @@ struct Session {
   size_t host = SIZE_MAX;
 };
 
+// A SettleCq request waiting for the work in flight towards its CQ.
+struct Settling {
+  int fd = -1;
+  size_t host = 0;
+  uint32_t cqn = 0;
+  std::chrono::steady_clock::time_point deadline;
+};
+constexpr int kDeferred = -1;  // dispatch: the reply comes later
+
 class Server {
 public:
   Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream& out);
@@ -156,6 +165,11 @@ private:
   void release_context(Context& c);
   bool scan_doorbells();
   void set_sleeping(bool on);
+  // Whether nothing is on its way to CQ `cqn` of host `h`: no WQE of a QP that
+  // completes into it waits for its doorbell, fetch or answer, no CQE write is
+  // in flight.
+  bool settled(HostState& h, uint32_t cqn);
+  void answer_settled();
 
   Context* context_of(const Session& s, uint32_t ctx);
   scenario::Host& host(const Context& c) { return *world_.hosts()[c.host]; }
@@ -181,6 +195,7 @@ private:
   int wake_fd_ = -1;
   std::string socket_path_;
   std::map<int, Session> sessions_;
+  std::vector<Settling> settling_;
   std::map<uint32_t, Context*> contexts_;
   std::vector<std::unique_ptr<Context>> context_store_;
   uint32_t next_context_ = 1;
@@ -657,6 +672,14 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
       h.srqs.erase(it);
       return 0;
     }
+    case Op::SettleCq: {
+      proto::ObjectReq q;
+      if (!proto::body_as(r, q)) return EPROTO;
+      auto it = h.cqs.find(q.id);
+      if (it == h.cqs.end() || it->second.ctx != c->id) return EINVAL;
+      settling_.push_back(Settling{s.fd, c->host, q.id, std::chrono::steady_clock::now() + std::chrono::seconds(1)});
+      return kDeferred;
+    }
     case Op::CreateAh: {
       proto::CreateAhReq q;
       if (!proto::body_as(r, q)) return EPROTO;
@@ -688,6 +711,7 @@ bool Server::handle(Session& s) {
   size_t length = 0;
   std::vector<int> fds;
   reply.status = dispatch(s, r, body, length, fds);
+  if (reply.status == kDeferred) return true;
   // Descriptors that came with a failed request are not kept.
   if (reply.status != 0)
     for (size_t i = 0; i < r.nfds; ++i) close(r.fds[i]);
@@ -796,6 +820,34 @@ bool Server::scan_doorbells() {
   return any;
 }
 
+bool Server::settled(HostState& h, uint32_t cqn) {
+  nic::Nic& n = *h.host->nic;
+  const nic::CqContext* cq = n.cq(cqn);
+  if (cq == nullptr) return true;
+  if (cq->written != cq->producer) return false;
+  for (const auto& [qpn, e] : h.qps) {
+    const nic::QpContext* qp = n.qp(qpn);
+    if (qp == nullptr || (qp->send_cq != cqn && qp->recv_cq != cqn)) continue;
+    if (qp->state == nic::QpState::Reset || qp->state == nic::QpState::Err) continue;
+    if (qp->send_cq == cqn && (qp->sq.producer < e.sq_seen || qp->sq.fetched < qp->sq.producer ||
+                               !qp->send_entries.empty()))
+      return false;
+  }
+  return true;
+}
+
+void Server::answer_settled() {
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(settling_, [&](const Settling& w) {
+    if (!sessions_.contains(w.fd)) return true;
+    if (!settled(*hosts_[w.host], w.cqn) && now < w.deadline) return false;
+    proto::MsgHeader reply;
+    reply.op = static_cast<uint16_t>(proto::Op::SettleCq);
+    if (proto::send_message(w.fd, reply, nullptr, 0) != 0) { /* the session ends at its next read */ }
+    return true;
+  });
+}
+
 void Server::set_sleeping(bool on) {
   for (auto& [id, c] : contexts_) c->header().daemon_sleeping.store(on ? 1 : 0, std::memory_order_seq_cst);
 }
@@ -815,6 +867,7 @@ int Server::run() {
   while (!g_stop) {
     const bool fired = executor_.run_due() > 0;
     const bool rang = scan_doorbells();
+    if (!settling_.empty()) answer_settled();
     // Busy: an event is due within a few microseconds. Spin without a system
     // call, looking at the sockets only now and then.
     if (executor_.until_next() < kHotWindow && ++spins % 1024 != 0) {

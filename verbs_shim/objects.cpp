@@ -356,7 +356,10 @@ int ibv_resize_cq(ibv_cq* cq, int cqe) {
   if (cqe <= 0 || cqe > kMaxCqe) return EINVAL;
   // The ring does not move: a CQ can shrink or grow within the ring it has.
   if (static_cast<uint32_t>(cqe) >= q->entries) return EINVAL;
-  // Not below the completions the CQ holds now.
+  // Not below the completions the CQ holds once the work already posted
+  // towards it has completed (the daemon answers when nothing is in flight).
+  proto::ObjectReq settle{q->ctx->id, cq->handle, 0};
+  if (const int rc = call(proto::Op::SettleCq, settle); rc != 0) return rc;
   {
     std::lock_guard<std::mutex> lock(q->poll_mutex);
     uint64_t held = 0;

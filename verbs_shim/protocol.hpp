@@ -46,6 +46,7 @@ enum class Op : uint16_t {
   DestroySrq,     // ObjectReq
   CreateAh,       // CreateAhReq -> ObjectRep(index)
   ReregMr,        // RegMrReq with lkey: the region keeps its keys
+  SettleCq,       // ObjectReq(cqn): answered once no completion is on its way to the CQ
 };
 
 struct MsgHeader {
