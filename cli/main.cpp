@@ -2,6 +2,8 @@
 //   rnicsim run FILE.yaml [--seed N] [--pcap FILE] [--out DIR] [--set PATH=VALUE]...
 //   rnicsim validate FILE.yaml [--set PATH=VALUE]...
 //   rnicsim lint FILE.pcap
+//   rnicsim serve [FILE.yaml] [--socket PATH] [--pcap FILE] [--dilation X]
+//   rnicsim exec [--host NAME] [--socket PATH] -- PROGRAM ARGS
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/emulation_commands.hpp"
 #include "cli/plot.hpp"
 #include "lint/lint.hpp"
 #include "scenario/params.hpp"
@@ -33,6 +36,10 @@ void usage(std::ostream& out) {
          "  rnicsim lint FILE.pcap                                     check a RoCEv2/InfiniBand capture\n"
          "  rnicsim params                                             list every scenario parameter\n"
          "  rnicsim plot DIR                                           PNG figures of a run's --out DIR\n"
+         "  rnicsim serve [FILE.yaml] [--socket PATH] [--pcap FILE] [--dilation X] [--idle-exit SECONDS]\n"
+         "                                                             run the NICs in real time for programs on the shim\n"
+         "  rnicsim exec [--host NAME] [--socket PATH] [--scenario FILE] [--passthrough] -- PROGRAM ARGS\n"
+         "                                                             run an unmodified RDMA program on the shim\n"
          "  rnicsim --help | --version\n";
 }
 
@@ -214,6 +221,8 @@ int main(int argc, char** argv) {
     rnicsim::scenario::print_params(std::cout);
     return kExitOk;
   }
+  if (cmd == "serve") return rnicsim::cli::cmd_serve(args);
+  if (cmd == "exec") return rnicsim::cli::cmd_exec(args);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(std::cout);
     return kExitOk;

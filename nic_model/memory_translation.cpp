@@ -16,6 +16,19 @@ const MemoryRegion& MemoryTranslation::add(uint32_t pd, uint64_t addr, uint64_t 
   return it->second;
 }
 
+bool MemoryTranslation::modify(uint32_t lkey, uint32_t pd, uint64_t addr, uint64_t length, uint64_t iova,
+                               uint32_t access) {
+  auto it = by_lkey_.find(lkey);
+  if (it == by_lkey_.end()) return false;
+  MemoryRegion& mr = it->second;
+  mr.pd = pd;
+  mr.addr = addr;
+  mr.length = length;
+  mr.iova = iova;
+  mr.access = access;
+  return true;
+}
+
 bool MemoryTranslation::remove(uint32_t lkey) {
   auto it = by_lkey_.find(lkey);
   if (it == by_lkey_.end()) return false;

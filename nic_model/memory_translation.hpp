@@ -52,6 +52,9 @@ public:
   // Registers a region; keys are derived from an index and a rolling tag.
   const MemoryRegion& add(uint32_t pd, uint64_t addr, uint64_t length, uint64_t iova, uint32_t access);
   bool remove(uint32_t lkey);
+  // Re-registration (ibv_rereg_mr): the region takes a new PD, place or rights
+  // and keeps its keys. False if there is no such region.
+  bool modify(uint32_t lkey, uint32_t pd, uint64_t addr, uint64_t length, uint64_t iova, uint32_t access);
   const MemoryRegion* by_lkey(uint32_t lkey) const;
   const MemoryRegion* by_rkey(uint32_t rkey) const;
 

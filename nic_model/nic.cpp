@@ -1,6 +1,7 @@
 #include "nic_model/nic.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace rnicsim::nic {
 
@@ -19,7 +20,8 @@ Nic::Nic(sim::Simulator& sim, fabric::FramePool& pool, HostMemory& memory, NicCo
       cqe_writer_(*this),
       rx_(*this),
       tx_(*this),
-      qpc_cache_(config_.params.qpc_cache_entries) {
+      qpc_cache_(config_.params.qpc_cache_entries),
+      loopback_event_([this] { deliver_loopback(); }, "nic.loopback") {
   translation_.set_cache(config_.params.mtt_cache_entries, config_.params.mtt_page_bytes);
 }
 
@@ -74,9 +76,33 @@ int Nic::modify_qp(Qpn qpn, const QpAttr& attr, uint32_t mask) {
       os << "QP " << qpn.value() << ' ' << to_string(before) << " -> " << to_string(q->state);
     });
     if (q->state == QpState::Err) qp_fatal(*q, WcStatus::WrFlushErr);
+    if (q->state == QpState::Reset) reset_qp(*q);
     if (q->state == QpState::Rts) requester_.kick(*q);
   }
   return rc;
+}
+
+void Nic::reset_qp(QpContext& qp) {
+  // RESET empties the work queues (their indices start again from 0) and
+  // forgets the connection's progress, as a QP fresh from creation.
+  scheduler().cancel(*qp.retransmit_timer);
+  qp.sq.producer = qp.sq.fetched = 0;
+  qp.rq.producer = qp.rq.fetched = 0;
+  while (!qp.send_entries.empty()) qp.send_entries.pop_front();
+  while (!qp.recv_wqes.empty()) qp.recv_wqes.pop_front();
+  while (!qp.resend.empty()) qp.resend.pop_front();
+  qp.reorder.clear();
+  qp.next_entry = 0;
+  qp.next_packet = 0;
+  qp.rd_atomic_inflight = 0;
+  qp.responses_queued = 0;
+  qp.rnr_waiting = false;
+  qp.response_gap_rewound = false;
+  qp.msn = 0;
+  qp.nak_outstanding = false;
+  qp.unacked_packets = 0;
+  qp.write_remaining = 0;
+  qp.recv_offset = 0;
 }
 
 bool Nic::destroy_qp(Qpn qpn) {
@@ -246,7 +272,27 @@ void Nic::rx_buffered(uint8_t priority, int64_t delta) {
 
 bool Nic::tx_has_room(size_t bytes) const { return port_ != nullptr && port_->has_room_total(bytes); }
 
+bool Nic::addressed_to_self(const fabric::Frame& frame) const {
+  const auto b = frame.bytes_as_built();  // headers only: no need for the CRCs
+  if (packet::is_roce(config_.link))
+    return b.size() >= 6 && std::memcmp(b.data(), config_.mac.data(), 6) == 0;
+  // IB: the LRH's DLID (bytes 2..3, big-endian).
+  return b.size() >= 4 && ((static_cast<uint16_t>(b[2]) << 8) | static_cast<uint16_t>(b[3])) == config_.lid;
+}
+
+void Nic::deliver_loopback() {
+  fabric::Frame f = loopback_.pop_front();
+  if (!loopback_.empty()) scheduler().schedule(loopback_event_, now());
+  receive(std::move(f));
+}
+
 void Nic::transmit(fabric::Frame&& frame) {
+  if (addressed_to_self(frame)) {
+    ++counters_.loopback;
+    loopback_.push_back(std::move(frame));
+    if (!loopback_event_.scheduled()) scheduler().schedule(loopback_event_, now());
+    return;
+  }
   if (port_ == nullptr) return;
   ++counters_.tx_packets;
   counters_.tx_bytes += frame.size();
@@ -280,18 +326,6 @@ void Nic::flush_recv(QpContext& qp, const RecvWqe& w) {
   c.opcode = WcOpcode::Recv;
   c.qp_num = qp.qpn.value();
   cqe_writer_.post(qp.recv_cq, c);
-}
-
-const char* to_string(WcStatus s) {
-  static constexpr const char* kNames[] = {
-      "success", "local length error", "local QP operation error", "local EE context operation error",
-      "local protection error", "Work Request Flushed Error", "memory management operation error",
-      "bad response error", "local access error", "remote invalid request error", "remote access error",
-      "remote operation error", "transport retry counter exceeded", "RNR retry counter exceeded",
-      "local RDD violation error", "remote invalid RD request", "aborted error", "invalid EE context number",
-      "invalid EE context state", "fatal error", "response timeout error", "general error"};
-  const auto i = static_cast<size_t>(s);
-  return i < std::size(kNames) ? kNames[i] : "unknown";
 }
 
 }  // namespace rnicsim::nic

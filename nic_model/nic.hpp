@@ -78,7 +78,7 @@ struct QpInit {
 };
 
 struct NicCounters {
-  uint64_t tx_packets = 0, tx_bytes = 0, rx_frames = 0, retransmitted_packets = 0, tx_drops = 0;
+  uint64_t tx_packets = 0, tx_bytes = 0, rx_frames = 0, retransmitted_packets = 0, tx_drops = 0, loopback = 0;
   uint64_t cnps_sent = 0;  // by the notification point (CE-marked packets and CNPs received: RxPipeline)
 };
 
@@ -181,6 +181,8 @@ public:
   // A QP fails: the oldest outstanding WQE completes with `status`, every other
   // one with WR_FLUSH_ERR, and the QP enters ERR.
   void qp_fatal(QpContext& qp, WcStatus status);
+  // The QP entered RESET: its queues are empty and their indices start at 0.
+  void reset_qp(QpContext& qp);
   // Completes a receive WQE of a QP in ERR with WR_FLUSH_ERR.
   void flush_recv(QpContext& qp, const RecvWqe& w);
 
@@ -230,6 +232,12 @@ private:
   uint64_t pfc_xoff_ = 0, pfc_xon_ = 0;
   std::array<uint64_t, 8> rx_bytes_{};
   uint64_t rx_total_ = 0, rx_peak_ = 0;
+  // Frames addressed to this NIC itself (between two QPs of one host) turn
+  // around inside the NIC, as hardware loopback does; they never reach the port.
+  bool addressed_to_self(const fabric::Frame& frame) const;
+  void deliver_loopback();
+  sim::RingQueue<fabric::Frame> loopback_;
+  sim::Event loopback_event_;
 };
 
 }  // namespace rnicsim::nic

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <span>
 
 namespace rnicsim::nic {
@@ -58,7 +59,18 @@ enum class WcStatus : uint8_t {  // ibv_wc_status
   RespTimeoutErr = 20,
   GeneralErr = 21,
 };
-const char* to_string(WcStatus s);
+// rdma-core's names (ibv_wc_status_str).
+inline const char* to_string(WcStatus s) {
+  constexpr const char* kNames[] = {
+      "success", "local length error", "local QP operation error", "local EE context operation error",
+      "local protection error", "Work Request Flushed Error", "memory management operation error",
+      "bad response error", "local access error", "remote invalid request error", "remote access error",
+      "remote operation error", "transport retry counter exceeded", "RNR retry counter exceeded",
+      "local RDD violation error", "remote invalid RD request", "aborted error", "invalid EE context number",
+      "invalid EE context state", "fatal error", "response timeout error", "general error"};
+  const auto i = static_cast<size_t>(s);
+  return i < std::size(kNames) ? kNames[i] : "unknown";
+}
 
 enum class WcOpcode : uint8_t {  // ibv_wc_opcode (RECV values 128, 129)
   Send = 0,

@@ -117,7 +117,10 @@ Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPa
     const bool short_buffer = c == AccessCheck::TooShort || g == AccessCheck::TooShort;
     complete_recv(qp, p, WcOpcode::Recv, 0, short_buffer ? WcStatus::LocLenErr : WcStatus::LocProtErr);
     if (ud) return Verdict::Done;
-    nak(qp, NakCode::InvalidRequest, Psn(p.fields.psn));
+    // A receive buffer too short is the requester's error (Invalid Request); a
+    // protection error on it is the responder's own (Remote Operational Error),
+    // as ConnectX reports them.
+    nak(qp, short_buffer ? NakCode::InvalidRequest : NakCode::RemoteOperationalError, Psn(p.fields.psn));
     nic_.qp_fatal(qp, WcStatus::WrFlushErr);
     return Verdict::Wait;  // nothing more for this QP; the caller must not advance it
   }

@@ -5,11 +5,10 @@
 #include <stdexcept>
 
 namespace rnicsim::scenario {
-namespace {
 
-// The port GUID of host `index`: an EUI-64 with the locally administered bit
-// set, 02:00:00:ff:fe + the host number (24 bits).
 uint64_t port_guid(size_t index) { return 0x020000FFFE000000ull | ((index + 1) & 0xFFFFFF); }
+
+namespace {
 
 packet::Ipv6Addr host_ip(const HostSpec& h, size_t index, LinkLayer layer) {
   packet::Ipv6Addr ip{};
@@ -49,7 +48,7 @@ packet::LinkKind link_kind_of(const Scenario& s) {
 
 }  // namespace
 
-World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink)
+World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const MemoryFor& memory)
     : sim_(seed, log_sink),
       pool_(s.nic.mtu + 512),
       link_kind_(link_kind_of(s)) {
@@ -68,7 +67,8 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink)
     cfg.mac = h->address.mac;
     cfg.ip = h->address.ip;
     cfg.lid = h->address.lid;
-    h->nic = std::make_unique<nic::Nic>(sim_, pool_, h->memory, cfg);
+    nic::HostMemory& mem = memory ? memory(i) : static_cast<nic::HostMemory&>(h->memory);
+    h->nic = std::make_unique<nic::Nic>(sim_, pool_, mem, cfg);
     hosts_.push_back(std::move(h));
   }
   // The fabric: one port per link end; a switch's port i is its i-th link.

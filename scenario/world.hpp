@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ namespace rnicsim::scenario {
 
 // ibv_wc_status values: SUCCESS (0) to GENERAL_ERR (21).
 inline constexpr size_t kCompletionStatuses = 22;
+// The port GUID of host `index`: an EUI-64 with the locally administered bit
+// set, 02:00:00:ff:fe + the host number (24 bits).
+uint64_t port_guid(size_t index);
 
 struct Host {
   std::string name;
@@ -31,7 +35,10 @@ struct Host {
 
 class World {
 public:
-  World(const Scenario& s, uint64_t seed, std::ostream& log_sink);
+  // Host memory of host i: `memory(i)` if given (emulation: a real process), else
+  // the host's simulated memory.
+  using MemoryFor = std::function<nic::HostMemory&(size_t host_index)>;
+  World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const MemoryFor& memory = {});
   sim::Simulator& sim() { return sim_; }
   Host& host(const std::string& name);
   std::vector<std::unique_ptr<Host>>& hosts() { return hosts_; }

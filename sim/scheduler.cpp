@@ -86,4 +86,9 @@ void Scheduler::run_until(Time until) {
   while (!heap_.empty() && heap_.front().event->when_ <= until && !stop_requested_) step();
 }
 
+void Scheduler::advance_to(Time t) {
+  run_until(t);
+  if (!stop_requested_ && t > now_) now_ = t;
+}
+
 }  // namespace rnicsim::sim

@@ -102,6 +102,10 @@ public:
   // Fires events until the queue is empty or the next event is after `until`;
   // time then stands at min(until, time of the last event fired) — never past `until`.
   void run_until(Time until);
+  // Fires every event at or before `t`, then sets the time to `t` (not before
+  // now): the real-time executor moves the clock to the wall clock this way, so
+  // work arriving from outside (a doorbell) is scheduled at the present.
+  void advance_to(Time t);
   // Stops run_until after the current event.
   void stop() { stop_requested_ = true; }
 

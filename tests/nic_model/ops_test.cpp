@@ -228,6 +228,20 @@ TEST(RecvTooSmall, LocalLengthErrorAndRemoteInvalidRequest) {
   EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::RemInvReqErr);
 }
 
+TEST(RecvBufferOutsideItsRegion, LocalProtectionErrorAndRemoteOperationalError) {
+  TestBed bed;
+  auto [x, y] = bed.pair();
+  RecvWqe r = y->recv_wqe(4, 0, 100);
+  r.sge[0].lkey ^= 0x100;  // another region's key: not this buffer's
+  y->post_recv(r);
+  x->post_send(x->send_wqe(1, 0, 64));
+  bed.run();
+  ASSERT_EQ(y->cqes.size(), 1u);
+  EXPECT_EQ(y->cqes[0].cqe.status, WcStatus::LocProtErr);
+  ASSERT_EQ(x->cqes.size(), 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::RemOpErr);
+}
+
 TEST(Ud, SendCarriesGrhQkeyAndSourceQp) {
   TestBed bed;
   QpOptions o;

@@ -1,0 +1,40 @@
+// The emulation daemon (rnicsim serve): runs a scenario's NICs and fabric in real
+// time and serves verbs shim processes over a Unix socket. Each process becomes
+// one host of the scenario; the daemon does on its behalf what a scenario's
+// workload drivers do (PD, MR, CQ, QP on the host's NIC), with the process's own
+// memory behind the NIC's DMA and the rings in memory shared with the process.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "scenario/scenario.hpp"
+
+namespace rnicsim::emulation {
+
+struct ServeOptions {
+  std::string socket_path;  // empty: default_socket_path()
+  std::string pcap_path;    // capture of the first host's port
+  double dilation = 1.0;    // wall time per unit of simulated time
+  uint64_t seed = 0;        // 0: the scenario's
+  // After the last doorbell or event the daemon keeps spinning this long before
+  // it arms the wake-up doorbell and sleeps.
+  std::chrono::microseconds spin{2000};
+  // Exit after this long without any program connected (0: never).
+  std::chrono::seconds idle_exit{0};
+};
+
+// $XDG_RUNTIME_DIR/rnicsim/daemon.sock, else /tmp/rnicsim-UID/daemon.sock.
+std::string default_socket_path();
+
+// The scenario the daemon runs when none is given: two hosts on a lossless
+// 100 Gb/s link.
+scenario::Scenario default_scenario();
+
+// Serves until SIGINT or SIGTERM (or, with exit_when_idle, until the last process
+// has gone). Returns a process exit code; prints a summary (lag, counters) to `out`.
+int serve(const scenario::Scenario& s, const ServeOptions& options, std::ostream& out);
+
+}  // namespace rnicsim::emulation

@@ -1,0 +1,56 @@
+#!/bin/bash
+# Runs an unmodified RDMA program as a server and a client, each through
+# `rnicsim exec` on its own host of a daemon started here, and checks that both
+# complete. The program's own TCP exchange (of QP numbers) uses PORT, which must
+# be among its arguments, so tests can run side by side.
+# usage: run_pair.sh RNICSIM OUTDIR SCENARIO|- PORT [--pcap] [--expect REGEX] -- PROGRAM ARGS...
+#   SCENARIO "-": the daemon's default (two hosts, lossless 100 Gb/s).
+#   --pcap: the daemon captures the first host's port into OUTDIR/capture.pcap.
+#   --passthrough: the programs run with `rnicsim exec --passthrough`.
+#   --expect: the client's output must match REGEX (grep -E), and the server's
+#     too unless the program reports on the client only (perftest's READ and
+#     atomic latency tests).
+set -u
+rnicsim=$1 out=$2 scenario=$3 port=$4
+shift 4
+pcap="" expect="" exec_opts=""
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+  case "$1" in
+    --pcap) pcap="--pcap $out/capture.pcap" ;;
+    --expect) expect=$2; shift ;;
+    --passthrough) exec_opts="--passthrough" ;;
+    *) echo "run_pair.sh: unknown option $1"; exit 2 ;;
+  esac
+  shift
+done
+shift
+mkdir -p "$out"
+rm -f "$out/capture.pcap"
+args=()
+[ "$scenario" != "-" ] && args+=("$scenario")
+. "$(dirname "$0")/daemon.sh"
+# shellcheck disable=SC2086
+start_daemon "$rnicsim" "$out/daemon.log" "${args[@]}" $pcap
+
+# shellcheck disable=SC2086
+timeout 120 "$rnicsim" exec $exec_opts --socket "$sock" -- "$@" > "$out/server.log" 2>&1 &
+server=$!
+wait_listen "$port"
+# shellcheck disable=SC2086
+timeout 120 "$rnicsim" exec $exec_opts --socket "$sock" -- "$@" localhost > "$out/client.log" 2>&1
+client_rc=$?
+wait $server
+server_rc=$?
+kill -INT "$daemon"
+wait "$daemon"
+echo "--- server (exit $server_rc)"; cat "$out/server.log"
+echo "--- client (exit $client_rc)"; cat "$out/client.log"
+echo "--- daemon"; cat "$out/daemon.log"
+[ $server_rc -eq 0 ] && [ $client_rc -eq 0 ] || { echo "FAIL: a side did not complete"; exit 1; }
+if [ -n "$expect" ]; then
+  grep -Eq "$expect" "$out/client.log" || { echo "FAIL: the client's output does not match '$expect'"; exit 1; }
+  case "$1" in ib_read_lat|ib_atomic_lat) ;; *)
+    grep -Eq "$expect" "$out/server.log" || { echo "FAIL: the server's output does not match '$expect'"; exit 1; } ;;
+  esac
+fi
+echo "PASS"

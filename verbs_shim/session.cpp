@@ -1,0 +1,156 @@
+// The connection to the daemon and the tables that map numbers from it back to
+// the application's objects.
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+#include "verbs_shim/shim.hpp"
+
+namespace rnicsim::shim {
+namespace {
+
+std::string socket_path() {
+  if (const char* p = std::getenv(proto::kSocketEnv); p != nullptr && *p != '\0') return p;
+  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && *xdg != '\0')
+    return std::string(xdg) + "/rnicsim/daemon.sock";
+  return "/tmp/rnicsim-" + std::to_string(getuid()) + "/daemon.sock";
+}
+
+std::mutex g_tables_mutex;
+std::unordered_map<uint32_t, Cq*> g_cqs_by_cookie;
+uint32_t g_next_cookie = 1;
+std::unordered_map<uint64_t, Qp*> g_qps;    // (context id, QPN)
+std::unordered_map<uint64_t, Srq*> g_srqs;  // (context id, SRQ number)
+uint64_t key(Context* c, uint32_t n) { return (uint64_t{c->id} << 32) | n; }
+
+}  // namespace
+
+Session& session() {
+  static Session s;
+  return s;
+}
+
+bool ensure_session() {
+  Session& s = session();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.connected) return true;
+  const std::string path = socket_path();
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) return fail(ENAMETOOLONG, false);
+  std::strcpy(addr.sun_path, path.c_str());
+  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    const int err = errno;
+    close(fd);
+    static bool said = false;
+    if (!said && std::getenv(proto::kSocketEnv) != nullptr) {
+      std::fprintf(stderr, "rnicsim: no daemon answers on %s (%s); no devices\n", path.c_str(), std::strerror(err));
+      said = true;
+    }
+    return fail(ENODEV, false);
+  }
+  proto::HelloReq hello;
+  hello.pid = getpid();
+  if (const char* h = std::getenv(proto::kHostEnv)) std::snprintf(hello.host, sizeof hello.host, "%s", h);
+  proto::MsgHeader h;
+  h.op = static_cast<uint16_t>(proto::Op::Hello);
+  proto::Received r;
+  int rc = proto::send_message(fd, h, &hello, sizeof hello);
+  if (rc == 0) rc = proto::receive_message(fd, r);
+  if (rc == 0 && r.header.status != 0) rc = r.header.status;
+  if (rc == 0 && !proto::body_as(r, s.info)) rc = EPROTO;
+  if (rc != 0) {
+    close(fd);
+    if (rc == EBUSY) std::fprintf(stderr, "rnicsim: every host of the daemon's scenario is taken; no devices\n");
+    if (rc == ENODEV) std::fprintf(stderr, "rnicsim: the daemon's scenario has no host '%s'\n", hello.host);
+    if (rc == EPROTO) std::fprintf(stderr, "rnicsim: the daemon speaks another protocol version\n");
+    return fail(rc, false);
+  }
+  // The daemon reaches this process's registered memory (where ptrace
+  // restrictions apply, it has to be named).
+  prctl(PR_SET_PTRACER, static_cast<unsigned long>(s.info.daemon_pid), 0, 0, 0);
+  s.fd = fd;
+  s.connected = true;
+  return true;
+}
+
+int call(proto::Op op, const void* req, size_t req_len, void* rep, size_t rep_len, const int* fds, size_t nfds,
+         int* fds_out, size_t max_fds_out) {
+  Session& s = session();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.connected) return errno = ENODEV;
+  proto::MsgHeader h;
+  h.op = static_cast<uint16_t>(op);
+  int rc = proto::send_message(s.fd, h, req, req_len, std::span<const int>(fds, nfds));
+  proto::Received r;
+  if (rc == 0) rc = proto::receive_message(s.fd, r);
+  if (rc == 0 && r.header.op != h.op) rc = EPROTO;
+  if (rc == 0) rc = r.header.status;
+  if (rc == 0 && rep_len > 0 && r.header.length != rep_len) rc = EPROTO;
+  if (rc == 0 && rep_len > 0) std::memcpy(rep, r.body, rep_len);
+  for (size_t i = 0; i < r.nfds; ++i) {
+    if (rc == 0 && fds_out != nullptr && i < max_fds_out)
+      fds_out[i] = r.fds[i];
+    else
+      close(r.fds[i]);
+  }
+  if (rc != 0) errno = rc;
+  return rc;
+}
+
+void register_cq(Cq* cq) {
+  std::lock_guard<std::mutex> lock(g_tables_mutex);
+  cq->cookie = g_next_cookie++;
+  g_cqs_by_cookie[cq->cookie] = cq;
+}
+void unregister_cq(Cq* cq) {
+  std::lock_guard<std::mutex> lock(g_tables_mutex);
+  g_cqs_by_cookie.erase(cq->cookie);
+}
+Cq* cq_by_cookie(uint32_t cookie) {
+  std::lock_guard<std::mutex> lock(g_tables_mutex);
+  auto it = g_cqs_by_cookie.find(cookie);
+  return it == g_cqs_by_cookie.end() ? nullptr : it->second;
+}
+Cq* cq_by_number(Context* ctx, uint32_t cqn) {
+  std::lock_guard<std::mutex> lock(g_tables_mutex);
+  for (auto& [cookie, cq] : g_cqs_by_cookie)
+    if (cq->ctx == ctx && cq->cq.handle == cqn) return cq;
+  return nullptr;
+}
+namespace {
+template <class T>
+void add(std::unordered_map<uint64_t, T*>& table, Context* c, uint32_t n, T* v) {
+  std::lock_guard<std::mutex> lock(g_tables_mutex);
+  table[key(c, n)] = v;
+}
+template <class T>
+void remove(std::unordered_map<uint64_t, T*>& table, Context* c, uint32_t n) {
+  std::lock_guard<std::mutex> lock(g_tables_mutex);
+  table.erase(key(c, n));
+}
+template <class T>
+T* find(std::unordered_map<uint64_t, T*>& table, Context* c, uint32_t n) {
+  std::lock_guard<std::mutex> lock(g_tables_mutex);
+  auto it = table.find(key(c, n));
+  return it == table.end() ? nullptr : it->second;
+}
+}  // namespace
+
+void register_qp(Qp* qp) { add(g_qps, qp->ctx, qp->qp.qp_num, qp); }
+void unregister_qp(Qp* qp) { remove(g_qps, qp->ctx, qp->qp.qp_num); }
+Qp* qp_by_number(Context* ctx, uint32_t qpn) { return find(g_qps, ctx, qpn); }
+void register_srq(Srq* srq) { add(g_srqs, srq->ctx, srq->srq.handle, srq); }
+void unregister_srq(Srq* srq) { remove(g_srqs, srq->ctx, srq->srq.handle); }
+Srq* srq_by_number(Context* ctx, uint32_t srqn) { return find(g_srqs, ctx, srqn); }
+
+}  // namespace rnicsim::shim

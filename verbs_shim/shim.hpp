@@ -1,0 +1,189 @@
+// The verbs shim's own objects. Every object an application gets is a verbs.h
+// struct at the start of (or, for the context, inside) one of these, so the
+// application reads and writes its fields as it would with rdma-core.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+#include "nic_model/queue_format.hpp"
+#include "verbs_shim/protocol.hpp"
+#include "verbs_shim/wire.hpp"
+
+namespace rnicsim::shim {
+
+namespace proto = verbs_proto;
+namespace nic = ::rnicsim::nic;
+
+// The one connection of this process to the daemon (opened by the first
+// ibv_get_device_list), and the device it gave the process.
+struct Session {
+  int fd = -1;
+  bool connected = false;
+  proto::DeviceInfo info{};
+  std::mutex mutex;
+};
+Session& session();
+// Connects and says hello, once. Returns false (errno set) when no daemon answers.
+bool ensure_session();
+// One request and its reply. `fds_out` takes up to kMaxFds descriptors that came
+// with the reply. Returns 0 or an errno (also set in errno).
+int call(proto::Op op, const void* req, size_t req_len, void* rep, size_t rep_len, const int* fds = nullptr,
+         size_t nfds = 0, int* fds_out = nullptr, size_t max_fds_out = 0);
+template <class Req>
+int call(proto::Op op, const Req& req) {
+  return call(op, &req, sizeof req, nullptr, 0);
+}
+template <class Req, class Rep>
+int call(proto::Op op, const Req& req, Rep& rep) {
+  return call(op, &req, sizeof req, &rep, sizeof rep);
+}
+
+struct Device {
+  ibv_device dev;  // first: the application's ibv_device*
+  proto::DeviceInfo info;
+};
+
+struct Context {
+  verbs_context vctx;  // ends with the application's ibv_context
+  uint32_t id = 0;
+  std::byte* segment = nullptr;
+  int memfd = -1;
+  int wake_fd = -1;
+  Device* device = nullptr;
+  proto::SegmentHeader& header() const { return *reinterpret_cast<proto::SegmentHeader*>(segment); }
+  proto::DoorbellRecord* doorbell(uint32_t i) const {
+    return reinterpret_cast<proto::DoorbellRecord*>(segment + proto::kDoorbellOffset) + i;
+  }
+  // After publishing a producer index: wake the daemon if it sleeps.
+  void wake() const {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (header().daemon_sleeping.load(std::memory_order_relaxed) != 0) {
+      const uint64_t one = 1;
+      [[maybe_unused]] const ssize_t n = ::write(wake_fd, &one, sizeof one);
+    }
+  }
+};
+inline Context* context_of(ibv_context* c) {
+  return reinterpret_cast<Context*>(reinterpret_cast<std::byte*>(c) - offsetof(Context, vctx) -
+                                    offsetof(verbs_context, context));
+}
+
+struct Pd {
+  ibv_pd pd;
+};
+
+struct Mr {
+  ibv_mr mr;
+  unsigned access = 0;
+};
+
+struct CompChannel {
+  ibv_comp_channel channel;
+  int write_fd = -1;
+};
+
+struct Cq {
+  union {
+    ibv_cq cq;
+    ibv_cq_ex cqx;  // ibv_create_cq_ex: the same fields first, then the poll functions
+  };
+  nic::Cqe current{};  // ibv_start_poll/ibv_next_poll: the completion being read
+  Context* ctx = nullptr;
+  nic::Cqe* ring = nullptr;
+  uint32_t entries = 0;
+  uint64_t consumer = 0;
+  proto::DoorbellRecord* db = nullptr;
+  uint32_t cookie = 0;
+  uint32_t empty_polls = 0;
+  std::mutex poll_mutex;
+  Cq() : cqx{} {}
+};
+
+struct Srq {
+  ibv_srq srq;
+  Context* ctx = nullptr;
+  nic::RecvWqe* ring = nullptr;
+  uint32_t entries = 0;
+  uint64_t producer = 0;
+  proto::DoorbellRecord* db = nullptr;
+  uint32_t max_wr = 0, max_sge = 0, limit = 0;
+  std::mutex mutex;
+};
+
+struct Ah {
+  ibv_ah ah;
+  uint32_t index = 0;
+};
+
+struct Qp {
+  union {
+    ibv_qp qp;
+    ibv_qp_ex qpx;
+  };
+  Context* ctx = nullptr;
+  nic::SendWqe* sq = nullptr;
+  nic::RecvWqe* rq = nullptr;
+  uint32_t sq_entries = 0, rq_entries = 0;
+  uint64_t sq_producer = 0, rq_producer = 0;
+  // Receive completions polled (poll_cq counts them): the RQ is full when
+  // max_recv_wr WQEs are posted and not completed.
+  std::atomic<uint64_t> rq_completed{0};
+  proto::DoorbellRecord* db = nullptr;
+  ibv_qp_cap cap{};
+  bool sq_sig_all = false;
+  ibv_qp_attr attr{};  // what the application set, for ibv_query_qp
+  std::mutex sq_mutex, rq_mutex;
+  // ibv_wr_* state: the WQE being built, and where the batch started.
+  nic::SendWqe pending{};
+  bool building = false;
+  uint64_t batch_start = 0;
+  int batch_error = 0;
+  Qp() : qp{} {}
+};
+
+// Objects an async event or a completion event names by number.
+void register_cq(Cq* cq);
+void unregister_cq(Cq* cq);
+Cq* cq_by_cookie(uint32_t cookie);
+void register_qp(Qp* qp);
+void unregister_qp(Qp* qp);
+Qp* qp_by_number(Context* ctx, uint32_t qpn);
+Cq* cq_by_number(Context* ctx, uint32_t cqn);
+Srq* srq_by_number(Context* ctx, uint32_t srqn);
+void register_srq(Srq* srq);
+void unregister_srq(Srq* srq);
+
+// The data path (datapath.cpp).
+int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
+int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
+int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad);
+int poll_cq(ibv_cq* cq, int n, ibv_wc* wc);
+int req_notify_cq(ibv_cq* cq, int solicited_only);
+void init_qp_ex(Qp* qp, uint64_t send_ops_flags);
+void init_cq_ex(Cq* cq);
+
+// Device attributes (device.cpp).
+int query_port(ibv_context* context, uint8_t port, ibv_port_attr* attr, size_t len);
+int query_device_ex(ibv_context* context, const ibv_query_device_ex_input* input, ibv_device_attr_ex* attr,
+                    size_t attr_size);
+ibv_qp* create_qp_ex(ibv_context* context, ibv_qp_init_attr_ex* attr);
+ibv_cq_ex* create_cq_ex(ibv_context* context, ibv_cq_init_attr_ex* attr);
+
+// RNICSIM_TRACE (trace.cpp): whether a trace is written, and one line of it
+// (`fmt` gives the fields after the time, pid and thread).
+bool tracing();
+void trace_event(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// Sets errno and returns `value` (for the NULL/-1 conventions).
+template <class T>
+T fail(int err, T value) {
+  errno = err;
+  return value;
+}
+
+}  // namespace rnicsim::shim
