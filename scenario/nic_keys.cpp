@@ -161,7 +161,8 @@ void apply(const Reader& r, const YAML::Node& v, const std::string& what, const 
         r.fail(v, what + " must be 1, 2, 4, 8, 16 or 32");
       break;
     case Kind::Rate:
-      n = r.parsed<uint64_t>(v, what + " (a rate like 5Mbps or 100Gbps)", parse_rate);
+      // 0 is a rate too: for these keys it means "the line rate".
+      n = r.scalar(v, what) == "0" ? 0 : r.parsed<uint64_t>(v, what + " (a rate like 5Mbps or 100Gbps)", parse_rate);
       break;
     case Kind::Algorithm: {
       const std::string name = r.scalar(v, what);

@@ -91,7 +91,8 @@ void apply_override(YAML::Node root, const std::string& assignment) {
   set_path(root, assignment.substr(0, eq), value);
 }
 
-std::vector<SweepPoint> expand_sweep(const YAML::Node& root, const std::string& file_name) {
+std::vector<SweepPoint> expand_sweep(const YAML::Node& root, const std::function<YAML::Node()>& fresh,
+                                     const std::string& file_name) {
   const YAML::Node sweep = root["sweep"];
   if (!sweep) return {};
   const Reader r(file_name);
@@ -114,7 +115,7 @@ std::vector<SweepPoint> expand_sweep(const YAML::Node& root, const std::string& 
   std::vector<SweepPoint> points;
   std::vector<size_t> idx(axes.size(), 0);
   for (size_t run = 0; run < runs; ++run) {
-    YAML::Node copy = YAML::Clone(root);
+    YAML::Node copy = fresh();
     copy.remove("sweep");
     SweepPoint p;
     for (size_t a = 0; a < axes.size(); ++a) {
@@ -141,16 +142,21 @@ std::vector<SweepPoint> load_runs(const std::string& path, const std::vector<std
   if (!in) throw ScenarioError(path, 0, 0, "cannot open the file");
   std::stringstream text;
   text << in.rdbuf();
-  YAML::Node root = load_yaml(text.str(), path);
-  for (const std::string& o : overrides) {
-    if (!root.IsMap()) break;  // the parser says what is wrong with the file
-    try {
-      apply_override(root, o);
-    } catch (const std::invalid_argument& e) {
-      throw OverrideError("--set " + o + ": " + e.what());
+  const std::string content = text.str();
+  auto fresh = [&] {
+    YAML::Node root = load_yaml(content, path);
+    for (const std::string& o : overrides) {
+      if (!root.IsMap()) break;  // the parser says what is wrong with the file
+      try {
+        apply_override(root, o);
+      } catch (const std::invalid_argument& e) {
+        throw OverrideError("--set " + o + ": " + e.what());
+      }
     }
-  }
-  if (root.IsMap() && root["sweep"]) return expand_sweep(root, path);
+    return root;
+  };
+  YAML::Node root = fresh();
+  if (root.IsMap() && root["sweep"]) return expand_sweep(root, fresh, path);
   std::vector<SweepPoint> one(1);
   one.front().scenario = parse_scenario(root, path);
   return one;

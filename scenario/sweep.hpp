@@ -14,6 +14,7 @@
 //     links.0.loss: [0.00001, 0.001, 0.01]
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -41,7 +42,10 @@ struct SweepPoint {
 
 // The runs of `root`'s sweep (each parsed and validated; errors name the file, and
 // the line and column of the value that made a run invalid). Empty without `sweep:`.
-std::vector<SweepPoint> expand_sweep(const YAML::Node& root, const std::string& file_name);
+// `fresh` loads the file's tree anew (with the overrides applied): each run starts
+// from one, so that errors keep the line and column of the file.
+std::vector<SweepPoint> expand_sweep(const YAML::Node& root, const std::function<YAML::Node()>& fresh,
+                                     const std::string& file_name);
 
 // One row per run: the swept values, each workload's throughput and p50/p99
 // latency, drops, retransmissions, and whether it completed and met its expect:.
