@@ -30,7 +30,7 @@ const ParamInfo kScenarioKeys[] = {
     {"workloads[]", "", "map", "", "perftest-like tests and flows: see scenarios/perftest.yaml"},
     {"workloads[].flows", "", "list | file | map", "",
      "pattern: flows: a list, a CSV or ns-3 flow file, or a generator"},
-    {"workloads[].flows[].priority", "the workload's", "count", "0..7", "an inline flow's traffic priority"},
+    {"workloads[].flows[].priority", "the workload's", "count", "0..7", "an inline or CSV flow's traffic priority"},
     {"workloads[].flows.format", "by content", "csv | ns3", "",
      "ns3: the ns-3 RDMA simulators' flow file (N, then src dst priority dport size start_time)"},
     {"workloads[].flows.generate", "", "all_to_all | incast | permutation | poisson", "", "a flow generator"},

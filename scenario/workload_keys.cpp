@@ -70,8 +70,8 @@ uint64_t message_size(const Reader& r, const YAML::Node& n, const std::string& w
   return size;
 }
 
-// A flow CSV: a header naming the columns (from, to, op, size, start; start may be
-// left out), then one flow a line. '#' starts a comment line.
+// A flow CSV: a header naming the columns (from, to, op, size, start, priority;
+// start and priority may be left out), then one flow a line. '#' starts a comment line.
 std::vector<FlowSpec> read_flow_csv(const Reader& r, const YAML::Node& at, const std::string& path,
                                     const Scenario& s, const KnownHost& known_host) {
   std::ifstream in(path);
@@ -102,8 +102,9 @@ std::vector<FlowSpec> read_flow_csv(const Reader& r, const YAML::Node& at, const
     }
     if (columns.empty()) {
       for (const auto& [name, col] : fields) {
-        if (name != "from" && name != "to" && name != "op" && name != "size" && name != "start")
-          fail_at(line_no, col, "unknown column '" + name + "' (expected a header of: from, to, op, size, start)");
+        if (name != "from" && name != "to" && name != "op" && name != "size" && name != "start" && name != "priority")
+          fail_at(line_no, col,
+                  "unknown column '" + name + "' (expected a header of: from, to, op, size, start, priority)");
         if (std::find(columns.begin(), columns.end(), name) != columns.end())
           fail_at(line_no, col, "column '" + name + "' appears twice");
         columns.push_back(name);
@@ -127,6 +128,7 @@ std::vector<FlowSpec> read_flow_csv(const Reader& r, const YAML::Node& at, const
         if (columns[i] == "op") f.op = cr.choice(n, "op", kFlowOps);
         if (columns[i] == "size") f.size = message_size(cr, n, "size");
         if (columns[i] == "start") f.start = cr.parsed<sim::Duration>(n, "start (a time like 10us)", parse_duration);
+        if (columns[i] == "priority") f.priority = static_cast<uint8_t>(cr.integer(n, "priority", 0, 7));
       } catch (const ScenarioError& e) {
         std::string msg = e.what();
         // Drop the "file:line:col: " the node's (meaningless) mark produced.

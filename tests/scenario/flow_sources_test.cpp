@@ -84,6 +84,21 @@ TEST_F(FlowSources, Ns3FlowFileErrorsNameTheLineAndColumn) {
   EXPECT_EQ(err("1\n0 1 3 100 0 0\n").rfind(f + ":2:11: size (bytes) must be between 1", 0), 0u);
 }
 
+TEST_F(FlowSources, CsvAndInlineFlowsTakeAPriority) {
+  write("f.csv", "from,to,op,size,priority\nh0,h1,write,4KiB,3\nh1,h0,send,1KiB,0\n");
+  const Scenario s = parse(kFourHosts + "workloads: [{pattern: flows, priority: 5, flows: f.csv}, {pattern: flows, "
+                                        "flows: [{from: h0, to: h2, size: 1, priority: 6}, {from: h0, to: h3, size: 1}]}]\n");
+  EXPECT_EQ(s.workloads[0].flows[0].priority, 3);
+  EXPECT_EQ(s.workloads[0].flows[1].priority, 0);
+  EXPECT_EQ(s.workloads[1].flows[0].priority, 6);
+  EXPECT_FALSE(s.workloads[1].flows[1].priority) << "the workload's";
+  write("f.csv", "from,to,op,size,priority\nh0,h1,write,4KiB,9\n");
+  EXPECT_EQ(error_of(kFourHosts + "workloads: [{pattern: flows, flows: f.csv}]\n")
+                .rfind((dir_ / "f.csv").string() + ":2:18: priority must be between 0 and 7", 0),
+            0u)
+      << error_of(kFourHosts + "workloads: [{pattern: flows, flows: f.csv}]\n");
+}
+
 TEST_F(FlowSources, CdfPercentOrFractionInterpolatesAndErrs) {
   const SizeCdf pct = SizeCdf::read(write("p.txt", "# size cdf\n100 0\n1100 50\n2100 100\n"));
   const SizeCdf frac = SizeCdf::read(write("f.txt", "100 0\n1100 0.5\n2100 1\n"));
