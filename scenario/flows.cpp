@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 namespace rnicsim::scenario {
 namespace {
@@ -11,19 +12,20 @@ constexpr uint64_t kRecvAhead = 512;  // receive WQEs a QP keeps posted at most
 FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec& spec)
     : Workload(world, spec), start_event_([this] { start_due(); }, "flows.start"), path_mtu_(s.path_mtu) {
   // Channels: one per (from, to), or one per flow.
-  std::map<std::pair<std::string, std::string>, uint32_t> by_pair;
+  std::map<std::tuple<std::string, std::string, uint8_t>, uint32_t> by_pair;
   std::map<std::string, uint64_t> send_cq, recv_cq;
-  struct Plan { std::string from, to; };
+  struct Plan { std::string from, to; uint8_t priority; };
   std::vector<Plan> plans;
   std::map<uint32_t, uint64_t> recv_need;  // per channel
   channel_of_.resize(spec.flows.size());
   for (size_t i = 0; i < spec.flows.size(); ++i) {
     const FlowSpec& f = spec.flows[i];
-    const auto key = std::make_pair(f.from, f.to);
+    const uint8_t priority = f.priority.value_or(spec.priority);
+    const auto key = std::make_tuple(f.from, f.to, priority);
     auto it = by_pair.find(key);
     if (spec.qp_per_flow || it == by_pair.end()) {
       const uint32_t c = static_cast<uint32_t>(plans.size());
-      plans.push_back({f.from, f.to});
+      plans.push_back({f.from, f.to, priority});
       send_cq[f.from] += spec.tx_depth;
       recv_cq[f.to] += kRecvAhead;
       if (!spec.qp_per_flow) by_pair[key] = c;
@@ -69,8 +71,8 @@ FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec
     const uint32_t rq = ring_entries(std::clamp<uint64_t>(c.recv_total, 1, kRecvAhead));
     c.from_qp = c.from->add_qp(sq, 1);
     c.to_qp = c.to->add_qp(1, rq);
-    c.from->connect(c.from_qp, *c.to, c.to_qp, path_mtu_, 16, spec.priority);
-    c.to->connect(c.to_qp, *c.from, c.from_qp, path_mtu_, 16, spec.priority);
+    c.from->connect(c.from_qp, *c.to, c.to_qp, path_mtu_, 16, p.priority);
+    c.to->connect(c.to_qp, *c.from, c.from_qp, path_mtu_, 16, p.priority);
     channels_.push_back(std::move(c));
   }
   flows_.resize(spec.flows.size());

@@ -1,6 +1,7 @@
 // A flows workload: a list of flows (from, to, op, size, start), each one message
 // posted by `from` at its start time (relative to the workload's start). Flows
-// between the same two hosts share one QP pair (or each has its own with
+// between the same two hosts at the same priority (a flow's own, else the
+// workload's) share one QP pair (or each has its own with
 // qp_per_flow: true); a QP keeps at most tx_depth of them outstanding and queues
 // the rest in the host. For each flow:
 //   FCT      = when the sender reaped its completion - its start

@@ -64,6 +64,7 @@ struct FlowSpec {
   WorkloadOp op = WorkloadOp::Write;
   uint64_t size = 0;
   sim::Duration start;  // after the workload starts
+  std::optional<uint8_t> priority;  // absent: the workload's priority
 };
 
 // A workload. perftest's options keep perftest's names and defaults (which depend on

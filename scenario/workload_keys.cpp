@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "scenario/fabric_keys.hpp"
+#include "scenario/flow_sources.hpp"
 #include "scenario/units.hpp"
 
 namespace rnicsim::scenario {
@@ -46,9 +47,16 @@ constexpr std::string_view kPerftestKeys[] = {"name",     "op",       "pattern",
                                               "outs",     "atomic_type", "start",    "priority"};
 constexpr std::string_view kFlowsKeys[] = {"name",     "pattern",  "flows", "qp_per_flow",
                                            "tx_depth", "base_rtt", "start", "priority"};
-enum class FlowGenerator : uint8_t { AllToAll, Incast };
-constexpr std::pair<std::string_view, FlowGenerator> kFlowGenerators[] = {{"all_to_all", FlowGenerator::AllToAll},
-                                                                          {"incast", FlowGenerator::Incast}};
+enum class FlowGenerator : uint8_t { AllToAll, Incast, Permutation, Poisson };
+constexpr std::pair<std::string_view, FlowGenerator> kFlowGenerators[] = {
+    {"all_to_all", FlowGenerator::AllToAll},
+    {"incast", FlowGenerator::Incast},
+    {"permutation", FlowGenerator::Permutation},
+    {"poisson", FlowGenerator::Poisson}};
+enum class FlowFileFormat : uint8_t { Csv, Ns3 };
+constexpr std::pair<std::string_view, FlowFileFormat> kFlowFileFormats[] = {{"csv", FlowFileFormat::Csv},
+                                                                            {"ns3", FlowFileFormat::Ns3}};
+constexpr uint64_t kMaxGeneratedFlows = 10'000'000;
 
 void check_linked(const Reader& r, const YAML::Node& at, const Scenario& s, const std::string& from,
                   const std::string& to) {
@@ -62,8 +70,8 @@ uint64_t message_size(const Reader& r, const YAML::Node& n, const std::string& w
   return size;
 }
 
-// A flow CSV: a header naming the columns (from, to, op, size, start; start may be
-// left out), then one flow a line. '#' starts a comment line.
+// A flow CSV: a header naming the columns (from, to, op, size, start, priority;
+// start and priority may be left out), then one flow a line. '#' starts a comment line.
 std::vector<FlowSpec> read_flow_csv(const Reader& r, const YAML::Node& at, const std::string& path,
                                     const Scenario& s, const KnownHost& known_host) {
   std::ifstream in(path);
@@ -94,8 +102,9 @@ std::vector<FlowSpec> read_flow_csv(const Reader& r, const YAML::Node& at, const
     }
     if (columns.empty()) {
       for (const auto& [name, col] : fields) {
-        if (name != "from" && name != "to" && name != "op" && name != "size" && name != "start")
-          fail_at(line_no, col, "unknown column '" + name + "' (expected a header of: from, to, op, size, start)");
+        if (name != "from" && name != "to" && name != "op" && name != "size" && name != "start" && name != "priority")
+          fail_at(line_no, col,
+                  "unknown column '" + name + "' (expected a header of: from, to, op, size, start, priority)");
         if (std::find(columns.begin(), columns.end(), name) != columns.end())
           fail_at(line_no, col, "column '" + name + "' appears twice");
         columns.push_back(name);
@@ -119,6 +128,7 @@ std::vector<FlowSpec> read_flow_csv(const Reader& r, const YAML::Node& at, const
         if (columns[i] == "op") f.op = cr.choice(n, "op", kFlowOps);
         if (columns[i] == "size") f.size = message_size(cr, n, "size");
         if (columns[i] == "start") f.start = cr.parsed<sim::Duration>(n, "start (a time like 10us)", parse_duration);
+        if (columns[i] == "priority") f.priority = static_cast<uint8_t>(cr.integer(n, "priority", 0, 7));
       } catch (const ScenarioError& e) {
         std::string msg = e.what();
         // Drop the "file:line:col: " the node's (meaningless) mark produced.
@@ -135,52 +145,140 @@ std::vector<FlowSpec> read_flow_csv(const Reader& r, const YAML::Node& at, const
   return flows;
 }
 
-// flows: {generate: all_to_all | incast, size, op, hosts | from + to, start}: the
-// flows of a collective pattern, all starting at `start`.
+// A file named in the scenario, relative to the scenario's directory.
+std::string scenario_path(const Reader& r, const YAML::Node& n, const Scenario& s, const std::string& what) {
+  const std::filesystem::path p = r.scalar(n, what);
+  if (p.is_absolute()) return p.string();
+  return (std::filesystem::path(s.file).parent_path() / p).lexically_normal().string();
+}
+
+// Flows whose sizes follow a CDF file and whose arrivals are a Poisson process:
+// host i starts flows at rate load x its link rate / (8 x the mean size), each to
+// a uniformly random other host; together one process at the sum of the rates,
+// each arrival's source drawn in proportion to its host's rate.
+void generate_poisson(const Reader& r, const YAML::Node& g, const Scenario& s, const std::vector<std::string>& hosts,
+                      const FlowSpec& proto, const std::string& stream, WorkloadSpec& spec) {
+  if (!g["load"] || !g["cdf"] || (!g["count"] == !g["duration"]))
+    r.fail(g, "poisson needs 'load', 'cdf' and one of 'count' or 'duration'");
+  if (hosts.size() < 2) r.fail(g, "poisson needs at least two hosts");
+  const double load = r.real(g["load"], "load (of the link rate)", 0.0, 1.0);
+  if (load <= 0) r.fail(g["load"], "load must be above 0");
+  const std::string cdf_path = scenario_path(r, g["cdf"], s, "cdf (a file of 'size cumulative_probability' lines)");
+  if (!std::filesystem::exists(cdf_path)) r.fail(g["cdf"], "cannot open the CDF file '" + cdf_path + "'");
+  const SizeCdf cdf = SizeCdf::read(cdf_path);
+  uint64_t count = kMaxGeneratedFlows;
+  sim::Duration until = sim::Duration::max();
+  if (g["count"]) count = r.integer(g["count"], "count (flows)", 1, kMaxGeneratedFlows);
+  if (g["duration"]) until = r.parsed<sim::Duration>(g["duration"], "duration (a time like 1ms)", parse_duration);
+  const fabric::Topology& t = s.fabric.topology;
+  std::vector<double> rate_cum;  // flows per second, cumulative over hosts
+  double total = 0;
+  for (const std::string& h : hosts) {
+    total += load * static_cast<double>(t.access_rate(static_cast<uint32_t>(t.find(h)))) / (8.0 * cdf.mean());
+    rate_cum.push_back(total);
+  }
+  sim::RandomStream rng(s.seed, stream);
+  double at_s = 0;
+  while (spec.flows.size() < count) {
+    at_s += rng.exponential(1.0 / total);
+    FlowSpec f = proto;
+    f.start = proto.start + sim::Duration::ps(static_cast<int64_t>(at_s * 1e12));
+    if (f.start - proto.start >= until) break;
+    const double u = rng.uniform01() * total;
+    const size_t src = static_cast<size_t>(std::upper_bound(rate_cum.begin(), rate_cum.end(), u) - rate_cum.begin());
+    size_t dst = rng.uniform(hosts.size() - 1);
+    if (dst >= src) ++dst;
+    f.from = hosts[std::min(src, hosts.size() - 1)];
+    f.to = hosts[dst];
+    f.size = cdf.sample(rng);
+    check_linked(r, g, s, f.from, f.to);
+    spec.flows.push_back(f);
+  }
+  if (spec.flows.size() == kMaxGeneratedFlows && !g["count"])
+    r.fail(g["duration"], "the duration asks for more than " + std::to_string(kMaxGeneratedFlows) + " flows");
+}
+
+// flows: {generate: all_to_all | incast | permutation | poisson, ...}: the flows
+// of a collective pattern, all starting at `start`, or Poisson arrivals.
 void generate_flows(const Reader& r, const YAML::Node& g, const Scenario& s, const KnownHost& known_host,
                     WorkloadSpec& spec) {
-  r.expect_map(g, "a flow generator", {"generate", "size", "op", "hosts", "from", "to", "start"});
-  if (!g["generate"] || !g["size"]) r.fail(g, "a flow generator needs 'generate' (all_to_all or incast) and 'size'");
+  if (!g["generate"]) r.fail(g, "a flow generator needs 'generate' (all_to_all, incast, permutation or poisson)");
   const FlowGenerator kind = r.choice(g["generate"], "generate", kFlowGenerators);
+  const bool poisson = kind == FlowGenerator::Poisson;
+  if (kind == FlowGenerator::Incast)
+    r.expect_map(g, "an incast generator", {"generate", "size", "op", "from", "to", "start"});
+  else if (poisson)
+    r.expect_map(g, "a poisson generator", {"generate", "load", "cdf", "count", "duration", "op", "hosts", "start"});
+  else
+    r.expect_map(g, "a flow generator", {"generate", "size", "op", "hosts", "start"});
+  if (!poisson && !g["size"]) r.fail(g, "a flow generator needs 'size'");
   FlowSpec proto;
-  proto.size = message_size(r, g["size"], "flow size");
+  if (!poisson) proto.size = message_size(r, g["size"], "flow size");
   if (g["op"]) proto.op = r.choice(g["op"], "flow op", kFlowOps);
   if (g["start"]) proto.start = r.parsed<sim::Duration>(g["start"], "flow start (a time like 10us)", parse_duration);
   auto host_list = [&](const YAML::Node& n, const std::string& what) {
     std::vector<std::string> v;
-    if (!n) {
+    if (!n || (n.IsScalar() && n.Scalar() == "all")) {
       for (const HostSpec& h : s.hosts) v.push_back(h.name);
       return v;
     }
-    if (!n.IsSequence() || n.size() == 0) r.fail(n, "expected " + what + " to be a list of hosts");
-    for (const YAML::Node& h : n) v.push_back(known_host(h, what));
+    if (!n.IsSequence() || n.size() == 0) r.fail(n, "expected " + what + " to be a list of hosts or 'all'");
+    for (const YAML::Node& h : n) {
+      v.push_back(known_host(h, what));
+      if (std::count(v.begin(), v.end(), v.back()) > 1) r.fail(h, "host '" + v.back() + "' is listed twice");
+    }
     return v;
   };
+  auto add = [&](const YAML::Node& at, const std::string& a, const std::string& b) {
+    check_linked(r, at, s, a, b);
+    FlowSpec f = proto;
+    f.from = a;
+    f.to = b;
+    spec.flows.push_back(f);
+  };
+  const std::string stream = "workload." + spec.name + ".flows";
   if (kind == FlowGenerator::AllToAll) {
-    if (g["from"] || g["to"]) r.fail(g, "all_to_all takes 'hosts', not 'from'/'to'");
     const std::vector<std::string> hosts = host_list(g["hosts"], "hosts");
     for (const std::string& a : hosts)
-      for (const std::string& b : hosts) {
-        if (a == b) continue;
-        check_linked(r, g, s, a, b);
-        FlowSpec f = proto;
-        f.from = a;
-        f.to = b;
-        spec.flows.push_back(f);
-      }
+      for (const std::string& b : hosts)
+        if (a != b) add(g, a, b);
+  } else if (kind == FlowGenerator::Permutation) {
+    const std::vector<std::string> hosts = host_list(g["hosts"], "hosts");
+    if (hosts.size() < 2) r.fail(g["hosts"] ? g["hosts"] : g, "a permutation needs at least two hosts");
+    sim::RandomStream rng(s.seed, stream);
+    const std::vector<size_t> perm = random_derangement(hosts.size(), rng);
+    for (size_t i = 0; i < hosts.size(); ++i) add(g, hosts[i], hosts[perm[i]]);
+  } else if (poisson) {
+    generate_poisson(r, g, s, host_list(g["hosts"], "hosts"), proto, stream, spec);
   } else {
-    if (g["hosts"] || !g["to"]) r.fail(g, "incast takes 'to' (and optionally 'from'), not 'hosts'");
+    if (!g["to"]) r.fail(g, "incast takes 'to' (and optionally 'from')");
     const std::string to = known_host(g["to"], "to");
-    for (const std::string& a : host_list(g["from"], "from")) {
-      if (a == to) continue;
-      check_linked(r, g["to"], s, a, to);
-      FlowSpec f = proto;
-      f.from = a;
-      f.to = to;
-      spec.flows.push_back(f);
-    }
+    for (const std::string& a : host_list(g["from"], "from"))
+      if (a != to) add(g["to"], a, to);
   }
   if (spec.flows.empty()) r.fail(g, "the flow generator made no flows");
+}
+
+// flows: FILE or {file: FILE, format: csv | ns3}; without a format, a file whose
+// first line is a lone number is an ns-3 flow file, else a CSV file.
+std::vector<FlowSpec> read_flow_file(const Reader& r, const YAML::Node& flows, const Scenario& s,
+                                     const KnownHost& known_host) {
+  const YAML::Node file = flows.IsMap() ? flows["file"] : flows;
+  if (flows.IsMap()) {
+    r.expect_map(flows, "a flow file", {"file", "format"});
+    if (!file) r.fail(flows, "a flow file needs 'file'");
+  }
+  const std::string path = scenario_path(r, file, s, "a flow file");
+  FlowFileFormat format = FlowFileFormat::Csv;
+  if (flows.IsMap() && flows["format"])
+    format = r.choice(flows["format"], "format", kFlowFileFormats);
+  else if (looks_like_ns3_flow_file(path))
+    format = FlowFileFormat::Ns3;
+  if (format == FlowFileFormat::Csv) return read_flow_csv(r, file, path, s, known_host);
+  if (!std::filesystem::exists(path)) r.fail(file, "cannot open the flow file '" + path + "'");
+  std::vector<FlowSpec> v = read_ns3_flow_file(path, s.hosts);
+  for (const FlowSpec& f : v) check_linked(r, file, s, f.from, f.to);
+  return v;
 }
 
 WorkloadSpec read_flows(const Reader& r, const YAML::Node& w, const Scenario& s, const KnownHost& known_host,
@@ -188,18 +286,15 @@ WorkloadSpec read_flows(const Reader& r, const YAML::Node& w, const Scenario& s,
   r.expect_map_of(w, "a flows workload", kFlowsKeys);
   const YAML::Node flows = w["flows"];
   if (!flows) r.fail(w, "a flows workload needs 'flows': a list of flows or a CSV file");
-  if (flows.IsScalar()) {
-    std::string path = flows.Scalar();
-    if (!std::filesystem::path(path).is_absolute())
-      path = (std::filesystem::path(s.file).parent_path() / path).lexically_normal().string();
-    spec.flows = read_flow_csv(r, flows, path, s, known_host);
+  if (flows.IsScalar() || (flows.IsMap() && flows["file"])) {
+    spec.flows = read_flow_file(r, flows, s, known_host);
   } else if (flows.IsMap()) {
     generate_flows(r, flows, s, known_host, spec);
   } else {
     if (!flows.IsSequence() || flows.size() == 0)
       r.fail(flows, "expected 'flows' to be a non-empty list of flows or the name of a CSV file");
     for (const YAML::Node& f : flows) {
-      r.expect_map(f, "a flow", {"from", "to", "op", "size", "start"});
+      r.expect_map(f, "a flow", {"from", "to", "op", "size", "start", "priority"});
       if (!f["from"] || !f["to"] || !f["size"]) r.fail(f, "a flow needs 'from', 'to' and 'size'");
       FlowSpec flow;
       flow.from = known_host(f["from"], "from");
@@ -208,6 +303,7 @@ WorkloadSpec read_flows(const Reader& r, const YAML::Node& w, const Scenario& s,
       if (f["op"]) flow.op = r.choice(f["op"], "flow op", kFlowOps);
       flow.size = message_size(r, f["size"], "flow size");
       if (f["start"]) flow.start = r.parsed<sim::Duration>(f["start"], "flow start (a time like 10us)", parse_duration);
+      if (f["priority"]) flow.priority = static_cast<uint8_t>(r.integer(f["priority"], "flow priority", 0, 7));
       spec.flows.push_back(flow);
     }
   }
