@@ -13,9 +13,8 @@ void FaultModel::corrupt(Frame& frame, const packet::ParsedPacket& p) {
   ++counters_.corrupted;
 }
 
-FaultModel::Verdict FaultModel::apply(Frame& frame, sim::Time now) {
+FaultModel::Verdict FaultModel::apply(Frame& frame) {
   Verdict v;
-  (void)now;
   if (rules_.empty()) return v;
   const auto parsed = packet::parse(frame.bytes_as_built(), link_type_);
   if (!parsed) return v;

@@ -53,8 +53,8 @@ public:
     bool drop = false;
     sim::Duration extra_delay;  // zero unless a delay rule fired
   };
-  // Decides the fate of `frame` leaving at `now`; corrupts it in place if a rule says so.
-  Verdict apply(Frame& frame, sim::Time now);
+  // Decides the fate of `frame` as it leaves; corrupts it in place if a rule says so.
+  Verdict apply(Frame& frame);
 
   const FaultCounters& counters() const { return counters_; }
 

@@ -163,7 +163,7 @@ void Port::on_tx_done() {
   Frame f = std::move(on_wire_);
   const bool lost = !link_up_ || wire_loses();
   FaultModel::Verdict fault;
-  if (!lost && faults_) fault = faults_->apply(f, sim_.now());
+  if (!lost && faults_) fault = faults_->apply(f);
   if ((lost || fault.drop) && params_.vl_credit_bytes != 0)
     credits_[f.meta().priority & (kPriorities - 1)] += f.size();  // the credit resync (FCCL) gives back what the wire lost
   if (!link_up_) {
