@@ -77,6 +77,9 @@ struct Report {
   std::uint64_t frames = 0;
   std::uint64_t checked = 0;     ///< RoCEv2/IB transport packets
   std::uint64_t skipped = 0;     ///< other frames (not RoCEv2, raw IB, ...)
+  /// Transport packets the capture holds only the headers of (a snap length, or a
+  /// size-only run): headers and sequences checked, payload and ICRC not.
+  std::uint64_t headers_only = 0;
   PfcStats pfc;                  ///< PFC pause frames: checked and counted, not skipped
   std::uint64_t errors = 0;
   std::uint64_t warnings = 0;

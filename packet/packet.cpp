@@ -286,11 +286,16 @@ void seal_without_crc(std::span<std::byte> frame, const FrameLayout& l) noexcept
   if (is_roce(l.link)) {
     const std::size_t end = l.icrc_offset + kIcrcSize;
     if (l.frame_length > end) std::memset(p + end, 0, l.frame_length - end);
-    std::byte* ip = p + l.l3_offset;
-    std::byte* udp = ip + l.l3_header_length;
-    store_be16(udp + 6, 0);
-    if (l.link == LinkKind::RoceV2Ipv4) store_be16(ip + 10, ipv4_header_checksum(ip, l.l3_header_length));
   }
+  seal_headers(frame, l);
+}
+
+void seal_headers(std::span<std::byte> frame, const FrameLayout& l) noexcept {
+  if (!is_roce(l.link)) return;
+  std::byte* ip = frame.data() + l.l3_offset;
+  std::byte* udp = ip + l.l3_header_length;
+  store_be16(udp + 6, 0);
+  if (l.link == LinkKind::RoceV2Ipv4) store_be16(ip + 10, ipv4_header_checksum(ip, l.l3_header_length));
 }
 
 bool complete_seal(std::span<std::byte> frame, LinkType link_type) noexcept {
@@ -332,20 +337,22 @@ constexpr bool is_valid_pmtu(std::size_t n) noexcept {
   return n == 256 || n == 512 || n == 1024 || n == 2048 || n == 4096;
 }
 
-/// Decodes BTH..ICRC in frame[l.bth_offset, end), end = one past the ICRC.
+/// Decodes BTH..ICRC in frame[l.bth_offset, end), end = one past the ICRC, of
+/// which the bytes from frame.size() on may be missing (see parse()).
 std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std::size_t end, ParsedPacket& out) noexcept {
   FrameLayout& l = out.layout;
   PacketFields& f = out.fields;
   const std::size_t avail = end - l.bth_offset;
-  if (avail < kBthSize) return ParseError::TruncatedBth;
-  const std::span<const std::byte> t = frame.subspan(l.bth_offset, avail);
+  const std::size_t present = frame.size() > l.bth_offset ? std::min(avail, frame.size() - l.bth_offset) : 0;
+  if (present < kBthSize) return ParseError::TruncatedBth;
+  const std::span<const std::byte> t = frame.subspan(l.bth_offset, present);
   const ConstBth bth(t);
   const OpcodeInfo& info = opcode_info(bth.opcode());
   if (!info.valid) return ParseError::InvalidOpcode;
   if (bth.tver() != 0) return ParseError::BadTver;
-  if (std::size_t{info.header_length} + kIcrcSize > avail) {  // else every header fits
+  if (std::size_t{info.header_length} + kIcrcSize > avail || info.header_length > present) {  // else every header fits
     for (Hdr h : kHeaderOrder)
-      if (info.has(h) && info.offset(h) + header_size(h) > avail) return truncated_at(h);
+      if (info.has(h) && info.offset(h) + header_size(h) > present) return truncated_at(h);
     return ParseError::TruncatedIcrc;
   }
 
@@ -399,12 +406,13 @@ std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std:
   l.payload_length = f.payload_length;
   l.pad_count = f.pad_count;
   l.icrc_offset = static_cast<std::uint32_t>(end - kIcrcSize);
-  out.payload = frame.subspan(l.payload_offset, f.payload_length);
-  out.icrc = load_le32(frame.data() + l.icrc_offset);
+  out.payload = frame.subspan(l.payload_offset, std::min<std::size_t>(f.payload_length, frame.size() - l.payload_offset));
+  if (l.icrc_offset + kIcrcSize <= frame.size()) out.icrc = load_le32(frame.data() + l.icrc_offset);
   return std::nullopt;
 }
 
-ParseResult<ParsedPacket> parse_ethernet(std::span<const std::byte> frame) noexcept {
+// `size` is the frame's length on the wire, at least frame.size() (see parse()).
+ParseResult<ParsedPacket> parse_ethernet(std::span<const std::byte> frame, std::size_t size) noexcept {
   ParsedPacket out;
   PacketFields& f = out.fields;
   FrameLayout& l = out.layout;
@@ -432,13 +440,13 @@ ParseResult<ParsedPacket> parse_ethernet(std::span<const std::byte> frame) noexc
     if (ip->version() != 4) return ParseError::BadIpVersion;
     if (ip->ihl() < 5) return ParseError::BadIhl;
     const std::size_t hl = std::size_t{ip->ihl()} * 4;
-    if (frame.size() - off < hl) return ParseError::TruncatedIpv4;
+    if (frame.size() - off < hl) return ParseError::TruncatedIpv4;  // the headers must be there
     if (ip->protocol() != kIpProtoUdp) return ParseError::NotUdp;
     if (ip->more_fragments() || ip->fragment_offset() != 0) return ParseError::IpFragment;
     udp_off = off + hl;
     if (const auto udp = try_view<ConstUdp>(frame, udp_off); udp && udp->dst_port() != kRoceV2Port)
       return ParseError::NotRoceV2Port;
-    if (ip->total_length() < hl + Udp::kSize || ip->total_length() > frame.size() - off) return ParseError::IpLengthMismatch;
+    if (ip->total_length() < hl + Udp::kSize || ip->total_length() > size - off) return ParseError::IpLengthMismatch;
     ip_end = off + ip->total_length();
     ip_payload = ip->total_length() - hl;
     l.l3_header_length = static_cast<std::uint16_t>(hl);
@@ -458,7 +466,7 @@ ParseResult<ParsedPacket> parse_ethernet(std::span<const std::byte> frame) noexc
     udp_off = off + Ipv6::kSize;
     if (const auto udp = try_view<ConstUdp>(frame, udp_off); udp && udp->dst_port() != kRoceV2Port)
       return ParseError::NotRoceV2Port;
-    if (ip->payload_length() < Udp::kSize || ip->payload_length() > frame.size() - udp_off)
+    if (ip->payload_length() < Udp::kSize || ip->payload_length() > size - udp_off)
       return ParseError::IpLengthMismatch;
     ip_end = udp_off + ip->payload_length();
     ip_payload = ip->payload_length();
@@ -472,19 +480,20 @@ ParseResult<ParsedPacket> parse_ethernet(std::span<const std::byte> frame) noexc
   } else {
     return ParseError::NotIp;
   }
-  // ip_end <= frame.size() and udp_off + 8 <= ip_end hold here.
-  const ConstUdp udp(frame.subspan(udp_off));
-  if (udp.length() != ip_payload) return ParseError::UdpLengthMismatch;
-  f.udp_src_port = udp.src_port();
-  out.udp_checksum = udp.checksum();
+  // ip_end <= size and udp_off + 8 <= ip_end hold here.
+  const auto udp = try_view<ConstUdp>(frame, udp_off);
+  if (!udp) return ParseError::TruncatedUdp;
+  if (udp->length() != ip_payload) return ParseError::UdpLengthMismatch;
+  f.udp_src_port = udp->src_port();
+  out.udp_checksum = udp->checksum();
   l.bth_offset = static_cast<std::uint16_t>(udp_off + Udp::kSize);
   if (auto e = parse_transport(frame, ip_end, out)) return *e;
-  l.frame_length = static_cast<std::uint32_t>(frame.size());
-  out.trailer_length = static_cast<std::uint32_t>(frame.size() - ip_end);
+  l.frame_length = static_cast<std::uint32_t>(size);
+  if (frame.size() >= ip_end) out.trailer_length = static_cast<std::uint32_t>(frame.size() - ip_end);
   return out;
 }
 
-ParseResult<ParsedPacket> parse_ib(std::span<const std::byte> frame) noexcept {
+ParseResult<ParsedPacket> parse_ib(std::span<const std::byte> frame, std::size_t size) noexcept {
   ParsedPacket out;
   PacketFields& f = out.fields;
   FrameLayout& l = out.layout;
@@ -515,24 +524,30 @@ ParseResult<ParsedPacket> parse_ib(std::span<const std::byte> frame) noexcept {
     if (pkt_bytes >= hl && grh->paylen() != pkt_bytes - hl) return ParseError::GrhLengthMismatch;
   }
   if (pkt_bytes < hl + kBthSize + kIcrcSize) return ParseError::LrhLengthMismatch;
-  if (pkt_bytes > frame.size()) return ParseError::LrhLengthMismatch;
-  if (pkt_bytes + kVcrcSize > frame.size()) return ParseError::TruncatedVcrc;
+  if (pkt_bytes > size) return ParseError::LrhLengthMismatch;
+  if (pkt_bytes + kVcrcSize > size) return ParseError::TruncatedVcrc;
   l.link = f.link;
   l.l3_offset = 0;
   l.l3_header_length = static_cast<std::uint16_t>(hl);
   l.bth_offset = static_cast<std::uint16_t>(hl);
   if (auto e = parse_transport(frame, pkt_bytes, out)) return *e;
-  out.vcrc = load_le16(frame.data() + pkt_bytes);
   l.frame_length = static_cast<std::uint32_t>(pkt_bytes + kVcrcSize);
-  out.trailer_length = static_cast<std::uint32_t>(frame.size() - l.frame_length);
+  if (frame.size() >= l.frame_length) {
+    out.vcrc = load_le16(frame.data() + pkt_bytes);
+    out.trailer_length = static_cast<std::uint32_t>(frame.size() - l.frame_length);
+  }
   return out;
 }
 
 }  // namespace
 
-ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_type) noexcept {
-  auto r = link_type == LinkType::Ethernet ? parse_ethernet(frame) : parse_ib(frame);
-  if (r) r->layout.link = r->fields.link;
+ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_type, std::size_t wire_length) noexcept {
+  const std::size_t size = std::max(wire_length, frame.size());
+  auto r = link_type == LinkType::Ethernet ? parse_ethernet(frame, size) : parse_ib(frame, size);
+  if (r) {
+    r->layout.link = r->fields.link;
+    r->missing = static_cast<std::uint32_t>(size - frame.size());
+  }
   return r;
 }
 

@@ -204,6 +204,11 @@ bool seal(std::span<std::byte> frame, LinkKind link) noexcept;
 /// looked at (no capture, no fault model, a receiver that trusts its sender's
 /// builder) need never have its CRCs computed. See fabric::Frame::defer_seal.
 void seal_without_crc(std::span<std::byte> frame, const FrameLayout& layout) noexcept;
+/// What seal() does to the headers alone (IPv4 header checksum, a zero UDP
+/// checksum), for a size-only frame that holds nothing after them: `frame` needs
+/// only layout.payload_offset bytes. Such a frame never gets a pad, ICRC or VCRC
+/// (see fabric::Frame, size-only frames).
+void seal_headers(std::span<std::byte> frame, const FrameLayout& layout) noexcept;
 /// Completes a frame of the given capture link type sealed by seal_without_crc()
 /// (or re-seals a complete one). Returns false, leaving the frame untouched, when
 /// the frame does not parse.
@@ -226,11 +231,19 @@ struct ParsedPacket {
   std::uint16_t vcrc = 0;              ///< as received, IB only
   std::uint32_t trailer_length = 0;    ///< bytes after the IP datagram (Ethernet pad, FCS)
   std::uint16_t udp_checksum = 0;      ///< as received, RoCEv2 only
+  /// Bytes of the frame that were not there: a capture's snap length or a
+  /// size-only frame cut it after its headers. `payload` then holds only the
+  /// part present, and icrc, vcrc and trailer_length are 0.
+  std::uint32_t missing = 0;
 };
 
 /// Decodes a frame. Never reads outside `frame`. Does not check ICRC, VCRC or
 /// checksums (see icrc_ok / vcrc_ok / ipv4_checksum_ok / udp_checksum_ok).
-ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_type) noexcept;
+/// `wire_length`, when larger than frame.size(), is the frame's real length and
+/// `frame` its first bytes: every header must be there, the payload and CRCs
+/// need not (ParsedPacket::missing says how much is not).
+ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_type,
+                                std::size_t wire_length = 0) noexcept;
 
 /// The ICRC recomputed over `frame` equals the one received.
 bool icrc_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept;

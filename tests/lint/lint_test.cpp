@@ -321,6 +321,19 @@ TEST(Lint, BadOpcodeSequencesAreErrors) {
   }
 }
 
+TEST(Lint, ReadResponseWhoseFirstWasLostIsAGap) {
+  // The responder's ACK for PSN 1, then a READ response for PSNs 2..4 whose FIRST
+  // (PSN 2) never reached the capture point.
+  const auto r = lint_frames({pkt(Opcode::RcRdmaWriteOnly, 1), pkt(Opcode::RcRdmaReadRequest, 2),
+                              resp(Opcode::RcAcknowledge, 1), resp(Opcode::RcRdmaReadResponseMiddle, 3),
+                              resp(Opcode::RcRdmaReadResponseLast, 4)});
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("frame 4: observation: PSN gap: RC_RDMA_READ_RESPONSE_MIDDLE 0x000003 after 0x000001, its FIRST "
+                       "not seen"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(Lint, PsnGapIsAnObservation) {
   const auto r = lint_frames({pkt(Opcode::RcSendFirst, 10), pkt(Opcode::RcSendMiddle, 11),
                               /* 12, 13 lost */ pkt(Opcode::RcSendMiddle, 14), pkt(Opcode::RcSendLast, 15)});
@@ -427,12 +440,31 @@ TEST(Lint, GarbageFramesNeverCrash) {
   EXPECT_EQ(ib.report().frames, 20000u);
 }
 
-TEST(Lint, SnaplenCutFramesAreWarnings) {
+TEST(Lint, FramesCutAfterTheirHeadersAreCheckedWithoutTheirCrcs) {
   Linter l(LinkType::Ethernet);
   const Frame f = pkt(Opcode::RcSendFirst, 1);
   l.add_frame(1, std::span(f).first(64), f.size());
   EXPECT_EQ(l.report().errors, 0u);
+  EXPECT_EQ(l.report().warnings, 0u);
+  EXPECT_EQ(l.report().checked, 1u);
+  EXPECT_EQ(l.report().headers_only, 1u);
+  ASSERT_EQ(l.report().streams.size(), 1u);
+  EXPECT_EQ(l.report().streams.begin()->second.packets, 1u);
+  // The headers are still checked: a bad IPv4 header checksum is an error.
+  Frame bad = f;
+  bad[24] ^= std::byte{0x01};
+  Linter l2(LinkType::Ethernet);
+  l2.add_frame(1, std::span(bad).first(64), bad.size());
+  EXPECT_EQ(l2.report().errors, 1u);
+}
+
+TEST(Lint, FramesCutInsideTheirHeadersAreWarnings) {
+  Linter l(LinkType::Ethernet);
+  const Frame f = pkt(Opcode::RcSendFirst, 1);
+  l.add_frame(1, std::span(f).first(40), f.size());
+  EXPECT_EQ(l.report().errors, 0u);
   EXPECT_EQ(l.report().warnings, 1u);
+  EXPECT_EQ(l.report().headers_only, 0u);
 }
 
 }  // namespace

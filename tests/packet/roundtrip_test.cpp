@@ -126,6 +126,41 @@ TEST(Truncation, EveryLengthOfEveryOpcodeIsRejected) {
   EXPECT_GT(rejected, 10000u);
 }
 
+// A frame cut anywhere after its headers, told its length on the wire, parses to
+// the same fields; cut inside its headers it is rejected. (Captures cut by a snap
+// length and size-only frames, see fabric::Frame.)
+TEST(Truncation, CutAfterTheHeadersParsesWithTheWireLength) {
+  std::size_t parsed = 0;
+  for (const auto& lv : all_link_variants()) {
+    for (Opcode op : all_valid_opcodes()) {
+      SCOPED_TRACE(std::string(to_string(op)) + " over " + lv.name());
+      const PacketFields f = sample_fields(op, lv);
+      const auto frame = sample_frame(f, static_cast<std::uint8_t>(op));
+      const auto full = parse(frame, link_type_of(lv.link));
+      ASSERT_TRUE(full);
+      for (std::size_t len = 0; len < frame.size(); ++len) {
+        const ExactBuffer buf(std::span<const std::byte>(frame).first(len));
+        const auto r = parse(buf.span(), link_type_of(lv.link), frame.size());
+        if (len < full->layout.payload_offset) {
+          EXPECT_FALSE(r) << "cut to " << len;
+          continue;
+        }
+        ASSERT_TRUE(r) << "cut to " << len << ": " << to_string(r.error());
+        EXPECT_EQ(r->fields, f);
+        EXPECT_EQ(r->missing, frame.size() - len);
+        EXPECT_EQ(r->layout.payload_offset, full->layout.payload_offset);
+        EXPECT_EQ(r->layout.frame_length, full->layout.frame_length);
+        EXPECT_EQ(r->payload.size(), std::min<std::size_t>(f.payload_length, len - full->layout.payload_offset));
+        if (len < full->layout.icrc_offset + 4) {
+          EXPECT_FALSE(icrc_ok(buf.span(), *r));
+        }
+        ++parsed;
+      }
+    }
+  }
+  EXPECT_GT(parsed, 10000u);
+}
+
 TEST(Truncation, ErrorNamesTheHeader) {
   const PacketFields f = sample_fields(Opcode::RcRdmaWriteOnlyWithImmediate, {LinkKind::RoceV2Ipv4, true}, 0);
   const auto frame = sample_frame(f);
