@@ -3,6 +3,13 @@
 namespace rnicsim::fabric {
 
 void FaultModel::corrupt(Frame& frame, const packet::ParsedPacket& p) {
+  if (frame.elided() > 0) {
+    // A size-only frame: the bits the fault would flip are not there; the
+    // receiver drops the frame as the ICRC check would.
+    frame.meta().corrupted = true;
+    ++counters_.corrupted;
+    return;
+  }
   // Bits from the 6th byte of the BTH up to the ICRC: all under the ICRC.
   const size_t first = p.layout.bth_offset + 5;
   const size_t end = p.layout.icrc_offset;
@@ -16,7 +23,7 @@ void FaultModel::corrupt(Frame& frame, const packet::ParsedPacket& p) {
 FaultModel::Verdict FaultModel::apply(Frame& frame) {
   Verdict v;
   if (rules_.empty()) return v;
-  const auto parsed = packet::parse(frame.bytes_as_built(), link_type_);
+  const auto parsed = packet::parse(frame.bytes_as_built(), link_type_, frame.size());
   if (!parsed) return v;
   const packet::PacketFields& f = parsed->fields;
   for (FaultRule& r : rules_) {

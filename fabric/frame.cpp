@@ -8,6 +8,14 @@ void Frame::resize(size_t n) {
   if (n > capacity_) throw std::length_error("frame longer than its buffer");
   complete_seal();
   length_ = static_cast<uint32_t>(n);
+  elided_ = 0;
+}
+
+void Frame::elide_from(size_t kept) {
+  if (kept > length_) throw std::length_error("elided part starts after the frame's end");
+  sealer_ = nullptr;  // what is left has no CRCs to compute
+  elided_ += length_ - static_cast<uint32_t>(kept);
+  length_ = static_cast<uint32_t>(kept);
 }
 
 Frame FramePool::acquire(size_t length) {
@@ -21,6 +29,7 @@ Frame FramePool::acquire(size_t length) {
   free_.pop_back();
   f.capacity_ = static_cast<uint32_t>(buffer_size_);
   f.length_ = static_cast<uint32_t>(length);
+  f.elided_ = 0;
   f.pool_ = this;
   return f;
 }

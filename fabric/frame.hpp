@@ -12,6 +12,13 @@
 // a receiver that trusts intact frames looks at them as built (bytes_as_built())
 // and may skip checking the CRCs nobody computed: a run need not compute what
 // nobody observes.
+//
+// Size-only frames. In a run that does not materialise payload bytes, a frame
+// holds its headers only: the bytes from the payload on (payload, pad, ICRC,
+// VCRC, Ethernet padding) are "elided". size() is still the length on the wire,
+// which is what serialisation, buffers and credits count; bytes() is the part
+// that exists. A fault that would change elided bytes marks the frame corrupted
+// (meta().corrupted) instead, and the receiver drops it as an ICRC failure.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +39,7 @@ struct FrameMeta {
   sim::Time created;         // when the sender built it
   uint16_t ingress_port = 0;  // inside a switch: the port it came in on
   uint8_t ingress_vl = 0;     // and the priority (IB: VL) it came in on, for credits
+  bool corrupted = false;     // a size-only frame a fault changed (its ICRC would fail)
 };
 
 class Frame {
@@ -53,7 +61,8 @@ public:
   ~Frame() { release(); }
 
   explicit operator bool() const { return buf_ != nullptr; }
-  // The frame's bytes, CRCs included (a deferred seal is completed first).
+  // The frame's bytes, CRCs included (a deferred seal is completed first); for a
+  // size-only frame, the headers only.
   std::span<std::byte> bytes() {
     complete_seal();
     return {buf_, length_};
@@ -62,10 +71,17 @@ public:
     complete_seal();
     return {buf_, length_};
   }
-  size_t size() const { return length_; }
+  // The length on the wire (size-only frames included).
+  size_t size() const { return length_ + elided_; }
   size_t capacity() const { return capacity_; }
-  // Sets the frame length (<= capacity).
+  // Sets the frame length (<= capacity); the frame is no longer size-only.
   void resize(size_t n);
+
+  // --- size-only frames (see the top of this file) ---
+  // Keeps the first `kept` bytes, the rest is elided: size() stays.
+  void elide_from(size_t kept);
+  // Bytes of the frame on the wire that are not materialised.
+  size_t elided() const { return elided_; }
   // The writable area of the whole buffer, for builders that learn the length later.
   std::span<std::byte> buffer() {
     complete_seal();
@@ -97,12 +113,13 @@ private:
     buf_ = o.buf_;
     pool_ = o.pool_;
     length_ = o.length_;
+    elided_ = o.elided_;
     capacity_ = o.capacity_;
     sealer_ = o.sealer_;
     meta_ = o.meta_;
     o.buf_ = nullptr;
     o.pool_ = nullptr;
-    o.length_ = o.capacity_ = 0;
+    o.length_ = o.elided_ = o.capacity_ = 0;
     o.sealer_ = nullptr;
   }
   inline void release() noexcept;
@@ -110,6 +127,7 @@ private:
   std::byte* buf_ = nullptr;
   FramePool* pool_ = nullptr;
   uint32_t length_ = 0;
+  uint32_t elided_ = 0;  // bytes after length_ not materialised (size-only frames)
   uint32_t capacity_ = 0;
   mutable Sealer sealer_ = nullptr;  // set while intact (the CRCs are computed on first look)
   FrameMeta meta_;
@@ -140,7 +158,7 @@ inline void Frame::release() noexcept {
     if (pool_ != nullptr) pool_->give_back(buf_);
     buf_ = nullptr;
     pool_ = nullptr;
-    length_ = capacity_ = 0;
+    length_ = elided_ = capacity_ = 0;
     sealer_ = nullptr;
   }
 }

@@ -24,12 +24,12 @@ PcapTap::~PcapTap() {
   if (handle_ != nullptr) pcap_close(handle_);
 }
 
-void PcapTap::capture(sim::Time when, std::span<const std::byte> bytes) {
+void PcapTap::capture(sim::Time when, std::span<const std::byte> bytes, size_t wire_length) {
   pcap_pkthdr h{};
   const int64_t ps = when.picoseconds();
   h.ts.tv_sec = ps / 1'000'000'000'000;
   h.ts.tv_usec = (ps % 1'000'000'000'000) / 1000;  // nanoseconds with nano precision
-  h.len = static_cast<bpf_u_int32>(bytes.size());
+  h.len = static_cast<bpf_u_int32>(std::max(bytes.size(), wire_length));
   h.caplen = static_cast<bpf_u_int32>(std::min<size_t>(bytes.size(), snaplen_));
   pcap_dump(reinterpret_cast<u_char*>(dumper_), &h, reinterpret_cast<const u_char*>(bytes.data()));
   ++frames_;

@@ -22,7 +22,9 @@ public:
   PcapTap& operator=(const PcapTap&) = delete;
   ~PcapTap() override;
 
-  void capture(sim::Time when, std::span<const std::byte> bytes) override;
+  // A size-only frame is written as a capture cut after the headers: the record's
+  // captured length says what is there, its original length the frame's length.
+  void capture(sim::Time when, std::span<const std::byte> bytes, size_t wire_length) override;
   // Data frames of priorities not in `mask` (bit p: priority p) are not captured.
   void set_priority_filter(uint8_t mask) { priorities_ = mask; }
   bool wants(uint8_t priority) const override { return (priorities_ >> priority) & 1; }

@@ -151,7 +151,7 @@ void Port::start_next() {
   if (data && egress_listener_ != nullptr) egress_listener_->leaving(on_wire_);
   // A tap sees the bytes on the wire, CRCs included (bytes() completes a deferred seal).
   for (FrameTap* t : taps_)
-    if (!data || t->wants(on_wire_.meta().priority & (kPriorities - 1))) t->capture(sim_.now(), on_wire_.bytes());
+    if (!data || t->wants(on_wire_.meta().priority & (kPriorities - 1))) t->capture(sim_.now(), on_wire_.bytes(), on_wire_.size());
   sim_.scheduler().schedule_in(tx_done_, wire_time(on_wire_.size()));
   // Last: the listener may queue a control frame on this very port (a switch's
   // XON), which must find the port busy.
@@ -217,7 +217,7 @@ void Port::accept(Frame&& frame) {
   // The MAC consumes PFC frames (only Ethernet carries them).
   const bool control = params_.framing == LinkFraming::Ethernet && packet::is_mac_control(frame.bytes_as_built());
   for (FrameTap* t : taps_)
-    if (control || t->wants(frame.meta().priority & (kPriorities - 1))) t->capture(sim_.now(), frame.bytes());
+    if (control || t->wants(frame.meta().priority & (kPriorities - 1))) t->capture(sim_.now(), frame.bytes(), frame.size());
   if (control) {
     if (const auto pfc = packet::parse_pfc(frame.bytes_as_built())) apply_pfc(*pfc);
     return;

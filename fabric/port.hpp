@@ -38,7 +38,9 @@ public:
 class FrameTap {
 public:
   virtual ~FrameTap() = default;
-  virtual void capture(sim::Time when, std::span<const std::byte> bytes) = 0;
+  // `bytes` are the frame's first bytes, `wire_length` its length on the wire
+  // (larger for a size-only frame, see Frame).
+  virtual void capture(sim::Time when, std::span<const std::byte> bytes, size_t wire_length) = 0;
   // Whether the tap takes data frames of this priority (MAC control frames it always takes).
   virtual bool wants(uint8_t /*priority*/) const { return true; }
 };

@@ -86,7 +86,7 @@ void Completer::place_response(QpContext& qp, const packet::ParsedPacket& p, fab
   }
   // Where the returned bytes go in the WQE's local buffers.
   const uint64_t offset = atomic ? 0 : uint64_t{e.responses_placed} * qp.path_mtu;
-  const uint64_t len = atomic ? 8 : p.payload.size();
+  const uint64_t len = atomic ? 8 : p.fields.payload_length;
   if (!atomic && offset + len > e.length) {
     nic_.qp_fatal(qp, WcStatus::BadRespErr);
     return;
@@ -104,6 +104,8 @@ void Completer::place_response(QpContext& qp, const packet::ParsedPacket& p, fab
     std::array<std::byte, 8> bytes;
     std::memcpy(bytes.data(), &orig, 8);
     nic_.dma().scatter(std::span(map.pieces.data(), map.count), bytes, fabric::Frame());
+  } else if (p.missing > 0) {
+    nic_.dma().scatter_elided(std::span(map.pieces.data(), map.count));
   } else {
     nic_.dma().scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame));
   }

@@ -4,6 +4,11 @@
 #include <stdexcept>
 
 namespace rnicsim::nic {
+namespace {
+// The source of a size-only write.
+constexpr std::byte kElidedByte{};
+const std::byte* const kElided = &kElidedByte;
+}  // namespace
 
 DmaEngine::DmaEngine(sim::Simulator& sim, PcieLink& pcie, HostMemory& memory)
     : sim_(sim),
@@ -13,11 +18,20 @@ DmaEngine::DmaEngine(sim::Simulator& sim, PcieLink& pcie, HostMemory& memory)
       write_event_([this] { on_write_done(); }, "dma.write_done") {}
 
 void DmaEngine::read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag) {
+  static std::byte nothing;  // a zero-length read still needs a non-null target (null marks size-only)
+  issue_read(addr, dst.empty() ? &nothing : dst.data(), dst.size(), client, tag);
+}
+
+void DmaEngine::read_elided(uint64_t addr, size_t length, DmaClient* client, uint64_t tag) {
+  issue_read(addr, nullptr, length, client, tag);
+}
+
+void DmaEngine::issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag) {
   Read& r = read_q_.emplace_back();
-  r.done = pcie_.read(sim_.now(), dst.size());
+  r.done = pcie_.read(sim_.now(), length);
   r.addr = addr;
-  r.dst = dst.data();
-  r.length = dst.size();
+  r.dst = dst;
+  r.length = length;
   r.client = client;
   r.tag = tag;
   ++reads_;
@@ -63,18 +77,25 @@ void DmaEngine::scatter(std::span<const DmaPiece> pieces, std::span<const std::b
   }
 }
 
+void DmaEngine::scatter_elided(std::span<const DmaPiece> pieces) {
+  for (const DmaPiece& p : pieces)
+    issue_write(pcie_.write(sim_.now(), p.length), p.host_addr, kElided, p.length, fabric::Frame(), nullptr, 0);
+}
+
 void DmaEngine::on_read_done() {
   const Read r = read_q_.front();
   read_q_.pop();
   if (!read_q_.empty()) sim_.scheduler().schedule(read_event_, read_q_.front().done);
-  const bool ok = memory_.read(r.addr, std::span<std::byte>(r.dst, r.length));
+  const bool ok = r.dst == nullptr ? memory_.holds(r.addr, r.length)
+                                   : memory_.read(r.addr, std::span<std::byte>(r.dst, r.length));
   if (r.client != nullptr) r.client->dma_done(r.tag, ok);
 }
 
 void DmaEngine::on_write_done() {
   Write& w = write_q_.front();
   const bool small = w.src == nullptr;
-  const bool ok = memory_.write(w.addr, std::span<const std::byte>(small ? small_.front().data() : w.src, w.length));
+  const bool ok = w.src == kElided ? memory_.write_elided(w.addr, w.length)
+                                   : memory_.write(w.addr, std::span<const std::byte>(small ? small_.front().data() : w.src, w.length));
   if (small) small_.pop();
   DmaClient* const client = w.client;
   const uint64_t tag = w.tag;

@@ -51,6 +51,11 @@ public:
   // copied at issue.
   void scatter(std::span<const DmaPiece> pieces, std::span<const std::byte> src, fabric::Frame&& holder);
 
+  // Size-only transfers (payload bytes not materialised, see fabric::Frame): the
+  // same PCIe timing and the same address checks, no bytes moved.
+  void read_elided(uint64_t addr, size_t length, DmaClient* client, uint64_t tag);
+  void scatter_elided(std::span<const DmaPiece> pieces);
+
   PcieLink& pcie() { return pcie_; }
   HostMemory& memory() { return memory_; }
   uint64_t reads() const { return reads_; }
@@ -60,7 +65,7 @@ private:
   struct Read {
     sim::Time done;
     uint64_t addr = 0;
-    std::byte* dst = nullptr;
+    std::byte* dst = nullptr;  // nullptr: a size-only read
     size_t length = 0;
     DmaClient* client = nullptr;
     uint64_t tag = 0;
@@ -68,7 +73,7 @@ private:
   struct Write {
     sim::Time done;
     uint64_t addr = 0;
-    const std::byte* src = nullptr;  // nullptr: the data is the front of small_
+    const std::byte* src = nullptr;  // nullptr: the data is the front of small_; kElided: size-only
     size_t length = 0;
     DmaClient* client = nullptr;
     uint64_t tag = 0;
@@ -77,6 +82,7 @@ private:
   using Small = std::array<std::byte, 64>;
   void on_read_done();
   void on_write_done();
+  void issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag);
   void issue_write(sim::Time done, uint64_t addr, const std::byte* src, size_t length, fabric::Frame&& holder,
                    DmaClient* client, uint64_t tag);
 

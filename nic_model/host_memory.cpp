@@ -1,14 +1,20 @@
 #include "nic_model/host_memory.hpp"
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 namespace rnicsim::nic {
 
+void SimulatedHostMemory::Free::operator()(std::byte* p) const noexcept { std::free(p); }
+
 uint64_t SimulatedHostMemory::allocate(size_t size, size_t align) {
   if (size == 0) size = 1;
   const uint64_t addr = (next_ + align - 1) & ~static_cast<uint64_t>(align - 1);
-  Region r{size, std::make_unique<std::byte[]>(size)};
+  auto* bytes = static_cast<std::byte*>(std::calloc(size, 1));
+  if (bytes == nullptr) throw std::bad_alloc();
+  Region r{size, std::unique_ptr<std::byte[], Free>(bytes)};
   regions_.emplace(addr, std::move(r));
   next_ = addr + size + 4096;  // an unmapped gap after every region catches overruns
   allocated_ += size;
@@ -38,6 +44,22 @@ bool SimulatedHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
   if (r == nullptr) return false;
   if (!src.empty()) std::memcpy(r->bytes.get() + off, src.data(), src.size());
   return true;
+}
+
+bool SimulatedHostMemory::holds(uint64_t addr, size_t len) const {
+  uint64_t off = 0;
+  return find(addr, len, off) != nullptr;
+}
+
+bool SimulatedHostMemory::write_elided(uint64_t addr, size_t len) {
+  if (!holds(addr, len)) return false;
+  for (auto it = watched_.lower_bound(addr); it != watched_.end() && it->first - addr < len; ++it) ++it->second;
+  return true;
+}
+
+uint64_t SimulatedHostMemory::writes_seen(uint64_t addr) const {
+  const auto it = watched_.find(addr);
+  return it == watched_.end() ? 0 : it->second;
 }
 
 std::span<std::byte> SimulatedHostMemory::span(uint64_t addr, size_t len) {

@@ -17,6 +17,16 @@ public:
   // Both return false, touching nothing, if any byte is outside the host's memory.
   virtual bool read(uint64_t addr, std::span<std::byte> dst) const = 0;
   virtual bool write(uint64_t addr, std::span<const std::byte> src) = 0;
+  // Whether `len` bytes at `addr` could be read and written (a size-only access:
+  // the bytes themselves are not materialised). By default, whether the first and
+  // the last byte can be read.
+  virtual bool holds(uint64_t addr, size_t len) const {
+    std::byte b{};
+    return len == 0 ? read(addr, {}) : read(addr, {&b, 1}) && read(addr + len - 1, {&b, 1});
+  }
+  // A size-only write of `len` bytes at `addr`: holds(), and whatever the memory
+  // keeps track of (see SimulatedHostMemory::watch).
+  virtual bool write_elided(uint64_t addr, size_t len) { return holds(addr, len); }
 };
 
 // Simulated host memory: regions allocated on demand at increasing addresses.
@@ -26,17 +36,29 @@ public:
   uint64_t allocate(size_t size, size_t align = 64);
   bool read(uint64_t addr, std::span<std::byte> dst) const override;
   bool write(uint64_t addr, std::span<const std::byte> src) override;
+  bool holds(uint64_t addr, size_t len) const override;
+  bool write_elided(uint64_t addr, size_t len) override;
+  // Size-only runs: counts the size-only writes that cover the byte at `addr`
+  // (a host spinning on a byte that payload would change watches those writes).
+  void watch(uint64_t addr) { watched_.try_emplace(addr, 0); }
+  uint64_t writes_seen(uint64_t addr) const;
   // Direct access for the host-side code of a scenario (workload drivers, checks).
   std::span<std::byte> span(uint64_t addr, size_t len);
   size_t bytes_allocated() const { return allocated_; }
 
 private:
+  struct Free {
+    void operator()(std::byte* p) const noexcept;
+  };
+  // From calloc: large regions come as fresh zero pages, which cost memory only
+  // once touched (a size-only run never touches its payload buffers).
   struct Region {
     size_t size;
-    std::unique_ptr<std::byte[]> bytes;
+    std::unique_ptr<std::byte[], Free> bytes;
   };
   const Region* find(uint64_t addr, size_t len, uint64_t& offset) const;
   std::map<uint64_t, Region> regions_;
+  std::map<uint64_t, uint64_t> watched_;  // address -> size-only writes that covered it
   uint64_t next_ = 0x1000'0000;
   size_t allocated_ = 0;
 };

@@ -44,6 +44,10 @@ struct NicConfig {
   packet::MacAddr mac{};  // RoCEv2 only
   packet::Ipv6Addr ip{};  // IPv4-mapped for IPv4; the port GID for IB (the GRH SGID)
   uint16_t lid = 0;       // IB: the port's LID (the LRH SLID)
+  // Size-only: the NIC sends payload-carrying packets as size-only frames and
+  // moves no payload bytes to or from host memory (see fabric::Frame); timing,
+  // address checks and everything else are as with full bytes.
+  bool elide_payload = false;
 };
 
 // Asynchronous events (values match ibv_event_type).

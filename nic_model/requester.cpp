@@ -272,9 +272,14 @@ uint32_t Requester::emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, b
   frame.meta().flow_id = qp.qpn.value();
   frame.meta().created = nic_.now();
 
+  if (len > 0 && nic_.config().elide_payload) frame.elide_from(layout->payload_offset);
   SgeMap map;
   bool failed = false;
-  if (len > 0 && (e.wqe.send_flags & kSendInline)) {
+  if (len > 0 && frame.elided() > 0) {
+    if (!(e.wqe.send_flags & kSendInline))
+      failed = nic_.translation().map_sges(std::span(e.wqe.sge.data(), e.wqe.num_sge), qp.pd, offset, len, 0, map) !=
+               AccessCheck::Ok;
+  } else if (len > 0 && (e.wqe.send_flags & kSendInline)) {
     std::memcpy(frame.bytes().data() + layout->payload_offset, e.wqe.inline_data.data() + offset, len);
   } else if (len > 0) {
     failed = nic_.translation().map_sges(std::span(e.wqe.sge.data(), e.wqe.num_sge), qp.pd, offset, len, 0, map) !=

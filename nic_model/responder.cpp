@@ -105,7 +105,7 @@ Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPa
   const bool ud = qp.type == QpType::Ud;
   // UD receive buffers start with 40 bytes for the GRH (IBTA 11.4.1.2).
   const uint32_t offset = ud ? kUdGrhBytes : qp.recv_offset;
-  const uint32_t len = static_cast<uint32_t>(p.payload.size());
+  const uint32_t len = p.fields.payload_length;
   SgeMap map;
   const AccessCheck c = nic_.translation().map_sges(std::span(w.sge.data(), std::min<uint32_t>(w.num_sge, kMaxSge)),
                                                     qp.pd, offset, len, kAccessLocalWrite, map);
@@ -144,7 +144,10 @@ Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPa
     }
     nic_.dma().scatter(std::span(grh_map.pieces.data(), grh_map.count), grh, fabric::Frame());
   }
-  nic_.dma().scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame));
+  if (p.missing > 0)
+    nic_.dma().scatter_elided(std::span(map.pieces.data(), map.count));
+  else
+    nic_.dma().scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame));
   qp.recv_offset = offset + len;
   if (ends) {
     if (p.fields.ieth) nic_.translation().invalidate_rkey(p.fields.ieth->rkey);
@@ -169,13 +172,18 @@ bool Responder::execute_write(QpContext& qp, const packet::ParsedPacket& p, fabr
     qp.write_remaining = r.dma_length;
     qp.write_length = r.dma_length;
   }
-  if (p.payload.size() > qp.write_remaining || (ends && p.payload.size() != qp.write_remaining)) {
+  const uint32_t len = p.fields.payload_length;
+  if (len > qp.write_remaining || (ends && len != qp.write_remaining)) {
     nak(qp, NakCode::InvalidRequest, psn);
     return false;
   }
-  if (!p.payload.empty()) nic_.dma().write(qp.write_addr, p.payload, std::move(frame), nullptr, 0);
-  qp.write_addr += p.payload.size();
-  qp.write_remaining -= static_cast<uint32_t>(p.payload.size());
+  const DmaPiece piece{qp.write_addr, 0, len};
+  if (p.missing > 0)
+    nic_.dma().scatter_elided(std::span(&piece, 1));
+  else if (len > 0)
+    nic_.dma().write(qp.write_addr, p.payload, std::move(frame), nullptr, 0);
+  qp.write_addr += len;
+  qp.write_remaining -= len;
   if (ends && p.fields.imm) complete_recv(qp, p, WcOpcode::RecvRdmaWithImm, qp.write_length);
   return true;
 }
@@ -339,6 +347,7 @@ void Responder::step_responses() {
     packet::derive_fields(f);
     fabric::Frame frame = nic_.frame_pool().acquire(packet::frame_length(f));
     const auto layout = packet::write_headers(f, frame.bytes());
+    if (len > 0 && nic_.config().elide_payload) frame.elide_from(layout->payload_offset);
     frame.meta().priority = qp->remote.sl;
     frame.meta().created = nic_.now();
     const DmaPiece piece{job.host_addr + offset, 0, len};

@@ -56,12 +56,17 @@ void RxPipeline::process() {
   uint32_t cycles = nic_.params().rx_parse_cycles;
   bool done = true;
   // An intact frame (sealed by a correct builder, untouched since) has no CRCs
-  // computed and needs no check; every other frame is checked.
+  // computed and needs no check; a size-only frame has none to check, and says
+  // whether a fault changed it; every other frame is checked.
   const std::span<const std::byte> bytes = frame.bytes_as_built();
-  auto parsed = packet::parse(bytes, nic_.capture_link_type());
+  auto parsed = packet::parse(bytes, nic_.capture_link_type(), frame.size());
+  const bool crc_fails = !parsed                ? false
+                         : frame.elided() > 0   ? frame.meta().corrupted || parsed->missing != frame.elided()
+                         : !frame.intact()      ? !packet::icrc_ok(bytes, *parsed) || !packet::vcrc_ok(bytes, *parsed)
+                                                : false;
   if (!parsed) {
     ++counters_.malformed;
-  } else if (!frame.intact() && (!packet::icrc_ok(bytes, *parsed) || !packet::vcrc_ok(bytes, *parsed))) {
+  } else if (crc_fails) {
     ++counters_.bad_icrc;
   } else {
     const packet::PacketFields& f = parsed->fields;

@@ -24,7 +24,9 @@ void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout
   p.failed = false;
   p.ready_at = nic_.now() + nic_.cycles(nic_.params().tx_latency_cycles);
   bytes_ += p.frame.size();
-  if (!pieces.empty()) {
+  if (p.frame.elided() > 0) {
+    for (const DmaPiece& piece : pieces) nic_.dma().read_elided(piece.host_addr, piece.length, this, id);
+  } else if (!pieces.empty()) {
     std::byte* payload = p.frame.bytes().data() + layout.payload_offset;
     for (const DmaPiece& piece : pieces)
       nic_.dma().read(piece.host_addr, std::span<std::byte>(payload + piece.offset, piece.length), this, id);
@@ -72,10 +74,14 @@ void TxPipeline::drain() {
       nic_.qp_fatal(*qp, WcStatus::LocProtErr);
       continue;
     }
-    // Pad and checksums now; the CRCs when (if ever) someone looks at the frame.
-    packet::seal_without_crc(frame.bytes(), layout);
-    frame.defer_seal(packet::is_roce(layout.link) ? &packet::complete_seal_ethernet
-                                                  : &packet::complete_seal_infiniband);
+    if (frame.elided() > 0) {
+      packet::seal_headers(frame.bytes(), layout);  // a size-only frame has no pad or CRCs
+    } else {
+      // Pad and checksums now; the CRCs when (if ever) someone looks at the frame.
+      packet::seal_without_crc(frame.bytes(), layout);
+      frame.defer_seal(packet::is_roce(layout.link) ? &packet::complete_seal_ethernet
+                                                    : &packet::complete_seal_infiniband);
+    }
     nic_.transmit(std::move(frame));
     if (origin == TxOrigin::RequestEndsUnreliableWqe) nic_.requester().unreliable_wqe_sent(*qp);
   }

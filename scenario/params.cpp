@@ -16,6 +16,8 @@ const ParamInfo kScenarioKeys[] = {
     {"seed", "1", "count", "", "seed of every random stream (loss, faults, payload bytes); --seed overrides it"},
     {"link_layer", "roce_v2", "roce_v2 | roce_v2_ipv6 | ib", "", "RoCEv2 over IPv4 or IPv6, or native InfiniBand"},
     {"ib_grh", "false", "true | false", "", "ib: every packet carries a GRH"},
+    {"payload", "full", "full | size_only", "",
+     "size_only: payload bytes are not materialised (captures hold headers; data not checked)"},
     {"duration", "until the workloads end", "time (10ms)", "", "stop the run at this simulated time"},
     {"hosts[].name", "", "text", "", "a host (simulated memory and one RNIC)"},
     {"hosts[].ip", "10.0.0.N", "IPv4 / IPv6 text", "", "the host's address (ib: its GID)"},

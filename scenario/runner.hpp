@@ -30,6 +30,7 @@ struct WorkloadSummary {
   uint64_t lat_p50_ps = 0, lat_p99_ps = 0, lat_min_ps = 0, lat_max_ps = 0;
   double lat_mean_ps = 0;
   bool completed = false, data_verified = false;
+  bool data_checked = true;  // false: payload bytes not materialised (size-only run)
   std::string failure;
   // What perftest prints about a test, and its report lines (one per size).
   std::string from, to, link_type, nic_preset;
@@ -63,6 +64,7 @@ struct FabricSummary {
 struct Summary {
   std::string name;
   uint64_t seed = 0;
+  bool size_only = false;  // payload bytes not materialised
   std::vector<WorkloadSummary> workloads;
   uint64_t messages = 0, bytes = 0;
   uint64_t packets = 0;          // every frame put on a wire

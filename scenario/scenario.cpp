@@ -24,6 +24,7 @@ std::string base_dir_of(const std::string& file) { return std::filesystem::path(
 constexpr std::pair<std::string_view, LinkLayer> kLinkLayers[] = {
     {"roce_v2", LinkLayer::RoceV2Ipv4}, {"roce_v2_ipv6", LinkLayer::RoceV2Ipv6}, {"ib", LinkLayer::Ib}};
 constexpr std::pair<std::string_view, bool> kBooleans[] = {{"true", true}, {"false", false}};
+constexpr std::pair<std::string_view, bool> kPayloadModes[] = {{"full", false}, {"size_only", true}};
 
 void read_nic(const Reader& r, const YAML::Node& n, Scenario& s) {
   NicSettings settings;
@@ -65,7 +66,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
   Reader r(file_name);
   if (!root || root.IsNull()) throw ScenarioError(file_name, 1, 1, "empty scenario: expected a mapping with hosts, links and workloads");
   r.expect_map(root, "a scenario",
-               {"name", "seed", "link_layer", "ib_grh", "duration", "hosts", "links", "nic", "workloads",
+               {"name", "seed", "link_layer", "ib_grh", "payload", "duration", "hosts", "links", "nic", "workloads",
                 "host", "switches", "topology", "switch", "pfc", "captures", "ib_credits", "faults", "expect", "sweep"});
 
   Scenario s;
@@ -77,6 +78,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
     s.ib_grh = r.choice(root["ib_grh"], "ib_grh", kBooleans);
     if (s.ib_grh && s.link_layer != LinkLayer::Ib) r.fail(root["ib_grh"], "ib_grh needs link_layer: ib");
   }
+  if (root["payload"]) s.size_only = r.choice(root["payload"], "payload", kPayloadModes);
   if (root["duration"]) s.duration = r.parsed<sim::Duration>(root["duration"], "duration (a time like 10ms)", parse_duration);
   if (root["nic"]) read_nic(r, root["nic"], s);
   if (root["host"]) read_host_timing(r, root["host"], s.host);

@@ -143,6 +143,9 @@ struct Scenario {
   uint64_t seed = 1;
   LinkLayer link_layer = LinkLayer::RoceV2Ipv4;
   bool ib_grh = false;  // ib: every packet carries a GRH (global routing, LNH = 3)
+  // size_only: payload bytes are not materialised (fabric::Frame's size-only
+  // frames); captures hold the headers, workloads cannot check the data.
+  bool size_only = false;
   std::optional<sim::Duration> duration;
   std::vector<HostSpec> hosts;
   std::vector<LinkSpec> links;  // as listed under links: (hosts and switches)

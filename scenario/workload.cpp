@@ -158,12 +158,16 @@ void HostSide::watch_byte(uint64_t addr, uint8_t value, std::function<void()> fn
   watch_addr_ = addr;
   watch_value_ = value;
   watch_fn_ = std::move(fn);
+  if (host_.nic->config().elide_payload) host_.memory.watch(addr);
   mem_poll();
 }
 
 void HostSide::mem_poll() {
   if (!watch_fn_ || mem_act_.scheduled()) return;
-  const uint8_t b = static_cast<uint8_t>(host_.memory.span(watch_addr_, 1)[0]);
+  // Size-only: no byte changes; the writes that would have changed it are counted
+  // (each of the peer's messages writes the next value).
+  const uint8_t b = static_cast<uint8_t>(host_.nic->config().elide_payload ? host_.memory.writes_seen(watch_addr_)
+                                                                           : std::to_integer<uint64_t>(host_.memory.span(watch_addr_, 1)[0]));
   if (b == watch_value_) {
     host_.nic->scheduler().schedule_in(mem_act_, timing_.poll_delay);
     return;

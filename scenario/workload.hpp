@@ -61,6 +61,9 @@ public:
   const sim::Histogram& latency_ps() const { return latency_; }
   // Whether the target memory holds exactly what the workload put there.
   bool data_verified() const { return data_verified_; }
+  // Whether the workload could check its data (not when payload bytes are not
+  // materialised: scenario payload: size_only).
+  bool data_checked() const { return data_checked_; }
   const std::vector<PerftestRow>& rows() const { return rows_; }
   const std::vector<FlowResult>& flows() const { return flows_; }
 
@@ -76,7 +79,7 @@ protected:
   sim::Time start_, end_;
   uint64_t messages_ = 0, bytes_ = 0;
   sim::Histogram latency_;
-  bool finished_ = false, failed_ = false, data_verified_ = true;
+  bool finished_ = false, failed_ = false, data_verified_ = true, data_checked_ = true;
   std::string failure_;
   std::vector<PerftestRow> rows_;
   std::vector<FlowResult> flows_;

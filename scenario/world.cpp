@@ -51,7 +51,8 @@ packet::LinkKind link_kind_of(const Scenario& s) {
 World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const MemoryFor& memory)
     : sim_(seed, log_sink),
       pool_(s.nic.mtu + 512),
-      link_kind_(link_kind_of(s)) {
+      link_kind_(link_kind_of(s)),
+      size_only_(s.size_only) {
   for (size_t i = 0; i < s.hosts.size(); ++i) {
     auto h = std::make_unique<Host>();
     h->name = s.hosts[i].name;
@@ -67,6 +68,7 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const Mem
     cfg.mac = h->address.mac;
     cfg.ip = h->address.ip;
     cfg.lid = h->address.lid;
+    cfg.elide_payload = s.size_only;
     nic::HostMemory& mem = memory ? memory(i) : static_cast<nic::HostMemory&>(h->memory);
     h->nic = std::make_unique<nic::Nic>(sim_, pool_, mem, cfg);
     hosts_.push_back(std::move(h));

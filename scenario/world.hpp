@@ -47,11 +47,14 @@ public:
   // A host's port (port 0) or a switch's port `port`.
   fabric::Port& capture_port(const std::string& node, uint32_t port);
   packet::LinkKind link_kind() const { return link_kind_; }
+  // The NICs move no payload bytes (scenario payload: size_only).
+  bool size_only() const { return size_only_; }
 
 private:
   sim::Simulator sim_;
   fabric::FramePool pool_;
   packet::LinkKind link_kind_;
+  bool size_only_ = false;
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<fabric::Switch>> switches_;
   std::vector<std::unique_ptr<sim::Event>> link_events_;  // links going down and up

@@ -140,7 +140,7 @@ void fake_crc(std::span<std::byte> b) noexcept {
 
 struct Capture : fabric::FrameTap {
   std::vector<std::vector<std::byte>> frames;
-  void capture(sim::Time, std::span<const std::byte> bytes) override { frames.emplace_back(bytes.begin(), bytes.end()); }
+  void capture(sim::Time, std::span<const std::byte> bytes, size_t) override { frames.emplace_back(bytes.begin(), bytes.end()); }
 };
 
 struct Keeper : fabric::FrameSink {
