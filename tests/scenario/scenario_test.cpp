@@ -3,12 +3,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
+#include "scenario/keys.hpp"
 #include "scenario/nic_keys.hpp"
+#include "scenario/params.hpp"
 #include "scenario/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/sweep.hpp"
@@ -732,6 +736,10 @@ TEST(Flows, CsvErrorsNameTheLineAndColumn) {
   EXPECT_EQ(error_of("from,to,op,size,start\na, b, write, 1KiB, soon\n").rfind(f + ":2:20: expected start", 0), 0u)
       << error_of("from,to,op,size,start\na, b, write, 1KiB, soon\n");
   EXPECT_EQ(error_of("from,to,op\n").rfind(f + ":1:1: the header needs a 'size' column", 0), 0u);
+  // The columns are the keys of a flow in a list.
+  EXPECT_EQ(error_of("from,to,op,sz\n").rfind(f + ":1:12: unknown column 'sz' (expected a header of: from, to, op, size, "
+                                                "start, priority)", 0), 0u)
+      << error_of("from,to,op,sz\n");
   EXPECT_EQ(error_of("from,to,op,size\na,b,write\n").rfind(f + ":2:1: expected 4 fields, got 3", 0), 0u);
   const Scenario ok = parse_scenario(scenario("# flows\nsize,op,to,from\n4KiB,send,b,a\n"), (dir / "s.yaml").string());
   ASSERT_EQ(ok.workloads[0].flows.size(), 1u);
@@ -813,6 +821,119 @@ TEST(Params, EveryNicKeyListedWithDefaultUnitAndDescription) {
     if (p.path == "nic.mtu") mtu = &p;
   ASSERT_NE(mtu, nullptr);
   EXPECT_EQ(mtu->default_value, "4096");
+}
+
+// Every key of every section table has a unit and a description, once.
+TEST(Params, EverySectionKeyHasUnitAndDescriptionAndIsDeclaredOnce) {
+  const auto sections = all_key_sections();
+  EXPECT_GE(sections.size(), 25u);
+  size_t keys = 0;
+  for (const KeySection& s : sections) {
+    EXPECT_FALSE(s.keys.empty()) << s.path;
+    for (const KeyInfo& k : s.keys) {
+      ++keys;
+      EXPECT_FALSE(k.name.empty()) << s.path;
+      EXPECT_FALSE(k.unit.empty()) << s.path << "." << k.name;
+      EXPECT_FALSE(k.description.empty()) << s.path << "." << k.name;
+      EXPECT_EQ(std::count_if(s.keys.begin(), s.keys.end(), [&](const KeyInfo& x) { return x.name == k.name; }), 1)
+          << s.path << "." << k.name;
+    }
+  }
+  EXPECT_GE(keys, 120u);
+}
+
+// `rnicsim params` prints every key of every table, by its full path, and nothing else.
+TEST(Params, PrintsEveryKeyOfEveryTable) {
+  std::ostringstream out;
+  print_params(out);
+  const std::string text = out.str();
+  size_t rows = nic_parameters().size();
+  for (const KeySection& s : all_key_sections()) {
+    for (const ParamInfo& p : section_parameters(s)) {
+      ++rows;
+      EXPECT_NE(text.find("\n" + p.path + "  "), std::string::npos) << p.path;
+      EXPECT_NE(text.find(p.description), std::string::npos) << p.path;
+    }
+  }
+  for (const ParamInfo& p : nic_parameters()) EXPECT_NE(text.find("\n" + p.path + "  "), std::string::npos) << p.path;
+  // The key rows: every line before the metrics that is not blank or a heading.
+  std::istringstream in(text.substr(0, text.find("# expect: metrics")));
+  size_t printed = 0;
+  for (std::string line; std::getline(in, line);) printed += !line.empty() && line[0] != '#';
+  EXPECT_EQ(printed, rows);
+  for (const char* path : {"pfc.xoff", "topology.spines", "workloads[].flows.generate", "links[].down[].from",
+                           "switch.ecn.kmin", "captures[].snaplen", "faults[].nth", "host.blueflame", "nic.preset",
+                           "nic.congestion_control.rpg_ai_rate", "workloads[].cq_mod", "ib_credits.vl_buffer"})
+    EXPECT_NE(text.find(std::string("\n") + path + "  "), std::string::npos) << path;
+  EXPECT_NE(text.find("\n# topology (kind: leaf_spine)\n"), std::string::npos);
+}
+
+// The loader checks each map against its table: an unknown key's message lists
+// exactly the table's keys (after those of the table every map of its kind
+// takes, `common`), each once.
+TEST(Params, LoaderAcceptsExactlyTheKeysOfItsTables) {
+  const auto sections = all_key_sections();
+  auto names = [&](std::string_view path, std::string_view common, std::string_view when) {
+    std::vector<std::string_view> v;
+    auto add = [&](std::string_view w) {
+      for (const KeySection& s : sections)
+        if (s.path == path && s.when == w)
+          for (const KeyInfo& k : s.keys) v.push_back(k.name);
+    };
+    add(common);
+    if (when != common) add(when);
+    std::string list;
+    for (std::string_view n : v) {
+      EXPECT_EQ(std::count(v.begin(), v.end(), n), 1) << path << " " << when << ": " << n;
+      list += (list.empty() ? "" : ", ") + std::string(n);
+    }
+    return list;
+  };
+  const std::string h = "hosts: [{name: a}, {name: b}]\n";
+  const std::string hl = h + "links: [{between: [a, b]}]\n";
+  const std::string flows = hl + "workloads: [{pattern: flows, flows: ";
+  const std::string_view flow_list = "a list; also the columns of a CSV flow file", gen = "a generator";
+  struct Case {
+    std::string_view path, common, when;
+    std::string text;
+  };
+  const Case cases[] = {
+      {"", "", "", "zz: 1\n" + hl},
+      {"hosts[]", "", "", "hosts: [{name: a, zz: 1}]\n"},
+      {"host", "", "", hl + "host: {zz: 1}\n"},
+      {"links[]", "", "", h + "links: [{between: [a, b], zz: 1}]\n"},
+      {"links[].gilbert_elliott", "", "", h + "links: [{between: [a, b], gilbert_elliott: {p_good_bad: 0.1, zz: 1}}]\n"},
+      {"links[].down[]", "", "", h + "links: [{between: [a, b], down: [{from: 1us, to: 2us, zz: 1}]}]\n"},
+      {"switches[]", "", "", h + "switches: [{name: s, zz: 1}]\n"},
+      {"topology", "", "kind: single_switch", h + "topology: {kind: single_switch, zz: 1}\n"},
+      {"topology", "", "kind: leaf_spine", "topology: {kind: leaf_spine, zz: 1}\n"},
+      {"topology", "", "kind: fat_tree", "topology: {kind: fat_tree, zz: 1}\n"},
+      {"switch", "", "", hl + "switch: {zz: 1}\n"},
+      {"switch.ecn", "", "", hl + "switch: {ecn: {zz: 1}}\n"},
+      {"pfc", "", "", hl + "pfc: {zz: 1}\n"},
+      {"ib_credits", "", "", "link_layer: ib\n" + hl + "ib_credits: {zz: 1}\n"},
+      {"captures[]", "", "", hl + "captures: [{host: a, file: a.pcap, zz: 1}]\n"},
+      {"faults[]", "", "", hl + "faults: [{host: a, action: drop, zz: 1}]\n"},
+      {"workloads[]", "", "pattern: bw | lat", hl + "workloads: [{op: write, from: a, to: b, zz: 1}]\n"},
+      {"workloads[]", "", "pattern: flows", flows + "[{from: a, to: b, size: 1}], zz: 1}]\n"},
+      {"workloads[].flows[]", flow_list, flow_list, flows + "[{from: a, to: b, size: 1, zz: 1}]}]\n"},
+      {"workloads[].flows", "a flow file", "a flow file", flows + "{file: f.csv, zz: 1}}]\n"},
+      {"workloads[].flows", gen, "generate: all_to_all | permutation", flows + "{generate: permutation, zz: 1}}]\n"},
+      {"workloads[].flows", gen, "generate: incast", flows + "{generate: incast, zz: 1}}]\n"},
+      {"workloads[].flows", gen, "generate: poisson", flows + "{generate: poisson, zz: 1}}]\n"},
+  };
+  for (const Case& c : cases) {
+    const std::string expected = names(c.path, c.common, c.when);
+    std::string got;
+    try {
+      parse_scenario(c.text, "t.yaml");
+    } catch (const ScenarioError& e) {
+      got = e.what();
+    }
+    EXPECT_NE(got.find("unknown key 'zz'"), std::string::npos) << c.path << " " << c.when << ": " << got;
+    EXPECT_NE(got.find("(expected one of: " + expected + ")"), std::string::npos)
+        << c.path << " " << c.when << ": " << got << "\nexpected: " << expected;
+  }
 }
 
 TEST(FabricKeys, TopologiesBuildHostsSwitchesAndLinks) {
