@@ -868,6 +868,27 @@ TEST(Params, PrintsEveryKeyOfEveryTable) {
   EXPECT_NE(text.find("\n# topology (kind: leaf_spine)\n"), std::string::npos);
 }
 
+namespace {
+
+// Scenario text for the key table tests: two hosts, linked; a flows workload's
+// `flows:` follows kFlowsAt.
+const std::string kTwo = "hosts: [{name: a}, {name: b}]\n";
+const std::string kTwoLinked = kTwo + "links: [{between: [a, b]}]\n";
+const std::string kFlowsAt = kTwoLinked + "workloads: [{pattern: flows, flows: ";
+constexpr std::string_view kFlowList = "a list; also the columns of a CSV flow file";
+
+// The message of the ScenarioError `text` gets ("" if none).
+std::string error_message(const std::string& text) {
+  try {
+    parse_scenario(text, "t.yaml");
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
 // The loader checks each map against its table: an unknown key's message lists
 // exactly the table's keys (after those of the table every map of its kind
 // takes, `common`), each once.
@@ -889,10 +910,8 @@ TEST(Params, LoaderAcceptsExactlyTheKeysOfItsTables) {
     }
     return list;
   };
-  const std::string h = "hosts: [{name: a}, {name: b}]\n";
-  const std::string hl = h + "links: [{between: [a, b]}]\n";
-  const std::string flows = hl + "workloads: [{pattern: flows, flows: ";
-  const std::string_view flow_list = "a list; also the columns of a CSV flow file", gen = "a generator";
+  const std::string &h = kTwo, &hl = kTwoLinked, &flows = kFlowsAt;
+  const std::string_view flow_list = kFlowList, gen = "a generator";
   struct Case {
     std::string_view path, common, when;
     std::string text;
@@ -924,15 +943,50 @@ TEST(Params, LoaderAcceptsExactlyTheKeysOfItsTables) {
   };
   for (const Case& c : cases) {
     const std::string expected = names(c.path, c.common, c.when);
-    std::string got;
-    try {
-      parse_scenario(c.text, "t.yaml");
-    } catch (const ScenarioError& e) {
-      got = e.what();
-    }
+    const std::string got = error_message(c.text);
     EXPECT_NE(got.find("unknown key 'zz'"), std::string::npos) << c.path << " " << c.when << ": " << got;
     EXPECT_NE(got.find("(expected one of: " + expected + ")"), std::string::npos)
         << c.path << " " << c.when << ": " << got << "\nexpected: " << expected;
+  }
+}
+
+// A key whose value is one of some words lists them as its unit: the same words
+// the loader accepts, in its order.
+TEST(Params, ChoiceUnitsAreTheValuesTheLoaderAccepts) {
+  const auto sections = all_key_sections();
+  auto unit_of = [&](std::string_view path, std::string_view when, std::string_view key) {
+    for (const KeySection& s : sections)
+      if (s.path == path && s.when == when)
+        for (const KeyInfo& k : s.keys)
+          if (k.name == key) return std::string(k.unit);
+    return std::string("no key ") + std::string(path) + "." + std::string(key);
+  };
+  const std::string &hl = kTwoLinked, &flows = kFlowsAt;
+  const std::string w = hl + "workloads: [{from: a, to: b, ";
+  struct Case {
+    std::string_view path, when, key;
+    std::string text;
+  };
+  const Case cases[] = {
+      {"", "", "link_layer", "link_layer: x\n" + hl},
+      {"", "", "ib_grh", "link_layer: ib\nib_grh: x\n" + hl},
+      {"topology", "", "kind", "topology: {kind: x}\n"},
+      {"switch", "", "scheduling", hl + "switch: {scheduling: x}\n"},
+      {"switch", "", "trust", hl + "switch: {trust: x}\n"},
+      {"workloads[]", "", "pattern", w + "op: write, pattern: x}]\n"},
+      {"workloads[]", "pattern: bw | lat", "op", w + "op: x}]\n"},
+      {"workloads[]", "pattern: bw | lat", "atomic_type", w + "op: atomic, atomic_type: x}]\n"},
+      {"workloads[].flows[]", kFlowList, "op", flows + "[{from: a, to: b, size: 1, op: x}]}]\n"},
+      {"workloads[].flows", "a flow file", "format", flows + "{file: f.csv, format: x}}]\n"},
+      {"workloads[].flows", "a generator", "generate", flows + "{generate: x}}]\n"},
+      {"workloads[].flows", "a generator", "op", flows + "{generate: permutation, size: 1, op: x}}]\n"},
+  };
+  for (const Case& c : cases) {
+    std::string words = unit_of(c.path, c.when, c.key);
+    for (size_t at; (at = words.find(" | ")) != std::string::npos;) words.replace(at, 3, ", ");
+    const std::string got = error_message(c.text);
+    EXPECT_NE(got.find("(one of: " + words + "), got 'x'"), std::string::npos)
+        << c.path << "." << c.key << ": " << got << "\nunit: " << words;
   }
 }
 
