@@ -990,6 +990,83 @@ TEST(Params, ChoiceUnitsAreTheValuesTheLoaderAccepts) {
   }
 }
 
+// The defaults `rnicsim params` lists are the values the loader applies when
+// a key is left out.
+TEST(Params, ListedDefaultsAreTheLoadersDefaults) {
+  const auto sections = all_key_sections();
+  auto def = [&](std::string_view path, std::string_view key, std::string_view when = "") {
+    for (const KeySection& s : sections)
+      if (s.path == path && s.when == when)
+        for (const KeyInfo& k : s.keys)
+          if (k.name == key) return std::string(k.default_value);
+    ADD_FAILURE() << "no key " << path << "." << key;
+    return std::string();
+  };
+  auto size = [](const std::string& v) { return parse_size(v).value_or(~0ull); };
+  auto time = [](const std::string& v) { return parse_duration(v).value_or(sim::Duration::max()); };
+  auto real = [](const std::string& v) { return std::strtod(v.c_str(), nullptr); };
+  auto count = [](const std::string& v) { return std::strtoull(v.c_str(), nullptr, 10); };
+
+  const Scenario s = parse_scenario(kTwoLinked +
+                                        "switch: {ecn: {}}\npfc: {}\nhost: {}\n"
+                                        "captures: [{host: a, file: a.pcap}]\nfaults: [{host: a, action: drop}]\n"
+                                        "workloads: [{op: read, from: a, to: b}, {pattern: flows, flows: "
+                                        "[{from: a, to: b, size: 1}]}]\n",
+                                    "t.yaml");
+  EXPECT_EQ(count(def("", "seed")), s.seed);
+  EXPECT_EQ(def("", "link_layer"), "roce_v2");
+  EXPECT_EQ(s.link_layer, LinkLayer::RoceV2Ipv4);
+  EXPECT_EQ(time(def("host", "poll_delay")), s.host.poll_delay);
+  EXPECT_EQ(time(def("host", "mem_poll_interval")), s.host.mem_poll_interval);
+  EXPECT_EQ(def("host", "blueflame") == "true", s.host.blueflame);
+  EXPECT_EQ(parse_rate(def("links[]", "rate")), s.links[0].rate_bps);
+  EXPECT_EQ(time(def("links[]", "delay")), s.links[0].delay);
+  EXPECT_EQ(real(def("links[]", "loss")), s.links[0].loss);
+  const fabric::SwitchParams& sw = s.fabric.switch_params;
+  EXPECT_EQ(size(def("switch", "buffer")), sw.buffer.size_bytes);
+  EXPECT_EQ(real(def("switch", "alpha")), sw.buffer.alpha);
+  EXPECT_EQ(time(def("switch", "forwarding_latency")), sw.forwarding_latency);
+  EXPECT_EQ(size(def("switch.ecn", "kmin")), sw.ecn.kmin_bytes);
+  EXPECT_EQ(size(def("switch.ecn", "kmax")), sw.ecn.kmax_bytes);
+  EXPECT_EQ(real(def("switch.ecn", "pmax")), sw.ecn.pmax);
+  EXPECT_EQ(def("switch.ecn", "mark_on") == "dequeue", sw.ecn.on_dequeue);
+  EXPECT_EQ(def("pfc", "priorities"), "[3]");
+  EXPECT_EQ(sw.pfc.priorities, 1u << 3);
+  EXPECT_EQ(def("pfc", "xoff"), "dynamic");
+  EXPECT_EQ(sw.pfc.xoff_bytes, 0u);
+  EXPECT_EQ(real(def("pfc", "alpha")), sw.pfc.alpha);
+  EXPECT_EQ(size(def("pfc", "xon_offset")), sw.pfc.xon_offset_bytes);
+  EXPECT_EQ(count(def("pfc", "quanta")), sw.pfc.quanta);
+  EXPECT_EQ(real(def("pfc", "refresh")), sw.pfc.refresh);
+  EXPECT_EQ(size(def("pfc", "nic_rx_buffer")), s.fabric.nic_rx_buffer_bytes);
+  EXPECT_EQ(s.fabric.pfc_watchdog, sim::Duration::zero());
+  EXPECT_EQ(count(def("captures[]", "snaplen")), s.captures[0].snaplen);
+  EXPECT_EQ(def("faults[]", "direction"), "both");
+  EXPECT_TRUE(s.faults[0].tx && s.faults[0].rx);
+  EXPECT_EQ(count(def("faults[]", "nth")), s.faults[0].rule.nth);
+  EXPECT_EQ(count(def("faults[]", "count")), s.faults[0].rule.count);
+  const WorkloadSpec& bw = s.workloads[0];
+  EXPECT_EQ(def("workloads[]", "pattern"), "bw");
+  EXPECT_EQ(bw.pattern, WorkloadPattern::Bandwidth);
+  EXPECT_EQ(bw.name, "workload0");
+  EXPECT_EQ(count(def("workloads[]", "priority")), bw.priority);
+  EXPECT_EQ(count(def("workloads[]", "qps", "pattern: bw | lat")), bw.qps);
+  EXPECT_EQ(count(def("workloads[]", "outs", "pattern: bw | lat")), bw.outs);
+  EXPECT_EQ(count(def("workloads[]", "post_list", "pattern: bw | lat")), bw.post_list);
+  EXPECT_EQ(bw.size, 65536u);
+  EXPECT_EQ(bw.iterations, 5000u);
+  EXPECT_EQ(count(def("workloads[]", "tx_depth", "pattern: flows")), s.workloads[1].tx_depth);
+  EXPECT_EQ(def("workloads[]", "qp_per_flow", "pattern: flows") == "true", s.workloads[1].qp_per_flow);
+  EXPECT_EQ(def("workloads[].flows[]", "op", kFlowList), "write");
+  EXPECT_EQ(s.workloads[1].flows[0].op, WorkloadOp::Write);
+
+  const Scenario ib = parse_scenario("link_layer: ib\n" + kTwoLinked + "ib_credits: {}\n", "t.yaml");
+  EXPECT_EQ(size(def("ib_credits", "vl_buffer")), ib.fabric.ib_vl_buffer_bytes);
+  const Scenario one = parse_scenario(kTwo + "topology: {kind: single_switch}\n", "t.yaml");
+  EXPECT_EQ(parse_rate(def("topology", "rate", "kind: single_switch")), one.fabric.topology.links[0].rate_bps);
+  EXPECT_EQ(time(def("topology", "delay", "kind: single_switch")), one.fabric.topology.links[0].delay);
+}
+
 TEST(FabricKeys, TopologiesBuildHostsSwitchesAndLinks) {
   Scenario s = parse_scenario(
       "topology: {kind: leaf_spine, leaves: 4, spines: 2, hosts_per_leaf: 8, host_rate: 100Gbps, "
