@@ -16,12 +16,92 @@ enum class TopologyKind : uint8_t { SingleSwitch, LeafSpine, FatTree };
 constexpr std::pair<std::string_view, TopologyKind> kTopologies[] = {
     {"single_switch", TopologyKind::SingleSwitch}, {"leaf_spine", TopologyKind::LeafSpine},
     {"fat_tree", TopologyKind::FatTree}};
-// The keys each kind of topology takes.
-constexpr std::string_view kSingleSwitchKeys[] = {"kind", "rate", "delay"};
-constexpr std::string_view kLeafSpineKeys[] = {"kind",       "leaves",     "spines",           "hosts_per_leaf",
-                                               "host_rate",  "delay",      "fabric_rate",      "fabric_delay",
-                                               "oversubscription"};
-constexpr std::string_view kFatTreeKeys[] = {"kind", "k", "rate", "delay"};
+const KeyInfo kLinkKeys[] = {
+    {"between", "", "[node, node]", "", "the two hosts or switches a full-duplex link joins (required)"},
+    {"rate", "100Gbps", "bits/s (100Gbps)", "", "data rate after line coding"},
+    {"delay", "1us", "time (1us)", "", "propagation delay"},
+    {"loss", "0", "probability", "0..1", "Bernoulli loss of each frame, each direction"},
+    {"gilbert_elliott", "off", "map", "", "burst loss: a two-state Markov chain per frame"},
+    {"down", "none", "list of {from, to}", "", "times the link is down, in order, not overlapping (frames sent are lost)"},
+};
+const KeyInfo kGilbertElliottKeys[] = {
+    {"p_good_bad", "", "probability", "0..1", "chance per frame of going from good to bad (required)"},
+    {"p_bad_good", "1", "probability", "above 0 .. 1", "chance per frame of going from bad to good"},
+    {"loss_good", "0", "probability", "0..1", "loss in the good state"},
+    {"loss_bad", "1", "probability", "0..1", "loss in the bad state"},
+};
+const KeyInfo kDownKeys[] = {
+    {"from", "", "time (200us)", "", "the outage starts (required)"},
+    {"to", "", "time (300us)", "after from", "the outage ends (required)"},
+};
+const KeyInfo kSwitchListKeys[] = {
+    {"name", "", "text", "", "the switch's name (required; letters, digits, '_', '-', '.')"},
+};
+// Every kind of topology takes `kind`; the keys of each kind follow.
+const KeyInfo kTopologyKeys[] = {
+    {"kind", "", "single_switch | leaf_spine | fat_tree", "", "the topology generated (required)"},
+};
+const KeyInfo kSingleSwitchKeys[] = {
+    {"rate", "100Gbps", "bits/s (100Gbps)", "", "every host's link to the switch sw0"},
+    {"delay", "1us", "time (1us)", "", "propagation delay of those links"},
+};
+const KeyInfo kLeafSpineKeys[] = {
+    {"leaves", "", "count", "1..1024", "leaf switches leaf0, leaf1, ... (required)"},
+    {"spines", "", "count", "1..1024", "spine switches spine0, ...; each leaf has a link to each (required)"},
+    {"hosts_per_leaf", "", "count", "1..1024", "hosts on each leaf (required)"},
+    {"host_rate", "100Gbps", "bits/s (100Gbps)", "", "host-leaf links"},
+    {"delay", "1us", "time (1us)", "", "propagation delay of host-leaf links"},
+    {"fabric_rate", "host_rate x hosts_per_leaf / spines (1:1)", "bits/s (400Gbps)", "", "leaf-spine links"},
+    {"fabric_delay", "delay", "time (1us)", "", "propagation delay of leaf-spine links"},
+    {"oversubscription", "1", "ratio", "0.01..1000",
+     "instead of fabric_rate: host capacity of a leaf over its uplink capacity"},
+};
+const KeyInfo kFatTreeKeys[] = {
+    {"k", "", "count", "2..64, even", "ports per switch: k^3/4 hosts, 5k^2/4 switches (required)"},
+    {"rate", "100Gbps", "bits/s (100Gbps)", "", "every link"},
+    {"delay", "1us", "time (1us)", "", "propagation delay of every link"},
+};
+const KeyInfo kSwitchKeys[] = {
+    {"buffer", "16MiB", "bytes (16MiB)", ">= 16KiB", "shared buffer of a switch, PFC headroom included"},
+    {"alpha", "1", "ratio", "1/1024..1024", "dynamic threshold of lossy egress queues: alpha x the free buffer"},
+    {"scheduling", "strict", "strict | dwrr", "", "egress scheduling between priorities"},
+    {"dwrr_weights", "1 each (a quantum of MTU + 128 bytes)", "[8 weights]", "0..1000",
+     "scheduling: dwrr: a weight per priority, 0 = strict priority"},
+    {"trust", "dscp", "dscp | pcp", "", "RoCEv2: a frame's priority from DSCP / 8 or the 802.1Q PCP"},
+    {"forwarding_latency", "0ns", "time (500ns)", "", "added to each frame's store and forward"},
+    {"ecn", "off", "map", "", "RED marking of ECN-capable frames at egress"},
+};
+const KeyInfo kEcnKeys[] = {
+    {"kmin", "100KiB", "bytes (5KiB)", "", "queue length where marking starts"},
+    {"kmax", "400KiB", "bytes (200KiB)", "above kmin", "queue length from which every frame is marked"},
+    {"pmax", "0.2", "probability", "0..1", "marking probability at kmax"},
+    {"priorities", "all", "[priorities]", "0..7", "the priorities marked"},
+    {"mark_on", "dequeue", "dequeue | enqueue", "", "mark as a frame leaves the queue or as it joins it"},
+};
+const KeyInfo kPfcKeys[] = {
+    {"priorities", "[3]", "[priorities]", "0..7", "lossless priorities (PFC on)"},
+    {"xoff", "dynamic", "dynamic | bytes (64KiB)", "> 0", "pause above this per ingress port and priority"},
+    {"xon", "xoff - xon_offset", "bytes (32KiB)", "below xoff", "static xoff: resume below this"},
+    {"alpha", "0.125", "ratio", "1/1024..1024", "dynamic xoff: alpha x the free shared buffer"},
+    {"xon_offset", "2KiB", "bytes (2KiB)", "", "xon this far below xoff"},
+    {"headroom", "auto (from cable delay, MTU and rate)", "auto | bytes (100KiB)", "",
+     "buffer per lossless priority of a port for what arrives after XOFF; auto: 2 x (frame + cable) + pause + frame"},
+    {"quanta", "65535", "512-bit quanta", "1..65535", "pause time a PFC frame asks for"},
+    {"refresh", "0.5", "share of the pause time", "0.01..1", "refresh a pause after this share of its time"},
+    {"watchdog", "0 (off)", "time (100ms)", "", "a priority paused this long stops honouring pauses"},
+    {"nic_rx_buffer", "256KiB", "bytes (256KiB)", ">= 16KiB", "a NIC pauses its peer when its receive pipeline holds more"},
+};
+const KeyInfo kIbCreditKeys[] = {
+    {"vl_buffer", "64KiB", "bytes (32KiB)", ">= MTU + 128", "receive buffer per VL and port: the credits a sender gets"},
+};
+const KeyInfo kCaptureKeys[] = {
+    {"host", "", "host name", "", "capture this host's port (or switch:)"},
+    {"switch", "", "switch name", "", "capture a port of this switch (or host:)"},
+    {"port", "", "count", "0..ports - 1", "switch: its port-th link in the scenario's order (required with switch)"},
+    {"file", "", "file", "", "pcap file, under --out if given (required)"},
+    {"snaplen", "65535", "bytes", "64..262144", "bytes kept of each frame"},
+    {"priorities", "all", "[priorities]", "0..7", "data frames of these priorities (PFC frames always)"},
+};
 
 uint64_t rate_of(const Reader& r, const YAML::Node& n, const std::string& what) {
   return r.parsed<uint64_t>(n, what + " (like 100Gbps)", parse_rate);
@@ -58,11 +138,10 @@ uint32_t count(const Reader& r, const YAML::Node& topo, const char* key, uint64_
 }  // namespace
 
 void read_switch_settings(const Reader& r, const YAML::Node& n, FabricSpec& f, uint32_t mtu) {
-  r.expect_map(n, "switch settings",
-               {"buffer", "alpha", "scheduling", "dwrr_weights", "trust", "forwarding_latency", "ecn"});
+  r.expect_keys(n, "switch settings", kSwitchKeys);
   fabric::SwitchParams& p = f.switch_params;
   if (const YAML::Node e = n["ecn"]) {
-    r.expect_map(e, "switch.ecn settings", {"kmin", "kmax", "pmax", "priorities", "mark_on"});
+    r.expect_keys(e, "switch.ecn settings", kEcnKeys);
     fabric::EcnParams& ecn = p.ecn;
     ecn.enabled = true;
     if (e["kmin"]) ecn.kmin_bytes = size_of(r, e["kmin"], "switch.ecn.kmin");
@@ -99,9 +178,7 @@ void read_switch_settings(const Reader& r, const YAML::Node& n, FabricSpec& f, u
 }
 
 void read_pfc_settings(const Reader& r, const YAML::Node& n, FabricSpec& f) {
-  r.expect_map(n, "pfc settings",
-               {"priorities", "xoff", "xon", "alpha", "xon_offset", "headroom", "quanta", "refresh", "watchdog",
-                "nic_rx_buffer"});
+  r.expect_keys(n, "pfc settings", kPfcKeys);
   fabric::PfcParams& p = f.switch_params.pfc;
   p.priorities = 1u << 3;  // RoCE's usual lossless priority
   if (const YAML::Node pr = n["priorities"]) {
@@ -137,7 +214,7 @@ void read_pfc_settings(const Reader& r, const YAML::Node& n, FabricSpec& f) {
 }
 
 void read_ib_credits(const Reader& r, const YAML::Node& n, FabricSpec& f, uint32_t mtu) {
-  r.expect_map(n, "ib_credits settings", {"vl_buffer"});
+  r.expect_keys(n, "ib_credits settings", kIbCreditKeys);
   f.ib_vl_buffer_bytes = 64 * 1024;
   if (n["vl_buffer"]) f.ib_vl_buffer_bytes = size_of(r, n["vl_buffer"], "ib_credits.vl_buffer");
   if (f.ib_vl_buffer_bytes < mtu + 128)
@@ -153,14 +230,14 @@ void read_topology(const Reader& r, const YAML::Node& n, Scenario& s) {
   fabric::Topology t;
   switch (kind) {
     case TopologyKind::SingleSwitch: {
-      r.expect_map_of(n, "a single_switch topology", kSingleSwitchKeys);
+      r.expect_keys(n, "a single_switch topology", kTopologyKeys, kSingleSwitchKeys);
       if (names.empty()) r.fail(n, "a single_switch topology needs 'hosts'");
       t = fabric::single_switch(names, shape(r, n, "rate", "delay"));
       s.fabric.kind = "single_switch";
       break;
     }
     case TopologyKind::LeafSpine: {
-      r.expect_map_of(n, "a leaf_spine topology", kLeafSpineKeys);
+      r.expect_keys(n, "a leaf_spine topology", kTopologyKeys, kLeafSpineKeys);
       const uint32_t leaves = count(r, n, "leaves", 1, 1024);
       const uint32_t spines = count(r, n, "spines", 1, 1024);
       const uint32_t per_leaf = count(r, n, "hosts_per_leaf", 1, 1024);
@@ -182,7 +259,7 @@ void read_topology(const Reader& r, const YAML::Node& n, Scenario& s) {
       break;
     }
     case TopologyKind::FatTree: {
-      r.expect_map_of(n, "a fat_tree topology", kFatTreeKeys);
+      r.expect_keys(n, "a fat_tree topology", kTopologyKeys, kFatTreeKeys);
       const uint32_t k = count(r, n, "k", 2, 64);
       if (k % 2 != 0) r.fail(n["k"], "topology.k must be even");
       if (!names.empty() && names.size() != uint64_t{k} * k * k / 4)
@@ -209,7 +286,7 @@ void read_links(const Reader& r, const YAML::Node& root, Scenario& s) {
   if (const YAML::Node sw = root["switches"]) {
     if (!sw.IsSequence()) r.fail(sw, "expected 'switches' to be a list of switches, like [{name: s1}]");
     for (const YAML::Node& e : sw) {
-      r.expect_map(e, "a switch", {"name"});
+      r.expect_keys(e, "a switch", kSwitchListKeys);
       if (!e["name"]) r.fail(e, "a switch needs a 'name'");
       const std::string name = r.scalar(e["name"], "switch name");
       if (!valid_name(name)) r.fail(e["name"], "switch name '" + name + "' must be letters, digits, '_', '-' or '.'");
@@ -222,7 +299,7 @@ void read_links(const Reader& r, const YAML::Node& root, Scenario& s) {
   if (!links.IsSequence()) r.fail(links, "expected 'links' to be a list");
   std::set<std::string> linked;
   for (const YAML::Node& l : links) {
-    r.expect_map(l, "a link", {"between", "rate", "delay", "loss", "gilbert_elliott", "down"});
+    r.expect_keys(l, "a link", kLinkKeys);
     const YAML::Node between = l["between"];
     if (!between) r.fail(l, "a link needs 'between: [node, node]'");
     if (!between.IsSequence() || between.size() != 2) r.fail(between, "expected 'between' to list exactly two hosts or switches");
@@ -241,7 +318,7 @@ void read_links(const Reader& r, const YAML::Node& root, Scenario& s) {
     if (l["delay"]) spec.delay = delay_of(r, l["delay"], "link delay");
     if (l["loss"]) spec.loss = r.probability(l["loss"], "link loss");
     if (const YAML::Node ge = l["gilbert_elliott"]) {
-      r.expect_map(ge, "link gilbert_elliott settings", {"p_good_bad", "p_bad_good", "loss_good", "loss_bad"});
+      r.expect_keys(ge, "link gilbert_elliott settings", kGilbertElliottKeys);
       fabric::GilbertElliott& g = spec.gilbert_elliott;
       if (!ge["p_good_bad"]) r.fail(ge, "gilbert_elliott needs p_good_bad (and p_bad_good)");
       g.p_good_bad = r.probability(ge["p_good_bad"], "gilbert_elliott.p_good_bad");
@@ -254,7 +331,7 @@ void read_links(const Reader& r, const YAML::Node& root, Scenario& s) {
       if (!down.IsSequence()) r.fail(down, "expected link 'down' to be a list like [{from: 100us, to: 200us}]");
       sim::Duration last = sim::Duration::zero();
       for (const YAML::Node& d : down) {
-        r.expect_map(d, "a link down interval", {"from", "to"});
+        r.expect_keys(d, "a link down interval", kDownKeys);
         if (!d["from"] || !d["to"]) r.fail(d, "a link down interval needs 'from' and 'to'");
         const sim::Duration from = delay_of(r, d["from"], "down.from"), to = delay_of(r, d["to"], "down.to");
         if (to <= from) r.fail(d["to"], "down.to must be after down.from");
@@ -276,7 +353,7 @@ void read_captures(const Reader& r, const YAML::Node& n, Scenario& s) {
   const auto links_at = t.links_of_nodes();
   std::set<std::string> files;
   for (const YAML::Node& c : n) {
-    r.expect_map(c, "a capture", {"host", "switch", "port", "file", "snaplen", "priorities"});
+    r.expect_keys(c, "a capture", kCaptureKeys);
     CaptureSpec spec;
     if (!c["file"] || (!c["host"] == !c["switch"]))
       r.fail(c, "a capture needs 'file' and either 'host' or 'switch' (with 'port')");
@@ -303,6 +380,22 @@ void read_captures(const Reader& r, const YAML::Node& n, Scenario& s) {
     }
     s.captures.push_back(spec);
   }
+}
+
+std::vector<KeySection> fabric_key_sections() {
+  return {{"links[]", "", kLinkKeys},
+          {"links[].gilbert_elliott", "", kGilbertElliottKeys},
+          {"links[].down[]", "", kDownKeys},
+          {"switches[]", "", kSwitchListKeys},
+          {"topology", "", kTopologyKeys},
+          {"topology", "kind: single_switch", kSingleSwitchKeys},
+          {"topology", "kind: leaf_spine", kLeafSpineKeys},
+          {"topology", "kind: fat_tree", kFatTreeKeys},
+          {"switch", "", kSwitchKeys},
+          {"switch.ecn", "", kEcnKeys},
+          {"pfc", "", kPfcKeys},
+          {"ib_credits", "", kIbCreditKeys},
+          {"captures[]", "", kCaptureKeys}};
 }
 
 bool reachable(const Scenario& s, const std::string& from, const std::string& to) {

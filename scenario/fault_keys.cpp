@@ -11,6 +11,19 @@
 namespace rnicsim::scenario {
 namespace {
 
+const KeyInfo kFaultKeys[] = {
+    {"link", "", "[host, host]", "", "the rule acts on both directions of this link (or host:)"},
+    {"host", "", "host name", "", "the rule acts on what this host sends or receives (or link:)"},
+    {"direction", "both", "tx | rx | both", "", "host: what it sends, receives, or both"},
+    {"action", "", "drop | corrupt | delay", "", "what the rule does to the packets it matches (required)"},
+    {"delay", "", "time (10us)", "", "action: delay: added to the propagation delay (required with it)"},
+    {"opcode", "any", "IBTA name | number", "", "match packets of this opcode (RC_RDMA_WRITE_MIDDLE)"},
+    {"psn", "any", "24-bit number (decimal or 0x hex)", "", "match packets with this PSN"},
+    {"qpn", "any", "24-bit number (decimal or 0x hex)", "", "match packets to this destination QP"},
+    {"nth", "1", "count", ">= 1", "act from the nth matching packet"},
+    {"count", "1", "count", ">= 1", "act on this many matching packets from there"},
+};
+
 packet::Opcode read_opcode(const Reader& r, const YAML::Node& n) {
   const std::string s = r.scalar(n, "opcode");
   unsigned v = 0;
@@ -43,7 +56,7 @@ std::vector<FaultSpec> read_faults(const Reader& r, const YAML::Node& n, const H
   if (!n.IsSequence()) r.fail(n, "expected 'faults' to be a list");
   std::vector<FaultSpec> out;
   for (const YAML::Node& e : n) {
-    r.expect_map(e, "a fault", {"link", "host", "direction", "action", "delay", "opcode", "psn", "qpn", "nth", "count"});
+    r.expect_keys(e, "a fault", kFaultKeys);
     FaultSpec f;
     if (e["link"] && e["host"]) r.fail(e["host"], "a fault names either a 'link' or a 'host', not both");
     if (e["link"]) {
@@ -84,6 +97,8 @@ std::vector<FaultSpec> read_faults(const Reader& r, const YAML::Node& n, const H
   }
   return out;
 }
+
+std::vector<KeySection> fault_key_sections() { return {{"faults[]", "", kFaultKeys}}; }
 
 std::vector<fabric::Port*> fault_ports(const FaultSpec& f,
                                        const std::function<fabric::Port*(const std::string&)>& host_port) {

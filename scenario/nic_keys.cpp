@@ -113,6 +113,17 @@ const Key<CongestionParams> kCongestionKeys[] = {
     {"cnp_802p_prio", Kind::Count, 0, 7, &CongestionParams::cnp_802p_prio, false, "egress priority of CNPs"},
 };
 
+// The keys of `nic:` besides the parameters.
+const KeyInfo kNicMapKeys[] = {
+    {"preset", "none (the parameters' defaults)", "name | FILE.yaml", "", "a NIC preset the keys beside it override"},
+    {"pcie", "the pcie keys' defaults", "map", "", "the PCIe link and host memory (nic.pcie.*)"},
+    {"congestion_control", "none", "map", "", "congestion control (nic.congestion_control.*)"},
+};
+// A preset file also takes these.
+const KeyInfo kPresetFileKeys[] = {
+    {"description", "", "text", "", "what the preset models"},
+};
+
 // Names older scenarios use.
 struct Alias {
   std::string_view name, pcie_key, nic_key;
@@ -249,8 +260,10 @@ void load_preset(const Reader& r, const YAML::Node& at, const std::string& name,
 
 void read_settings(const Reader& r, const YAML::Node& n, const std::string& base_dir, NicSettings& s, int depth,
                    bool is_preset_file) {
-  std::vector<std::string_view> allowed = {"preset", "pcie", "congestion_control"};
-  if (is_preset_file) allowed.push_back("description");
+  std::vector<std::string_view> allowed;
+  for (const KeyInfo& k : kNicMapKeys) allowed.push_back(k.name);
+  if (is_preset_file)
+    for (const KeyInfo& k : kPresetFileKeys) allowed.push_back(k.name);
   for (const auto& k : kNicKeys) allowed.push_back(k.name);
   for (const auto& a : kAliases) allowed.push_back(a.name);
   r.expect_map_of(n, is_preset_file ? "a NIC preset" : "nic settings", allowed);
@@ -403,6 +416,10 @@ std::vector<ParamInfo> nic_parameters() {
   list_keys(kPcieKeys, "nic.pcie.", v);
   list_keys(kCongestionKeys, "nic.congestion_control.", v);
   return v;
+}
+
+std::vector<KeySection> nic_key_sections() {
+  return {{"nic", "", kNicMapKeys}, {"", "a NIC preset file (NAME.yaml): the nic keys and", kPresetFileKeys}};
 }
 
 size_t nic_keys_covering_fields() { return std::size(kNicKeys) + kNicNestedMembers; }

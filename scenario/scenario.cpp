@@ -26,6 +26,41 @@ constexpr std::pair<std::string_view, LinkLayer> kLinkLayers[] = {
 constexpr std::pair<std::string_view, bool> kBooleans[] = {{"true", true}, {"false", false}};
 constexpr std::pair<std::string_view, bool> kPayloadModes[] = {{"full", false}, {"size_only", true}};
 
+const KeyInfo kTopLevelKeys[] = {
+    {"name", "the file's path", "text", "", "the scenario's name in reports"},
+    {"seed", "1", "count", "0..2^64-1", "seed of every random stream (loss, faults, payload bytes); --seed overrides it"},
+    {"link_layer", "roce_v2", "roce_v2 | roce_v2_ipv6 | ib", "", "RoCEv2 over IPv4 or IPv6, or native InfiniBand"},
+    {"ib_grh", "false", "true | false", "", "ib: every packet carries a GRH"},
+    {"payload", "full", "full | size_only", "",
+     "size_only: payload bytes are not materialised (captures hold headers; data not checked)"},
+    {"duration", "until the workloads end", "time (10ms)", "", "stop the run at this simulated time"},
+    {"hosts", "h0, h1, ... of the topology", "list of hosts", "", "the hosts (required without topology)"},
+    {"links", "none", "list of links", "", "point-to-point links between hosts and switches"},
+    {"switches", "none", "list of switches", "", "switches joined by links"},
+    {"topology", "none", "map", "", "a generated network instead of switches and links"},
+    {"switch", "the switch keys' defaults", "map", "", "settings of every switch"},
+    {"pfc", "off", "map", "", "priority flow control in switches and NICs (RoCEv2)"},
+    {"ib_credits", "off", "map", "", "ib: link-level credit flow control per VL"},
+    {"nic", "the NIC parameters' defaults", "map", "", "the NIC model: a preset and/or parameters"},
+    {"host", "the host keys' defaults", "map", "", "host software timing"},
+    {"workloads", "none", "list of workloads", "", "the traffic"},
+    {"faults", "none", "list of rules", "", "drop, corrupt or delay chosen packets"},
+    {"captures", "none", "list of captures", "", "pcap files of host and switch ports"},
+    {"expect", "none", "list of \"METRIC OP VALUE\"", "", "conditions on measured values (metrics below); exit 1 if one fails"},
+    {"sweep", "none", "map of PATH: [values]", "", "run once per value (a grid for several paths)"},
+};
+const KeyInfo kHostKeys[] = {
+    {"name", "", "text", "", "the host's name (required; letters, digits, '_', '-', '.')"},
+    {"ip", "10.0.0.N; roce_v2_ipv6: fd00::N", "IPv4 / IPv6 text", "",
+     "the host's address; N: its place in the list from 1 (ib: its GID, default fe80::/64 and the port GUID)"},
+    {"lid", "N", "count", "1..49151", "ib: the port's unicast LID; N: the host's place in the list from 1"},
+};
+const KeyInfo kHostTimingKeys[] = {
+    {"poll_delay", "50ns", "time (50ns)", "", "from a CQE or polled byte landing in host memory to the host acting on it"},
+    {"mem_poll_interval", "10ns", "time (10ns)", ">= 100ps", "how often a host spinning on memory reads it"},
+    {"blueflame", "true", "true | false", "", "a WQE posted alone goes with its doorbell (no WQE fetch)"},
+};
+
 void read_nic(const Reader& r, const YAML::Node& n, Scenario& s) {
   NicSettings settings;
   read_nic_settings(r, n, base_dir_of(s.file), settings);
@@ -35,7 +70,7 @@ void read_nic(const Reader& r, const YAML::Node& n, Scenario& s) {
 }
 
 void read_host_timing(const Reader& r, const YAML::Node& n, HostTiming& h) {
-  r.expect_map(n, "host settings", {"poll_delay", "mem_poll_interval", "blueflame"});
+  r.expect_keys(n, "host settings", kHostTimingKeys);
   if (n["blueflame"]) h.blueflame = r.boolean(n["blueflame"], "host.blueflame");
   if (n["poll_delay"])
     h.poll_delay = r.parsed<sim::Duration>(n["poll_delay"], "host.poll_delay (a time like 50ns)", parse_duration);
@@ -65,9 +100,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file_name) {
 Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
   Reader r(file_name);
   if (!root || root.IsNull()) throw ScenarioError(file_name, 1, 1, "empty scenario: expected a mapping with hosts, links and workloads");
-  r.expect_map(root, "a scenario",
-               {"name", "seed", "link_layer", "ib_grh", "payload", "duration", "hosts", "links", "nic", "workloads",
-                "host", "switches", "topology", "switch", "pfc", "captures", "ib_credits", "faults", "expect", "sweep"});
+  r.expect_keys(root, "a scenario", kTopLevelKeys);
 
   Scenario s;
   s.file = file_name;
@@ -100,7 +133,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
   if (hosts && (!hosts.IsSequence() || hosts.size() < 1)) r.fail(hosts, "expected 'hosts' to be a list of at least one host");
   std::set<std::string> host_names;
   for (const YAML::Node& h : hosts ? hosts : YAML::Node(YAML::NodeType::Sequence)) {
-    r.expect_map(h, "a host", {"name", "ip", "lid"});
+    r.expect_keys(h, "a host", kHostKeys);
     if (!h["name"]) r.fail(h, "a host needs a 'name'");
     HostSpec spec;
     spec.name = r.scalar(h["name"], "host name");
@@ -165,6 +198,10 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
   }
   if (root["expect"]) s.expect = read_expectations(r, root["expect"], s);
   return s;
+}
+
+std::vector<KeySection> scenario_key_sections() {
+  return {{"", "", kTopLevelKeys}, {"hosts[]", "", kHostKeys}, {"host", "", kHostTimingKeys}};
 }
 
 Scenario load_scenario(const std::string& path) {

@@ -41,12 +41,73 @@ constexpr std::pair<std::string_view, WorkloadOp> kFlowOps[] = {
 constexpr std::pair<std::string_view, WorkloadPattern> kPatterns[] = {
     {"bw", WorkloadPattern::Bandwidth}, {"lat", WorkloadPattern::Latency}, {"flows", WorkloadPattern::Flows}};
 
-constexpr std::string_view kPerftestKeys[] = {"name",     "op",       "pattern",   "from",      "to",
-                                              "size",     "all_sizes", "iterations", "count",   "qps",
-                                              "tx_depth", "rx_depth", "cq_mod",    "post_list", "inline_size",
-                                              "outs",     "atomic_type", "start",    "priority"};
-constexpr std::string_view kFlowsKeys[] = {"name",     "pattern",  "flows", "qp_per_flow",
-                                           "tx_depth", "base_rtt", "start", "priority"};
+// Every workload takes these; a perftest (bw, lat) or a flows workload more.
+const KeyInfo kWorkloadKeys[] = {
+    {"name", "workloadN (N: place in the list from 0)", "text", "", "the workload's name in reports and metrics"},
+    {"pattern", "bw", "bw | lat | flows", "", "perftest's ib_*_bw or ib_*_lat, or a set of flows"},
+    {"start", "when the previous workload ends", "time (10us)", "", "when the workload starts"},
+    {"priority", "0", "count", "0..7", "traffic priority: SL = priority, DSCP = 8 x priority"},
+};
+const KeyInfo kPerftestKeys[] = {
+    {"op", "", "write | write_imm | send | read | atomic | fetch_add | cmp_swap", "", "the verb posted (required)"},
+    {"from", "", "host name", "", "the requester's host (required)"},
+    {"to", "", "host name", "", "the responder's host (required)"},
+    {"size", "bw 65536, lat 2, atomics 8", "bytes (64KiB)", "1..2GiB", "message size (-s)"},
+    {"all_sizes", "false", "true | false", "", "every power of two from 2 B to 8 MiB, one after another (-a)"},
+    {"iterations", "bw 5000, lat 1000", "count", "1..2^40", "messages per QP (-n)"},
+    {"count", "", "count", "1..2^40", "another name for iterations"},
+    {"qps", "1", "count", "1..65536 (lat: 1)", "QP pairs, each running iterations (-q)"},
+    {"tx_depth", "bw 128, lat 1 (at most iterations)", "count", "1..8192", "send queue depth (-t)"},
+    {"rx_depth", "512 (at most iterations)", "count", "1..16384", "send, write_imm: receives kept posted per QP (-r)"},
+    {"cq_mod", "100; 1 above 8KiB messages; post_list with one; at most tx_depth", "count", "1..1024",
+     "bw: every cq_mod-th WQE is signaled (-Q)"},
+    {"post_list", "1", "count", "1..tx_depth", "bw: WQEs per doorbell; divides iterations (-l)"},
+    {"inline_size", "lat write, write_imm, send: 64; else 0", "bytes", "0..64", "messages up to this size go inline (-I)"},
+    {"outs", "16", "count", "1..255", "READs and atomics outstanding per QP (-o)"},
+    {"atomic_type", "fetch_add", "fetch_add | cmp_swap | FETCH_AND_ADD | CMP_AND_SWAP", "", "op: atomic: which one (-A)"},
+};
+const KeyInfo kFlowsKeys[] = {
+    {"flows", "", "list | file | map", "", "the flows: a list, a CSV or ns-3 flow file, or a generator (required)"},
+    {"qp_per_flow", "false", "true | false", "", "a QP pair per flow, else one per pair of hosts"},
+    {"tx_depth", "128", "count", "1..8192", "send queue depth of each QP"},
+    {"base_rtt", "2 x the path's propagation delay", "time (4us)", "", "round trip of the ideal FCT a slowdown divides by"},
+};
+// A flow in a list, and the columns of a CSV flow file.
+const KeyInfo kFlowKeys[] = {
+    {"from", "", "host name", "", "the sender (required)"},
+    {"to", "", "host name", "", "the receiver (required)"},
+    {"op", "write", "write | write_imm | send | read", "", "the verb of the flow's one message"},
+    {"size", "", "bytes (64KiB)", "1..2GiB", "the message's size (required)"},
+    {"start", "0", "time (10us)", "", "when the flow starts, after the workload starts"},
+    {"priority", "the workload's", "count", "0..7", "the flow's traffic priority"},
+};
+const KeyInfo kFlowFileKeys[] = {
+    {"file", "", "file", "", "a CSV or ns-3 flow file, relative to the scenario (required)"},
+    {"format", "ns3 if the first line is a lone number, else csv", "csv | ns3", "",
+     "ns3: the ns-3 RDMA simulators' flow file (N, then src dst priority dport size start_time)"},
+};
+// Every generator takes these; each kind more.
+const KeyInfo kGeneratorKeys[] = {
+    {"generate", "", "all_to_all | incast | permutation | poisson", "", "the pattern generated (required)"},
+    {"op", "write", "write | write_imm | send | read", "", "the verb of every flow"},
+    {"start", "0", "time (10us)", "", "when the flows start (poisson: the first arrivals' origin), after the workload"},
+};
+const KeyInfo kAllToAllKeys[] = {
+    {"size", "", "bytes (64KiB)", "1..2GiB", "every flow's size (required)"},
+    {"hosts", "all", "[host] | all", "", "the hosts taking part"},
+};
+const KeyInfo kIncastKeys[] = {
+    {"size", "", "bytes (1MiB)", "1..2GiB", "every flow's size (required)"},
+    {"to", "", "host name", "", "the receiver of every flow (required)"},
+    {"from", "all", "[host] | all", "", "the senders (the receiver left out)"},
+};
+const KeyInfo kPoissonKeys[] = {
+    {"load", "", "fraction of the link rate", "above 0 .. 1", "offered load of each host (required)"},
+    {"cdf", "", "file", "", "flow sizes: lines 'size cumulative_probability', to 100 or 1 (required)"},
+    {"count", "", "count", "1..10^7", "flows to generate (this or duration required)"},
+    {"duration", "", "time (1ms)", "", "generate arrivals until this time (this or count required)"},
+    {"hosts", "all", "[host] | all", "", "the hosts sending and receiving"},
+};
 enum class FlowGenerator : uint8_t { AllToAll, Incast, Permutation, Poisson };
 constexpr std::pair<std::string_view, FlowGenerator> kFlowGenerators[] = {
     {"all_to_all", FlowGenerator::AllToAll},
@@ -102,9 +163,11 @@ std::vector<FlowSpec> read_flow_csv(const Reader& r, const YAML::Node& at, const
     }
     if (columns.empty()) {
       for (const auto& [name, col] : fields) {
-        if (name != "from" && name != "to" && name != "op" && name != "size" && name != "start" && name != "priority")
-          fail_at(line_no, col,
-                  "unknown column '" + name + "' (expected a header of: from, to, op, size, start, priority)");
+        if (std::none_of(std::begin(kFlowKeys), std::end(kFlowKeys), [&](const KeyInfo& k) { return k.name == name; })) {
+          std::string list;
+          for (const KeyInfo& k : kFlowKeys) list += (list.empty() ? "" : ", ") + std::string(k.name);
+          fail_at(line_no, col, "unknown column '" + name + "' (expected a header of: " + list + ")");
+        }
         if (std::find(columns.begin(), columns.end(), name) != columns.end())
           fail_at(line_no, col, "column '" + name + "' appears twice");
         columns.push_back(name);
@@ -206,11 +269,11 @@ void generate_flows(const Reader& r, const YAML::Node& g, const Scenario& s, con
   const FlowGenerator kind = r.choice(g["generate"], "generate", kFlowGenerators);
   const bool poisson = kind == FlowGenerator::Poisson;
   if (kind == FlowGenerator::Incast)
-    r.expect_map(g, "an incast generator", {"generate", "size", "op", "from", "to", "start"});
+    r.expect_keys(g, "an incast generator", kGeneratorKeys, kIncastKeys);
   else if (poisson)
-    r.expect_map(g, "a poisson generator", {"generate", "load", "cdf", "count", "duration", "op", "hosts", "start"});
+    r.expect_keys(g, "a poisson generator", kGeneratorKeys, kPoissonKeys);
   else
-    r.expect_map(g, "a flow generator", {"generate", "size", "op", "hosts", "start"});
+    r.expect_keys(g, "a flow generator", kGeneratorKeys, kAllToAllKeys);
   if (!poisson && !g["size"]) r.fail(g, "a flow generator needs 'size'");
   FlowSpec proto;
   if (!poisson) proto.size = message_size(r, g["size"], "flow size");
@@ -265,7 +328,7 @@ std::vector<FlowSpec> read_flow_file(const Reader& r, const YAML::Node& flows, c
                                      const KnownHost& known_host) {
   const YAML::Node file = flows.IsMap() ? flows["file"] : flows;
   if (flows.IsMap()) {
-    r.expect_map(flows, "a flow file", {"file", "format"});
+    r.expect_keys(flows, "a flow file", kFlowFileKeys);
     if (!file) r.fail(flows, "a flow file needs 'file'");
   }
   const std::string path = scenario_path(r, file, s, "a flow file");
@@ -283,7 +346,7 @@ std::vector<FlowSpec> read_flow_file(const Reader& r, const YAML::Node& flows, c
 
 WorkloadSpec read_flows(const Reader& r, const YAML::Node& w, const Scenario& s, const KnownHost& known_host,
                         WorkloadSpec spec) {
-  r.expect_map_of(w, "a flows workload", kFlowsKeys);
+  r.expect_keys(w, "a flows workload", kWorkloadKeys, kFlowsKeys);
   const YAML::Node flows = w["flows"];
   if (!flows) r.fail(w, "a flows workload needs 'flows': a list of flows or a CSV file");
   if (flows.IsScalar() || (flows.IsMap() && flows["file"])) {
@@ -294,7 +357,7 @@ WorkloadSpec read_flows(const Reader& r, const YAML::Node& w, const Scenario& s,
     if (!flows.IsSequence() || flows.size() == 0)
       r.fail(flows, "expected 'flows' to be a non-empty list of flows or the name of a CSV file");
     for (const YAML::Node& f : flows) {
-      r.expect_map(f, "a flow", {"from", "to", "op", "size", "start", "priority"});
+      r.expect_keys(f, "a flow", kFlowKeys);
       if (!f["from"] || !f["to"] || !f["size"]) r.fail(f, "a flow needs 'from', 'to' and 'size'");
       FlowSpec flow;
       flow.from = known_host(f["from"], "from");
@@ -321,6 +384,18 @@ WorkloadSpec read_flows(const Reader& r, const YAML::Node& w, const Scenario& s,
 
 }  // namespace
 
+std::vector<KeySection> workload_key_sections() {
+  return {{"workloads[]", "", kWorkloadKeys},
+          {"workloads[]", "pattern: bw | lat", kPerftestKeys},
+          {"workloads[]", "pattern: flows", kFlowsKeys},
+          {"workloads[].flows[]", "a list; also the columns of a CSV flow file", kFlowKeys},
+          {"workloads[].flows", "a flow file", kFlowFileKeys},
+          {"workloads[].flows", "a generator", kGeneratorKeys},
+          {"workloads[].flows", "generate: all_to_all | permutation", kAllToAllKeys},
+          {"workloads[].flows", "generate: incast", kIncastKeys},
+          {"workloads[].flows", "generate: poisson", kPoissonKeys}};
+}
+
 WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario& s, const KnownHost& known_host) {
   if (!w.IsMap()) r.fail(w, "expected a workload (a mapping of keys to values)");
   WorkloadSpec spec;
@@ -330,7 +405,7 @@ WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario&
   if (w["pattern"]) spec.pattern = r.choice(w["pattern"], "pattern", kPatterns);
   if (spec.pattern == WorkloadPattern::Flows) return read_flows(r, w, s, known_host, spec);
 
-  r.expect_map_of(w, "a workload", kPerftestKeys);
+  r.expect_keys(w, "a workload", kWorkloadKeys, kPerftestKeys);
   const bool lat = spec.pattern == WorkloadPattern::Latency;
   if (!w["op"]) r.fail(w, "a workload needs 'op' (write, write_imm, send, read, atomic, fetch_add or cmp_swap)");
   spec.op = r.choice(w["op"], "op", kOps);

@@ -10,12 +10,13 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
+#include "scenario/keys.hpp"
 #include "scenario/scenario.hpp"
 
 namespace rnicsim::scenario {
@@ -48,7 +49,11 @@ public:
       }
     }
   }
-  void expect_map(const YAML::Node& n, const std::string& what, std::initializer_list<std::string_view> allowed) const {
+  // Checks that `n` is a map whose keys are all declared in `keys` or `more`.
+  void expect_keys(const YAML::Node& n, const std::string& what, KeyTable keys, KeyTable more = {}) const {
+    std::vector<std::string_view> allowed;
+    for (KeyTable t : {keys, more})
+      for (const KeyInfo& k : t) allowed.push_back(k.name);
     expect_map_of(n, what, allowed);
   }
   std::string scalar(const YAML::Node& n, const std::string& what) const {

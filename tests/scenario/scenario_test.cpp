@@ -3,12 +3,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
+#include "scenario/keys.hpp"
 #include "scenario/nic_keys.hpp"
+#include "scenario/params.hpp"
 #include "scenario/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/sweep.hpp"
@@ -732,6 +736,10 @@ TEST(Flows, CsvErrorsNameTheLineAndColumn) {
   EXPECT_EQ(error_of("from,to,op,size,start\na, b, write, 1KiB, soon\n").rfind(f + ":2:20: expected start", 0), 0u)
       << error_of("from,to,op,size,start\na, b, write, 1KiB, soon\n");
   EXPECT_EQ(error_of("from,to,op\n").rfind(f + ":1:1: the header needs a 'size' column", 0), 0u);
+  // The columns are the keys of a flow in a list.
+  EXPECT_EQ(error_of("from,to,op,sz\n").rfind(f + ":1:12: unknown column 'sz' (expected a header of: from, to, op, size, "
+                                                "start, priority)", 0), 0u)
+      << error_of("from,to,op,sz\n");
   EXPECT_EQ(error_of("from,to,op,size\na,b,write\n").rfind(f + ":2:1: expected 4 fields, got 3", 0), 0u);
   const Scenario ok = parse_scenario(scenario("# flows\nsize,op,to,from\n4KiB,send,b,a\n"), (dir / "s.yaml").string());
   ASSERT_EQ(ok.workloads[0].flows.size(), 1u);
@@ -813,6 +821,250 @@ TEST(Params, EveryNicKeyListedWithDefaultUnitAndDescription) {
     if (p.path == "nic.mtu") mtu = &p;
   ASSERT_NE(mtu, nullptr);
   EXPECT_EQ(mtu->default_value, "4096");
+}
+
+// Every key of every section table has a unit and a description, once.
+TEST(Params, EverySectionKeyHasUnitAndDescriptionAndIsDeclaredOnce) {
+  const auto sections = all_key_sections();
+  EXPECT_GE(sections.size(), 25u);
+  size_t keys = 0;
+  for (const KeySection& s : sections) {
+    EXPECT_FALSE(s.keys.empty()) << s.path;
+    for (const KeyInfo& k : s.keys) {
+      ++keys;
+      EXPECT_FALSE(k.name.empty()) << s.path;
+      EXPECT_FALSE(k.unit.empty()) << s.path << "." << k.name;
+      EXPECT_FALSE(k.description.empty()) << s.path << "." << k.name;
+      EXPECT_EQ(std::count_if(s.keys.begin(), s.keys.end(), [&](const KeyInfo& x) { return x.name == k.name; }), 1)
+          << s.path << "." << k.name;
+    }
+  }
+  EXPECT_GE(keys, 120u);
+}
+
+// `rnicsim params` prints every key of every table, by its full path, and nothing else.
+TEST(Params, PrintsEveryKeyOfEveryTable) {
+  std::ostringstream out;
+  print_params(out);
+  const std::string text = out.str();
+  size_t rows = nic_parameters().size();
+  for (const KeySection& s : all_key_sections()) {
+    for (const ParamInfo& p : section_parameters(s)) {
+      ++rows;
+      EXPECT_NE(text.find("\n" + p.path + "  "), std::string::npos) << p.path;
+      EXPECT_NE(text.find(p.description), std::string::npos) << p.path;
+    }
+  }
+  for (const ParamInfo& p : nic_parameters()) EXPECT_NE(text.find("\n" + p.path + "  "), std::string::npos) << p.path;
+  // The key rows: every line before the metrics that is not blank or a heading.
+  std::istringstream in(text.substr(0, text.find("# expect: metrics")));
+  size_t printed = 0;
+  for (std::string line; std::getline(in, line);) printed += !line.empty() && line[0] != '#';
+  EXPECT_EQ(printed, rows);
+  for (const char* path : {"pfc.xoff", "topology.spines", "workloads[].flows.generate", "links[].down[].from",
+                           "switch.ecn.kmin", "captures[].snaplen", "faults[].nth", "host.blueflame", "nic.preset",
+                           "nic.congestion_control.rpg_ai_rate", "workloads[].cq_mod", "ib_credits.vl_buffer"})
+    EXPECT_NE(text.find(std::string("\n") + path + "  "), std::string::npos) << path;
+  EXPECT_NE(text.find("\n# topology (kind: leaf_spine)\n"), std::string::npos);
+}
+
+namespace {
+
+// Scenario text for the key table tests: two hosts, linked; a flows workload's
+// `flows:` follows kFlowsAt.
+const std::string kTwo = "hosts: [{name: a}, {name: b}]\n";
+const std::string kTwoLinked = kTwo + "links: [{between: [a, b]}]\n";
+const std::string kFlowsAt = kTwoLinked + "workloads: [{pattern: flows, flows: ";
+constexpr std::string_view kFlowList = "a list; also the columns of a CSV flow file";
+
+// The message of the ScenarioError `text` gets ("" if none).
+std::string error_message(const std::string& text) {
+  try {
+    parse_scenario(text, "t.yaml");
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+// The loader checks each map against its table: an unknown key's message lists
+// exactly the table's keys (after those of the table every map of its kind
+// takes, `common`), each once.
+TEST(Params, LoaderAcceptsExactlyTheKeysOfItsTables) {
+  const auto sections = all_key_sections();
+  auto names = [&](std::string_view path, std::string_view common, std::string_view when) {
+    std::vector<std::string_view> v;
+    auto add = [&](std::string_view w) {
+      for (const KeySection& s : sections)
+        if (s.path == path && s.when == w)
+          for (const KeyInfo& k : s.keys) v.push_back(k.name);
+    };
+    add(common);
+    if (when != common) add(when);
+    std::string list;
+    for (std::string_view n : v) {
+      EXPECT_EQ(std::count(v.begin(), v.end(), n), 1) << path << " " << when << ": " << n;
+      list += (list.empty() ? "" : ", ") + std::string(n);
+    }
+    return list;
+  };
+  const std::string &h = kTwo, &hl = kTwoLinked, &flows = kFlowsAt;
+  const std::string_view flow_list = kFlowList, gen = "a generator";
+  struct Case {
+    std::string_view path, common, when;
+    std::string text;
+  };
+  const Case cases[] = {
+      {"", "", "", "zz: 1\n" + hl},
+      {"hosts[]", "", "", "hosts: [{name: a, zz: 1}]\n"},
+      {"host", "", "", hl + "host: {zz: 1}\n"},
+      {"links[]", "", "", h + "links: [{between: [a, b], zz: 1}]\n"},
+      {"links[].gilbert_elliott", "", "", h + "links: [{between: [a, b], gilbert_elliott: {p_good_bad: 0.1, zz: 1}}]\n"},
+      {"links[].down[]", "", "", h + "links: [{between: [a, b], down: [{from: 1us, to: 2us, zz: 1}]}]\n"},
+      {"switches[]", "", "", h + "switches: [{name: s, zz: 1}]\n"},
+      {"topology", "", "kind: single_switch", h + "topology: {kind: single_switch, zz: 1}\n"},
+      {"topology", "", "kind: leaf_spine", "topology: {kind: leaf_spine, zz: 1}\n"},
+      {"topology", "", "kind: fat_tree", "topology: {kind: fat_tree, zz: 1}\n"},
+      {"switch", "", "", hl + "switch: {zz: 1}\n"},
+      {"switch.ecn", "", "", hl + "switch: {ecn: {zz: 1}}\n"},
+      {"pfc", "", "", hl + "pfc: {zz: 1}\n"},
+      {"ib_credits", "", "", "link_layer: ib\n" + hl + "ib_credits: {zz: 1}\n"},
+      {"captures[]", "", "", hl + "captures: [{host: a, file: a.pcap, zz: 1}]\n"},
+      {"faults[]", "", "", hl + "faults: [{host: a, action: drop, zz: 1}]\n"},
+      {"workloads[]", "", "pattern: bw | lat", hl + "workloads: [{op: write, from: a, to: b, zz: 1}]\n"},
+      {"workloads[]", "", "pattern: flows", flows + "[{from: a, to: b, size: 1}], zz: 1}]\n"},
+      {"workloads[].flows[]", flow_list, flow_list, flows + "[{from: a, to: b, size: 1, zz: 1}]}]\n"},
+      {"workloads[].flows", "a flow file", "a flow file", flows + "{file: f.csv, zz: 1}}]\n"},
+      {"workloads[].flows", gen, "generate: all_to_all | permutation", flows + "{generate: permutation, zz: 1}}]\n"},
+      {"workloads[].flows", gen, "generate: incast", flows + "{generate: incast, zz: 1}}]\n"},
+      {"workloads[].flows", gen, "generate: poisson", flows + "{generate: poisson, zz: 1}}]\n"},
+  };
+  for (const Case& c : cases) {
+    const std::string expected = names(c.path, c.common, c.when);
+    const std::string got = error_message(c.text);
+    EXPECT_NE(got.find("unknown key 'zz'"), std::string::npos) << c.path << " " << c.when << ": " << got;
+    EXPECT_NE(got.find("(expected one of: " + expected + ")"), std::string::npos)
+        << c.path << " " << c.when << ": " << got << "\nexpected: " << expected;
+  }
+}
+
+// A key whose value is one of some words lists them as its unit: the same words
+// the loader accepts, in its order.
+TEST(Params, ChoiceUnitsAreTheValuesTheLoaderAccepts) {
+  const auto sections = all_key_sections();
+  auto unit_of = [&](std::string_view path, std::string_view when, std::string_view key) {
+    for (const KeySection& s : sections)
+      if (s.path == path && s.when == when)
+        for (const KeyInfo& k : s.keys)
+          if (k.name == key) return std::string(k.unit);
+    return std::string("no key ") + std::string(path) + "." + std::string(key);
+  };
+  const std::string &hl = kTwoLinked, &flows = kFlowsAt;
+  const std::string w = hl + "workloads: [{from: a, to: b, ";
+  struct Case {
+    std::string_view path, when, key;
+    std::string text;
+  };
+  const Case cases[] = {
+      {"", "", "link_layer", "link_layer: x\n" + hl},
+      {"", "", "ib_grh", "link_layer: ib\nib_grh: x\n" + hl},
+      {"topology", "", "kind", "topology: {kind: x}\n"},
+      {"switch", "", "scheduling", hl + "switch: {scheduling: x}\n"},
+      {"switch", "", "trust", hl + "switch: {trust: x}\n"},
+      {"workloads[]", "", "pattern", w + "op: write, pattern: x}]\n"},
+      {"workloads[]", "pattern: bw | lat", "op", w + "op: x}]\n"},
+      {"workloads[]", "pattern: bw | lat", "atomic_type", w + "op: atomic, atomic_type: x}]\n"},
+      {"workloads[].flows[]", kFlowList, "op", flows + "[{from: a, to: b, size: 1, op: x}]}]\n"},
+      {"workloads[].flows", "a flow file", "format", flows + "{file: f.csv, format: x}}]\n"},
+      {"workloads[].flows", "a generator", "generate", flows + "{generate: x}}]\n"},
+      {"workloads[].flows", "a generator", "op", flows + "{generate: permutation, size: 1, op: x}}]\n"},
+  };
+  for (const Case& c : cases) {
+    std::string words = unit_of(c.path, c.when, c.key);
+    for (size_t at; (at = words.find(" | ")) != std::string::npos;) words.replace(at, 3, ", ");
+    const std::string got = error_message(c.text);
+    EXPECT_NE(got.find("(one of: " + words + "), got 'x'"), std::string::npos)
+        << c.path << "." << c.key << ": " << got << "\nunit: " << words;
+  }
+}
+
+// The defaults `rnicsim params` lists are the values the loader applies when
+// a key is left out.
+TEST(Params, ListedDefaultsAreTheLoadersDefaults) {
+  const auto sections = all_key_sections();
+  auto def = [&](std::string_view path, std::string_view key, std::string_view when = "") {
+    for (const KeySection& s : sections)
+      if (s.path == path && s.when == when)
+        for (const KeyInfo& k : s.keys)
+          if (k.name == key) return std::string(k.default_value);
+    ADD_FAILURE() << "no key " << path << "." << key;
+    return std::string();
+  };
+  auto size = [](const std::string& v) { return parse_size(v).value_or(~0ull); };
+  auto time = [](const std::string& v) { return parse_duration(v).value_or(sim::Duration::max()); };
+  auto real = [](const std::string& v) { return std::strtod(v.c_str(), nullptr); };
+  auto count = [](const std::string& v) { return std::strtoull(v.c_str(), nullptr, 10); };
+
+  const Scenario s = parse_scenario(kTwoLinked +
+                                        "switch: {ecn: {}}\npfc: {}\nhost: {}\n"
+                                        "captures: [{host: a, file: a.pcap}]\nfaults: [{host: a, action: drop}]\n"
+                                        "workloads: [{op: read, from: a, to: b}, {pattern: flows, flows: "
+                                        "[{from: a, to: b, size: 1}]}]\n",
+                                    "t.yaml");
+  EXPECT_EQ(count(def("", "seed")), s.seed);
+  EXPECT_EQ(def("", "link_layer"), "roce_v2");
+  EXPECT_EQ(s.link_layer, LinkLayer::RoceV2Ipv4);
+  EXPECT_EQ(time(def("host", "poll_delay")), s.host.poll_delay);
+  EXPECT_EQ(time(def("host", "mem_poll_interval")), s.host.mem_poll_interval);
+  EXPECT_EQ(def("host", "blueflame") == "true", s.host.blueflame);
+  EXPECT_EQ(parse_rate(def("links[]", "rate")), s.links[0].rate_bps);
+  EXPECT_EQ(time(def("links[]", "delay")), s.links[0].delay);
+  EXPECT_EQ(real(def("links[]", "loss")), s.links[0].loss);
+  const fabric::SwitchParams& sw = s.fabric.switch_params;
+  EXPECT_EQ(size(def("switch", "buffer")), sw.buffer.size_bytes);
+  EXPECT_EQ(real(def("switch", "alpha")), sw.buffer.alpha);
+  EXPECT_EQ(time(def("switch", "forwarding_latency")), sw.forwarding_latency);
+  EXPECT_EQ(size(def("switch.ecn", "kmin")), sw.ecn.kmin_bytes);
+  EXPECT_EQ(size(def("switch.ecn", "kmax")), sw.ecn.kmax_bytes);
+  EXPECT_EQ(real(def("switch.ecn", "pmax")), sw.ecn.pmax);
+  EXPECT_EQ(def("switch.ecn", "mark_on") == "dequeue", sw.ecn.on_dequeue);
+  EXPECT_EQ(def("pfc", "priorities"), "[3]");
+  EXPECT_EQ(sw.pfc.priorities, 1u << 3);
+  EXPECT_EQ(def("pfc", "xoff"), "dynamic");
+  EXPECT_EQ(sw.pfc.xoff_bytes, 0u);
+  EXPECT_EQ(real(def("pfc", "alpha")), sw.pfc.alpha);
+  EXPECT_EQ(size(def("pfc", "xon_offset")), sw.pfc.xon_offset_bytes);
+  EXPECT_EQ(count(def("pfc", "quanta")), sw.pfc.quanta);
+  EXPECT_EQ(real(def("pfc", "refresh")), sw.pfc.refresh);
+  EXPECT_EQ(size(def("pfc", "nic_rx_buffer")), s.fabric.nic_rx_buffer_bytes);
+  EXPECT_EQ(s.fabric.pfc_watchdog, sim::Duration::zero());
+  EXPECT_EQ(count(def("captures[]", "snaplen")), s.captures[0].snaplen);
+  EXPECT_EQ(def("faults[]", "direction"), "both");
+  EXPECT_TRUE(s.faults[0].tx && s.faults[0].rx);
+  EXPECT_EQ(count(def("faults[]", "nth")), s.faults[0].rule.nth);
+  EXPECT_EQ(count(def("faults[]", "count")), s.faults[0].rule.count);
+  const WorkloadSpec& bw = s.workloads[0];
+  EXPECT_EQ(def("workloads[]", "pattern"), "bw");
+  EXPECT_EQ(bw.pattern, WorkloadPattern::Bandwidth);
+  EXPECT_EQ(bw.name, "workload0");
+  EXPECT_EQ(count(def("workloads[]", "priority")), bw.priority);
+  EXPECT_EQ(count(def("workloads[]", "qps", "pattern: bw | lat")), bw.qps);
+  EXPECT_EQ(count(def("workloads[]", "outs", "pattern: bw | lat")), bw.outs);
+  EXPECT_EQ(count(def("workloads[]", "post_list", "pattern: bw | lat")), bw.post_list);
+  EXPECT_EQ(bw.size, 65536u);
+  EXPECT_EQ(bw.iterations, 5000u);
+  EXPECT_EQ(count(def("workloads[]", "tx_depth", "pattern: flows")), s.workloads[1].tx_depth);
+  EXPECT_EQ(def("workloads[]", "qp_per_flow", "pattern: flows") == "true", s.workloads[1].qp_per_flow);
+  EXPECT_EQ(def("workloads[].flows[]", "op", kFlowList), "write");
+  EXPECT_EQ(s.workloads[1].flows[0].op, WorkloadOp::Write);
+
+  const Scenario ib = parse_scenario("link_layer: ib\n" + kTwoLinked + "ib_credits: {}\n", "t.yaml");
+  EXPECT_EQ(size(def("ib_credits", "vl_buffer")), ib.fabric.ib_vl_buffer_bytes);
+  const Scenario one = parse_scenario(kTwo + "topology: {kind: single_switch}\n", "t.yaml");
+  EXPECT_EQ(parse_rate(def("topology", "rate", "kind: single_switch")), one.fabric.topology.links[0].rate_bps);
+  EXPECT_EQ(time(def("topology", "delay", "kind: single_switch")), one.fabric.topology.links[0].delay);
 }
 
 TEST(FabricKeys, TopologiesBuildHostsSwitchesAndLinks) {
