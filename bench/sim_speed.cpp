@@ -6,7 +6,9 @@
 //          spaced to keep the link saturated, the same number of data packets.
 //
 // The figure of merit is data packets per wall second; the ratio is
-// rnicsim / ns-3. Wall time is measured around each whole simulation (set-up,
+// rnicsim / ns-3. rnicsim runs with full payload bytes (ns-3's packets carry no
+// bytes), and then once more with `payload: size_only`, which carries none
+// either; the second ratio is printed beside the first. Wall time is measured around each whole simulation (set-up,
 // run, tear-down) with the same clock. The program fails if either side does
 // not move every packet; it never fails on timing.
 //
@@ -105,8 +107,8 @@ std::optional<Options> parse_args(int argc, char** argv) {
   return options;
 }
 
-std::string stream_scenario(std::uint64_t messages) {
-  return "name: sim_speed\n"
+std::string stream_scenario(std::uint64_t messages, bool size_only) {
+  return std::string("name: sim_speed\n") + (size_only ? "payload: size_only\n" : "") +
          "seed: 1\n"
          "link_layer: roce_v2\n"
          "hosts: [{name: a}, {name: b}]\n"
@@ -117,11 +119,11 @@ std::string stream_scenario(std::uint64_t messages) {
          std::to_string(messages) + ", tx_depth: 16}\n";
 }
 
-RnicsimResult run_rnicsim_stream(std::uint64_t messages) {
+RnicsimResult run_rnicsim_stream(std::uint64_t messages, bool size_only) {
   namespace sc = rnicsim::scenario;
   sc::RunOptions options;
   options.quiet = true;
-  const std::string text = stream_scenario(messages);
+  const std::string text = stream_scenario(messages, size_only);
 
   const double cpu_start = cpu_now();
   const auto start = std::chrono::steady_clock::now();
@@ -199,9 +201,10 @@ int main(int argc, char** argv) {
   const rnicsim::bench::Ns3Result ns3 = rnicsim::bench::run_ns3_p2p(packets, kPayloadBytes);
   const double ns3_cpu_seconds = cpu_now() - ns3_cpu_start;
 
-  RnicsimResult rn;
+  RnicsimResult rn, rn_size_only;
   try {
-    rn = run_rnicsim_stream(messages);
+    rn = run_rnicsim_stream(messages, false);
+    rn_size_only = run_rnicsim_stream(messages, true);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sim_speed: rnicsim scenario failed: %s\n", e.what());
     return 1;
@@ -234,6 +237,9 @@ int main(int argc, char** argv) {
                         per_second(ns3.packets_received, ns3_cpu_seconds)
                   : 0.0);
   std::printf("ratio rnicsim/ns-3: %.2fx\n", ns3_rate > 0 ? rn_rate / ns3_rate : 0.0);
+  const double so_rate = per_second(rn_size_only.data_packets, rn_size_only.wall_seconds);
+  std::printf("rnicsim size-only (no payload bytes, as ns-3): %.0f packets/s, wall %.3f s; ratio %.2fx ns-3\n",
+              so_rate, rn_size_only.wall_seconds, ns3_rate > 0 ? so_rate / ns3_rate : 0.0);
   // The physical limit, measured now: the payload copies alone.
   const double floor_seconds = payload_copy_floor(packets);
   const double floor_rate = per_second(packets, floor_seconds);
@@ -250,6 +256,12 @@ int main(int argc, char** argv) {
                  static_cast<unsigned long long>(packets),
                  static_cast<unsigned long long>(ns3.packets_sent),
                  static_cast<unsigned long long>(ns3.packets_lost));
+    ok = false;
+  }
+  if (rn_size_only.data_packets != rn.data_packets || rn_size_only.events != rn.events) {
+    std::fprintf(stderr, "sim_speed: size-only run differs: %llu data packets, %llu events\n",
+                 static_cast<unsigned long long>(rn_size_only.data_packets),
+                 static_cast<unsigned long long>(rn_size_only.events));
     ok = false;
   }
   if (!rn.completed || rn.messages != messages || rn.bytes != messages * kMessageBytes ||
