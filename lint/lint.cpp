@@ -103,7 +103,7 @@ void Linter::check_mac_control(std::uint64_t frame, std::span<const std::byte> d
     return;
   }
   if (data.size() < packet::Ethernet::kSize + packet::ConstPfcBody::kSize) {
-    add(frame, Severity::Error, "PFC frame of " + std::to_string(data.size()) + " bytes, shorter than its 32-byte header");
+    add(frame, Severity::Error, "PFC frame of " + std::to_string(data.size()) + " bytes, shorter than its 34-byte header");
     return;
   }
   const packet::ConstEthernet eth(data);
