@@ -154,7 +154,14 @@ class Server {
 public:
   Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream& out);
   ~Server();
+  // Creates the socket clients connect to (run() serves it).
+  void listen_on_socket();
   int run();
+  // A client connected on `fd` (its end of the socket) as process `pid`.
+  void add_session(int fd, pid_t pid);
+  // Reads and answers one request of the client on `fd`; false when the
+  // session has ended (the daemon closed `fd`).
+  bool serve_session(int fd);
 
 private:
   void accept_client();
@@ -236,9 +243,11 @@ Server::Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream&
   }
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) throw std::runtime_error("eventfd failed");
+}
 
+void Server::listen_on_socket() {
   // The socket lives in a directory only this user can enter.
-  socket_path_ = o.socket_path.empty() ? default_socket_path() : o.socket_path;
+  socket_path_ = options_.socket_path.empty() ? default_socket_path() : options_.socket_path;
   const std::string dir = socket_path_.substr(0, socket_path_.rfind('/'));
   if (!dir.empty()) {
     if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw std::runtime_error("cannot create " + dir);
@@ -288,7 +297,17 @@ void Server::accept_client() {
     close(fd);
     return;
   }
-  sessions_[fd] = Session{fd, cred.pid, SIZE_MAX};
+  add_session(fd, cred.pid);
+}
+
+void Server::add_session(int fd, pid_t pid) { sessions_[fd] = Session{fd, pid, SIZE_MAX}; }
+
+bool Server::serve_session(int fd) {
+  auto it = sessions_.find(fd);
+  if (it == sessions_.end()) return false;
+  if (handle(it->second)) return true;
+  end_session(fd);
+  return false;
 }
 
 Context* Server::context_of(const Session& s, uint32_t ctx) {
@@ -962,8 +981,35 @@ scenario::Scenario default_scenario() {
       "(built-in emulation scenario)");
 }
 
+class ControlHarness::Server : public emulation::Server {
+public:
+  using emulation::Server::Server;
+};
+
+ControlHarness::ControlHarness(const scenario::Scenario& s, std::ostream& log)
+    : server_(std::make_unique<Server>(s, ServeOptions{}, log)) {}
+
+ControlHarness::~ControlHarness() = default;
+
+int ControlHarness::connect() {
+  int ends[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, ends) != 0) return -1;
+  server_->add_session(ends[0], getpid());
+  daemon_end_[ends[1]] = ends[0];
+  return ends[1];
+}
+
+bool ControlHarness::serve(int client_fd) {
+  auto it = daemon_end_.find(client_fd);
+  if (it == daemon_end_.end()) return false;
+  if (server_->serve_session(it->second)) return true;
+  daemon_end_.erase(it);
+  return false;
+}
+
 int serve(const scenario::Scenario& s, const ServeOptions& options, std::ostream& out) {
   Server server(s, options, out);
+  server.listen_on_socket();
   return server.run();
 }
 
