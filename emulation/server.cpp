@@ -278,8 +278,16 @@ void Server::listen_on_socket() {
 
 Server::~Server() {
   for (auto& [fd, s] : sessions_) close(fd);
-  for (auto& c : context_store_)
-    if (c) release_context(*c);
+  // release_context() takes the context out of context_store_ (a loop over the
+  // vector would skip every other one, leaking its memfd and mapping).
+  while (!context_store_.empty()) {
+    Context& c = *context_store_.back();
+    if (c.base == nullptr) {
+      context_store_.pop_back();
+      continue;
+    }
+    release_context(c);
+  }
   if (listen_fd_ >= 0) {
     close(listen_fd_);
     unlink(socket_path_.c_str());
@@ -365,9 +373,14 @@ int Server::op_open_context(Session& s, const proto::Received& r, proto::OpenCon
   c->async_fd = r.nfds > 0 ? r.fds[0] : -1;
   c->memfd = memfd_create("rnicsim-context", MFD_CLOEXEC);
   if (c->memfd < 0) return errno;
-  if (ftruncate(c->memfd, static_cast<off_t>(proto::kSegmentBytes)) != 0) return errno;
-  void* p = mmap(nullptr, proto::kSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, c->memfd, 0);
-  if (p == MAP_FAILED) return errno;
+  void* p = ftruncate(c->memfd, static_cast<off_t>(proto::kSegmentBytes)) == 0
+                ? mmap(nullptr, proto::kSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, c->memfd, 0)
+                : MAP_FAILED;
+  if (p == MAP_FAILED) {
+    const int error = errno;
+    close(c->memfd);
+    return error;
+  }
   c->base = static_cast<std::byte*>(p);
   proto::SegmentHeader& h = c->header();
   h.magic = proto::kMagic;
