@@ -96,6 +96,21 @@ struct MrEntry {
   uint32_t access = 0;
 };
 
+// The context an object belongs to: the PD and AH maps hold it, the others an entry with it.
+uint32_t owner(uint32_t ctx) { return ctx; }
+template <class Entry>
+uint32_t owner(const Entry& e) {
+  return e.ctx;
+}
+// Whether object `id` of `objects` exists and belongs to context `ctx`: a request
+// may name only objects of the context it names (as in the verbs, where another
+// context's PD, CQ or SRQ is invalid).
+template <class Map>
+bool owned_by(const Map& objects, uint32_t id, uint32_t ctx) {
+  auto it = objects.find(id);
+  return it != objects.end() && owner(it->second) == ctx;
+}
+
 // One host of the scenario and what processes created on its NIC.
 struct HostState : nic::CompletionListener, nic::AsyncEventListener {
   scenario::Host* host = nullptr;
@@ -413,8 +428,9 @@ int Server::op_create_cq(Context& c, const proto::CreateCqReq& q, int channel, p
 int Server::op_create_qp(Context& c, const proto::CreateQpReq& q, proto::CreateQpRep& rep) {
   HostState& h = state(c);
   if (q.qp_type != kIbvQptRc && q.qp_type != kIbvQptUc && q.qp_type != kIbvQptUd) return EOPNOTSUPP;
-  if (!h.pds.contains(q.pd) || !h.cqs.contains(q.send_cq) || !h.cqs.contains(q.recv_cq)) return EINVAL;
-  if (q.srq != 0 && !h.srqs.contains(q.srq)) return EINVAL;
+  if (!owned_by(h.pds, q.pd, c.id) || !owned_by(h.cqs, q.send_cq, c.id) || !owned_by(h.cqs, q.recv_cq, c.id))
+    return EINVAL;
+  if (q.srq != 0 && !owned_by(h.srqs, q.srq, c.id)) return EINVAL;
   if (q.max_send_wr > kMaxQueueEntries || q.max_recv_wr > kMaxQueueEntries || q.max_send_sge > nic::kMaxSge ||
       q.max_recv_sge > nic::kMaxSge || q.max_inline > nic::kMaxInline)
     return EINVAL;
@@ -505,7 +521,7 @@ int Server::op_modify_qp(Context& c, const proto::ModifyQpReq& q) {
 
 int Server::op_create_srq(Context& c, const proto::CreateSrqReq& q, proto::RingRep& rep) {
   HostState& h = state(c);
-  if (!h.pds.contains(q.pd)) return EINVAL;
+  if (!owned_by(h.pds, q.pd, c.id)) return EINVAL;
   if (q.max_wr == 0 || q.max_wr > kMaxQueueEntries || q.max_sge > nic::kMaxSge) return EINVAL;
   const uint32_t entries = scenario::ring_entries(q.max_wr);
   const uint64_t off = c.allocate(uint64_t{entries} * sizeof(nic::RecvWqe));
@@ -664,7 +680,7 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
     case Op::QueryQp: {
       proto::ObjectReq q;
       if (!proto::body_as(r, q)) return EPROTO;
-      const nic::QpContext* qp = h.qps.contains(q.id) ? n.qp(q.id) : nullptr;
+      const nic::QpContext* qp = owned_by(h.qps, q.id, c->id) ? n.qp(q.id) : nullptr;
       if (qp == nullptr) return EINVAL;
       reply_with(proto::ObjectRep{q.id, static_cast<uint32_t>(qp->state)});
       return 0;
@@ -688,7 +704,7 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
     case Op::ModifySrq: {
       proto::ObjectReq q;
       if (!proto::body_as(r, q)) return EPROTO;
-      if (!h.srqs.contains(q.id)) return EINVAL;
+      if (!owned_by(h.srqs, q.id, c->id)) return EINVAL;
       return n.arm_srq_limit(q.id, static_cast<uint32_t>(q.value)) ? 0 : EINVAL;
     }
     case Op::DestroySrq: {
@@ -715,7 +731,7 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
     case Op::CreateAh: {
       proto::CreateAhReq q;
       if (!proto::body_as(r, q)) return EPROTO;
-      if (!h.pds.contains(q.pd)) return EINVAL;
+      if (!owned_by(h.pds, q.pd, c->id)) return EINVAL;
       nic::AddressVector av;
       if (int rc = to_address_vector(*c, q.ah, av); rc != 0) return rc;
       const uint32_t index = n.create_ah(av);
