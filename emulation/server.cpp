@@ -1016,7 +1016,7 @@ public:
 };
 
 ControlHarness::ControlHarness(const scenario::Scenario& s, std::ostream& log)
-    : server_(std::make_unique<Server>(s, ServeOptions{}, log)) {}
+    : scenario_(s), server_(std::make_unique<Server>(scenario_, ServeOptions{}, log)) {}
 
 ControlHarness::~ControlHarness() = default;
 

@@ -55,6 +55,7 @@ public:
 
 private:
   class Server;
+  scenario::Scenario scenario_;  // the server keeps a reference to it
   std::unique_ptr<Server> server_;
   std::map<int, int> daemon_end_;  // client's end -> daemon's end
 };
