@@ -135,6 +135,32 @@ def control_seeds():
     write('control', 'hang_up', opened + bytes([16, 0]) + opened)
 
 
+def rx(opcode, to_x=False, psn=4, length=0, va=0, dma=0, flags=0, raw=0, use_raw=0, syndrome=0, change=None):
+    """A packet description of the NIC receive fuzzer (see nic_rx_fuzzer.cpp)."""
+    flags |= 1 if to_x else 0
+    at, xor = (0, 0)
+    if change:
+        flags |= 8
+        at, xor = change
+    return (bytes([opcode, flags]) + struct.pack('<I', psn)[:3] + struct.pack('<HBIiIHBB', length, use_raw, raw, va,
+                                                                               dma, at, xor, syndrome))
+
+
+def nic_rx_seeds():
+    write('nic_rx', 'write_send_read', rx(0x0A, length=64, dma=64, flags=2) + rx(0x04, psn=5, length=100) +
+          rx(0x0C, psn=6, va=4096, dma=8192))
+    write('nic_rx', 'atomics', rx(0x13, va=8, raw=7) + rx(0x14, psn=5, va=16, raw=1))
+    write('nic_rx', 'write_first_last', rx(0x06, length=4096, dma=6000) + rx(0x08, psn=5, length=1904))
+    write('nic_rx', 'responses', rx(0x11, to_x=True, psn=1) + rx(0x10, to_x=True, psn=3, length=4096) +
+          rx(0x11, to_x=True, psn=3, syndrome=0x60))
+    write('nic_rx', 'out_of_bounds', rx(0x0A, length=64, va=-64, dma=64) + rx(0x0A, psn=5, length=8, va=1 << 30,
+                                                                              dma=8) + rx(0x0C, psn=6, raw=99,
+                                                                                          use_raw=1, dma=64))
+    write('nic_rx', 'psn_and_changes', rx(0x0A, psn=100, length=8, dma=8) + rx(0x04, psn=3, length=8) +
+          rx(0x04, psn=4, length=8, change=(50, 0x10)) + rx(0x04, psn=4, length=8, change=(42, 0x01), flags=16))
+    write('nic_rx', 'cnp_and_ud', rx(0x81, flags=0xC0) + rx(0x64, length=32, raw=0x11111111))
+
+
 def scenario_seeds():
     sources = [os.path.join(ROOT, 'tests', 'e2e', 'scenarios'), os.path.join(ROOT, 'scenarios')]
     for d in sources:
@@ -156,6 +182,7 @@ def main():
         sys.exit(__doc__)
     packet_and_pcap_seeds(sys.argv[1])
     control_seeds()
+    nic_rx_seeds()
     scenario_seeds()
 
 
