@@ -96,6 +96,21 @@ struct MrEntry {
   uint32_t access = 0;
 };
 
+// The context an object belongs to: the PD and AH maps hold it, the others an entry with it.
+uint32_t owner(uint32_t ctx) { return ctx; }
+template <class Entry>
+uint32_t owner(const Entry& e) {
+  return e.ctx;
+}
+// Whether object `id` of `objects` exists and belongs to context `ctx`: a request
+// may name only objects of the context it names (as in the verbs, where another
+// context's PD, CQ or SRQ is invalid).
+template <class Map>
+bool owned_by(const Map& objects, uint32_t id, uint32_t ctx) {
+  auto it = objects.find(id);
+  return it != objects.end() && owner(it->second) == ctx;
+}
+
 // One host of the scenario and what processes created on its NIC.
 struct HostState : nic::CompletionListener, nic::AsyncEventListener {
   scenario::Host* host = nullptr;
@@ -154,7 +169,14 @@ class Server {
 public:
   Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream& out);
   ~Server();
+  // Creates the socket clients connect to (run() serves it).
+  void listen_on_socket();
   int run();
+  // A client connected on `fd` (its end of the socket) as process `pid`.
+  void add_session(int fd, pid_t pid);
+  // Reads and answers one request of the client on `fd`; false when the
+  // session has ended (the daemon closed `fd`).
+  bool serve_session(int fd);
 
 private:
   void accept_client();
@@ -236,9 +258,11 @@ Server::Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream&
   }
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) throw std::runtime_error("eventfd failed");
+}
 
+void Server::listen_on_socket() {
   // The socket lives in a directory only this user can enter.
-  socket_path_ = o.socket_path.empty() ? default_socket_path() : o.socket_path;
+  socket_path_ = options_.socket_path.empty() ? default_socket_path() : options_.socket_path;
   const std::string dir = socket_path_.substr(0, socket_path_.rfind('/'));
   if (!dir.empty()) {
     if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw std::runtime_error("cannot create " + dir);
@@ -269,8 +293,16 @@ Server::Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream&
 
 Server::~Server() {
   for (auto& [fd, s] : sessions_) close(fd);
-  for (auto& c : context_store_)
-    if (c) release_context(*c);
+  // release_context() takes the context out of context_store_ (a loop over the
+  // vector would skip every other one, leaking its memfd and mapping).
+  while (!context_store_.empty()) {
+    Context& c = *context_store_.back();
+    if (c.base == nullptr) {
+      context_store_.pop_back();
+      continue;
+    }
+    release_context(c);
+  }
   if (listen_fd_ >= 0) {
     close(listen_fd_);
     unlink(socket_path_.c_str());
@@ -288,7 +320,17 @@ void Server::accept_client() {
     close(fd);
     return;
   }
-  sessions_[fd] = Session{fd, cred.pid, SIZE_MAX};
+  add_session(fd, cred.pid);
+}
+
+void Server::add_session(int fd, pid_t pid) { sessions_[fd] = Session{fd, pid, SIZE_MAX}; }
+
+bool Server::serve_session(int fd) {
+  auto it = sessions_.find(fd);
+  if (it == sessions_.end()) return false;
+  if (handle(it->second)) return true;
+  end_session(fd);
+  return false;
 }
 
 Context* Server::context_of(const Session& s, uint32_t ctx) {
@@ -346,9 +388,14 @@ int Server::op_open_context(Session& s, const proto::Received& r, proto::OpenCon
   c->async_fd = r.nfds > 0 ? r.fds[0] : -1;
   c->memfd = memfd_create("rnicsim-context", MFD_CLOEXEC);
   if (c->memfd < 0) return errno;
-  if (ftruncate(c->memfd, static_cast<off_t>(proto::kSegmentBytes)) != 0) return errno;
-  void* p = mmap(nullptr, proto::kSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, c->memfd, 0);
-  if (p == MAP_FAILED) return errno;
+  void* p = ftruncate(c->memfd, static_cast<off_t>(proto::kSegmentBytes)) == 0
+                ? mmap(nullptr, proto::kSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, c->memfd, 0)
+                : MAP_FAILED;
+  if (p == MAP_FAILED) {
+    const int error = errno;
+    close(c->memfd);
+    return error;
+  }
   c->base = static_cast<std::byte*>(p);
   proto::SegmentHeader& h = c->header();
   h.magic = proto::kMagic;
@@ -381,8 +428,9 @@ int Server::op_create_cq(Context& c, const proto::CreateCqReq& q, int channel, p
 int Server::op_create_qp(Context& c, const proto::CreateQpReq& q, proto::CreateQpRep& rep) {
   HostState& h = state(c);
   if (q.qp_type != kIbvQptRc && q.qp_type != kIbvQptUc && q.qp_type != kIbvQptUd) return EOPNOTSUPP;
-  if (!h.pds.contains(q.pd) || !h.cqs.contains(q.send_cq) || !h.cqs.contains(q.recv_cq)) return EINVAL;
-  if (q.srq != 0 && !h.srqs.contains(q.srq)) return EINVAL;
+  if (!owned_by(h.pds, q.pd, c.id) || !owned_by(h.cqs, q.send_cq, c.id) || !owned_by(h.cqs, q.recv_cq, c.id))
+    return EINVAL;
+  if (q.srq != 0 && !owned_by(h.srqs, q.srq, c.id)) return EINVAL;
   if (q.max_send_wr > kMaxQueueEntries || q.max_recv_wr > kMaxQueueEntries || q.max_send_sge > nic::kMaxSge ||
       q.max_recv_sge > nic::kMaxSge || q.max_inline > nic::kMaxInline)
     return EINVAL;
@@ -473,7 +521,7 @@ int Server::op_modify_qp(Context& c, const proto::ModifyQpReq& q) {
 
 int Server::op_create_srq(Context& c, const proto::CreateSrqReq& q, proto::RingRep& rep) {
   HostState& h = state(c);
-  if (!h.pds.contains(q.pd)) return EINVAL;
+  if (!owned_by(h.pds, q.pd, c.id)) return EINVAL;
   if (q.max_wr == 0 || q.max_wr > kMaxQueueEntries || q.max_sge > nic::kMaxSge) return EINVAL;
   const uint32_t entries = scenario::ring_entries(q.max_wr);
   const uint64_t off = c.allocate(uint64_t{entries} * sizeof(nic::RecvWqe));
@@ -632,7 +680,7 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
     case Op::QueryQp: {
       proto::ObjectReq q;
       if (!proto::body_as(r, q)) return EPROTO;
-      const nic::QpContext* qp = h.qps.contains(q.id) ? n.qp(q.id) : nullptr;
+      const nic::QpContext* qp = owned_by(h.qps, q.id, c->id) ? n.qp(q.id) : nullptr;
       if (qp == nullptr) return EINVAL;
       reply_with(proto::ObjectRep{q.id, static_cast<uint32_t>(qp->state)});
       return 0;
@@ -656,7 +704,7 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
     case Op::ModifySrq: {
       proto::ObjectReq q;
       if (!proto::body_as(r, q)) return EPROTO;
-      if (!h.srqs.contains(q.id)) return EINVAL;
+      if (!owned_by(h.srqs, q.id, c->id)) return EINVAL;
       return n.arm_srq_limit(q.id, static_cast<uint32_t>(q.value)) ? 0 : EINVAL;
     }
     case Op::DestroySrq: {
@@ -683,7 +731,7 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
     case Op::CreateAh: {
       proto::CreateAhReq q;
       if (!proto::body_as(r, q)) return EPROTO;
-      if (!h.pds.contains(q.pd)) return EINVAL;
+      if (!owned_by(h.pds, q.pd, c->id)) return EINVAL;
       nic::AddressVector av;
       if (int rc = to_address_vector(*c, q.ah, av); rc != 0) return rc;
       const uint32_t index = n.create_ah(av);
@@ -962,8 +1010,35 @@ scenario::Scenario default_scenario() {
       "(built-in emulation scenario)");
 }
 
+class ControlHarness::Server : public emulation::Server {
+public:
+  using emulation::Server::Server;
+};
+
+ControlHarness::ControlHarness(const scenario::Scenario& s, std::ostream& log)
+    : scenario_(s), server_(std::make_unique<Server>(scenario_, ServeOptions{}, log)) {}
+
+ControlHarness::~ControlHarness() = default;
+
+int ControlHarness::connect() {
+  int ends[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, ends) != 0) return -1;
+  server_->add_session(ends[0], getpid());
+  daemon_end_[ends[1]] = ends[0];
+  return ends[1];
+}
+
+bool ControlHarness::serve(int client_fd) {
+  auto it = daemon_end_.find(client_fd);
+  if (it == daemon_end_.end()) return false;
+  if (server_->serve_session(it->second)) return true;
+  daemon_end_.erase(it);
+  return false;
+}
+
 int serve(const scenario::Scenario& s, const ServeOptions& options, std::ostream& out) {
   Server server(s, options, out);
+  server.listen_on_socket();
   return server.run();
 }
 

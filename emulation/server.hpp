@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <ostream>
 #include <string>
 
@@ -36,5 +38,26 @@ scenario::Scenario default_scenario();
 // Serves until SIGINT or SIGTERM (or, with exit_when_idle, until the last process
 // has gone). Returns a process exit code; prints a summary (lag, counters) to `out`.
 int serve(const scenario::Scenario& s, const ServeOptions& options, std::ostream& out);
+
+// The daemon's side of the control protocol without its listening socket or its
+// loop, for the control-protocol fuzzer and the hostile-input tests: a client is
+// one end of a socket pair whose other end the daemon serves exactly as an
+// accepted connection (same reads, same checks, same replies).
+class ControlHarness {
+public:
+  ControlHarness(const scenario::Scenario& s, std::ostream& log);
+  ~ControlHarness();
+  // A new client connection; returns the client's end (the caller closes it).
+  int connect();
+  // The daemon reads and answers one request the client `client_fd` has sent.
+  // False when the daemon ended the session (and closed its end).
+  bool serve(int client_fd);
+
+private:
+  class Server;
+  scenario::Scenario scenario_;  // the server keeps a reference to it
+  std::unique_ptr<Server> server_;
+  std::map<int, int> daemon_end_;  // client's end -> daemon's end
+};
 
 }  // namespace rnicsim::emulation

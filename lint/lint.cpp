@@ -103,7 +103,7 @@ void Linter::check_mac_control(std::uint64_t frame, std::span<const std::byte> d
     return;
   }
   if (data.size() < packet::Ethernet::kSize + packet::ConstPfcBody::kSize) {
-    add(frame, Severity::Error, "PFC frame of " + std::to_string(data.size()) + " bytes, shorter than its 32-byte header");
+    add(frame, Severity::Error, "PFC frame of " + std::to_string(data.size()) + " bytes, shorter than its 34-byte header");
     return;
   }
   const packet::ConstEthernet eth(data);
@@ -384,13 +384,9 @@ void print_report(const Report& r, std::ostream& out) {
   out << "result: " << r.errors << " errors, " << r.warnings << " warnings, " << r.observations << " observations\n";
 }
 
-int run_lint(const std::string& pcap_path, std::ostream& out, std::ostream& err) {
-  char errbuf[PCAP_ERRBUF_SIZE] = {};
-  pcap_t* pc = pcap_open_offline_with_tstamp_precision(pcap_path.c_str(), PCAP_TSTAMP_PRECISION_NANO, errbuf);
-  if (!pc) {
-    err << "rnicsim lint: " << pcap_path << ": " << errbuf << "\n";
-    return 2;
-  }
+namespace {
+// Checks the capture `pc` (closed on return).
+int lint_capture(pcap_t* pc, const std::string& pcap_path, std::ostream& out, std::ostream& err) {
   const int dlt = pcap_datalink(pc);
   packet::LinkType lt;
   if (dlt == DLT_EN10MB) {
@@ -426,6 +422,29 @@ int run_lint(const std::string& pcap_path, std::ostream& out, std::ostream& err)
       << ")\n";
   print_report(linter.report(), out);
   return linter.report().errors > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int run_lint(const std::string& pcap_path, std::ostream& out, std::ostream& err) {
+  char errbuf[PCAP_ERRBUF_SIZE] = {};
+  pcap_t* pc = pcap_open_offline_with_tstamp_precision(pcap_path.c_str(), PCAP_TSTAMP_PRECISION_NANO, errbuf);
+  if (!pc) {
+    err << "rnicsim lint: " << pcap_path << ": " << errbuf << "\n";
+    return 2;
+  }
+  return lint_capture(pc, pcap_path, out, err);
+}
+
+int run_lint(std::FILE* file, const std::string& name, std::ostream& out, std::ostream& err) {
+  char errbuf[PCAP_ERRBUF_SIZE] = {};
+  pcap_t* pc = pcap_fopen_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+  if (!pc) {
+    std::fclose(file);
+    err << "rnicsim lint: " << name << ": " << errbuf << "\n";
+    return 2;
+  }
+  return lint_capture(pc, name, out, err);
 }
 
 }  // namespace rnicsim::lint

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <iosfwd>
 #include <map>
 #include <optional>
@@ -137,5 +138,8 @@ void print_report(const Report& r, std::ostream& out);
 /// read, is not a capture, or has an unsupported link type. A capture file
 /// that ends inside a record is checked up to there and reported as a warning.
 int run_lint(const std::string& pcap_path, std::ostream& out, std::ostream& err);
+/// The same for a capture already open as `file` (closed on return), named
+/// `name` in the messages.
+int run_lint(std::FILE* file, const std::string& name, std::ostream& out, std::ostream& err);
 
 }  // namespace rnicsim::lint

@@ -421,6 +421,19 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
     }
   }
 
+  // A SEND MIDDLE or LAST with no SEND in progress (a FIRST, once placed, has
+  // taken a receive WQE and moved recv_offset): an opcode out of sequence, an
+  // invalid request. Executing it would complete a receive WQE never taken, and
+  // with none posted, pop an empty queue.
+  if (info.operation == Operation::Send && !starts && qp.recv_offset == 0) {
+    ++counters_.dropped;
+    if (rc) {
+      nak(qp, NakCode::InvalidRequest, psn);
+      nic_.qp_fatal(qp, WcStatus::WrFlushErr);
+    }
+    return Verdict::Done;
+  }
+
   // A message that completes into a receive WQE needs one before anything is written.
   const bool consumes_wqe =
       info.operation == Operation::Send || (info.operation == Operation::RdmaWrite && p.fields.imm.has_value());

@@ -79,7 +79,7 @@ void RxPipeline::process() {
       return;
     }
     ++counters_.packets;
-    if (qp != nullptr && (f.ecn == 3 || f.fecn)) {
+    if (qp != nullptr && (f.ecn == kEcnCongestionExperienced || f.fecn)) {
       ++counters_.ecn_ce;
       ++qp->ecn_ce_received;
       notify_congestion(*qp);

@@ -585,8 +585,13 @@ bool mark_ecn_ce(std::span<std::byte> frame, std::size_t ip_offset) noexcept {
     if (ecn == 3) return true;
     const std::size_t ihl = (std::to_integer<unsigned>(ip[0]) & 0x0F) * 4u;
     if (ihl < Ipv4::kSize || frame.size() < ip_offset + ihl) return false;
+    // Incremental update (RFC 1624, eqn. 3), as a switch does it: a header whose
+    // checksum was wrong stays wrong instead of being repaired by the marking.
+    const std::uint16_t old_word = load_be16(ip);
     ip[1] |= std::byte{0x03};
-    store_be16(ip + 10, ipv4_header_checksum(ip, ihl));
+    const std::uint16_t new_word = load_be16(ip);
+    const std::uint64_t acc = std::uint16_t(~load_be16(ip + 10)) + std::uint64_t{std::uint16_t(~old_word)} + new_word;
+    store_be16(ip + 10, static_cast<std::uint16_t>(~fold(acc)));
     return true;
   }
   if (version == 6 && frame.size() >= ip_offset + Ipv6::kSize) {

@@ -21,13 +21,13 @@ namespace rnicsim::packet {
 
 inline constexpr MacAddr kPfcDestination{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
 inline constexpr std::uint16_t kMacControlOpcodePfc = 0x0101;
-inline constexpr std::size_t kPfcFrameBytes = 60;  // without FCS; the body is 18 bytes + 28 of padding
+inline constexpr std::size_t kPfcFrameBytes = 60;  // without FCS; the body is 20 bytes + 26 of padding
 inline constexpr std::uint32_t kPauseQuantumBits = 512;
 
-/// The PFC body after the Ethernet header, 18 bytes.
+/// The PFC body after the Ethernet header, 20 bytes: opcode, enable vector, 8 quanta.
 template <typename B>
-class BasicPfcBody : public HeaderView<B, 18> {
-  using Base = HeaderView<B, 18>;
+class BasicPfcBody : public HeaderView<B, 20> {
+  using Base = HeaderView<B, 20>;
  public:
   using Base::Base;
   /// MAC Control opcode, 16 bits, bytes 0..1 (0x0101 for PFC).

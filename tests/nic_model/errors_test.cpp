@@ -4,6 +4,7 @@
 
 #include "nic_fixture.hpp"
 #include "nic_model/completer.hpp"
+#include "packet/packet.hpp"
 
 using namespace rnicsim;
 using namespace rnicsim::nictest;
@@ -400,6 +401,42 @@ TEST(SelectiveRepeat, ResendsOnlyWhatWasLost) {
     EXPECT_LE(sr.retransmitted, 2 * sr.drops);
     EXPECT_GE(sr.retransmitted, sr.drops);
     EXPECT_GT(sr.reordered, 0u) << "packets after a gap were kept, not dropped";
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// A SEND LAST (or MIDDLE) with no SEND in progress is an opcode out of sequence:
+// an Invalid Request NAK and the QP in error. It used to complete a receive WQE
+// never taken, and with none posted, pop an empty queue and loop flushing a
+// queue of 2^64 entries (found by fuzz/nic_rx_fuzzer).
+TEST(InvalidRequest, SendLastWithoutFirstBreaksTheQp) {
+  for (const bool posted : {false, true}) {
+    SCOPED_TRACE(posted ? "receive WQE posted" : "no receive WQE");
+    TestBed bed;
+    auto [x, y] = bed.pair();
+    if (posted) y->post_recv(y->recv_wqe(7, 0, 4096));
+    packet::PacketFields f;
+    f.opcode = packet::Opcode::RcSendLast;
+    f.dest_qp = y->qpn.value();
+    f.psn = 0;
+    f.payload_length = 16;
+    packet::derive_fields(f);
+    fabric::Frame frame = bed.pool.acquire(packet::frame_length(f));
+    const std::vector<std::byte> payload(16, std::byte{0x5A});
+    ASSERT_TRUE(packet::build(f, payload, frame.bytes()));
+    bed.b().nic->receive(std::move(frame));
+    bed.run();
+    EXPECT_EQ(y->nic().responder().counters().invalid_requests, 1u);
+    EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Err);
+    EXPECT_TRUE(all_zero(y->bytes(0, 16)));
+    // A posted receive WQE is flushed, not completed with the stray payload.
+    ASSERT_EQ(y->cqes.size(), posted ? 1u : 0u);
+    if (posted) {
+      EXPECT_EQ(y->cqes[0].cqe.status, WcStatus::WrFlushErr);
+    }
   }
 }
 

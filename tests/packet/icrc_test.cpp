@@ -192,13 +192,32 @@ TEST(EcnMark, CongestionExperiencedKeepsChecksumsAndIcrc) {
   }
 }
 
-TEST(EcnMark, TruncatedFramesAreLeftAlone) {
+// A switch updates the IPv4 header checksum incrementally: marking does not
+// repair a header whose checksum was already wrong (found by fuzz/packet_fuzzer).
+// An RDMA WRITE ONLY over untagged IPv4 whose IP header says `ecn`.
+std::vector<std::byte> ipv4_write(std::uint8_t ecn) {
   using namespace testing;
   PacketFields f = sample_fields(Opcode::RcRdmaWriteOnly, {LinkKind::RoceV2Ipv4, false}, 13);
-  f.ecn = 2;
+  f.ecn = ecn;
   derive_fields(f);
   std::vector<std::byte> frame(frame_length(f));
-  ASSERT_TRUE(build(f, sample_payload(13), frame));
+  EXPECT_TRUE(build(f, sample_payload(13), frame));
+  return frame;
+}
+
+TEST(EcnMark, WrongIpv4ChecksumStaysWrong) {
+  std::vector<std::byte> frame = ipv4_write(1);
+  frame[14 + 10] ^= std::byte{0x5A};  // the IPv4 header checksum
+  ASSERT_TRUE(mark_congestion_experienced(frame));
+  auto p = parse(frame, LinkType::Ethernet);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->fields.ecn, 3);
+  EXPECT_FALSE(ipv4_checksum_ok(frame, *p));
+  EXPECT_TRUE(icrc_ok(frame, *p));
+}
+
+TEST(EcnMark, TruncatedFramesAreLeftAlone) {
+  const std::vector<std::byte> frame = ipv4_write(2);
   for (std::size_t n = 0; n < 34; ++n) {
     std::vector<std::byte> cut(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(n));
     const auto copy = cut;
