@@ -164,6 +164,13 @@ private:
   void end_session(int fd);
   void release_context(Context& c);
   bool scan_doorbells();
+  // Fires the events that are due; the DMA writes they made reach the programs.
+  // Whether any fired.
+  bool run_simulation() {
+    const bool fired = executor_.run_due() > 0;
+    for (auto& h : hosts_) h->memory.flush();
+    return fired;
+  }
   void set_sleeping(bool on);
   // Whether nothing is on its way to CQ `cqn` of host `h`: no WQE of a QP that
   // completes into it waits for its doorbell, fetch or answer, no CQE write is
@@ -785,6 +792,7 @@ bool Server::scan_doorbells() {
       const uint64_t sq = d.sq_producer.load(std::memory_order_acquire);
       if (sq != q.sq_seen) {
         q.sq_seen = sq;
+        h.memory.forget_reads();  // the program may have filled what it posts
         n.ring_doorbell(nic::QueueKind::Send, nic::Qpn(qpn), sq);
         any = true;
       }
@@ -865,7 +873,7 @@ int Server::run() {
   std::vector<pollfd> pfds;
   uint64_t spins = 0;
   while (!g_stop) {
-    const bool fired = executor_.run_due() > 0;
+    const bool fired = run_simulation();
     const bool rang = scan_doorbells();
     if (!settling_.empty()) answer_settled();
     // Busy: an event is due within a few microseconds. Spin without a system
@@ -920,21 +928,22 @@ int Server::run() {
       auto it = sessions_.find(pfds[i].fd);
       if (it == sessions_.end()) continue;
       // Requests are served at the simulated present.
-      executor_.run_due();
+      run_simulation();
       if (!handle(it->second)) gone.push_back(pfds[i].fd);
     }
     for (int fd : gone) end_session(fd);
     if (idle_too_long()) break;
   }
   if (tap_) tap_->flush();
-  uint64_t tx = 0, rx = 0, retx = 0;
+  uint64_t tx = 0, rx = 0, retx = 0, memory_calls = 0;
+  for (const auto& h : hosts_) memory_calls += h->memory.system_calls();
   for (const auto& h : world_.hosts()) {
     tx += h->nic->stats().tx_packets;
     rx += h->nic->stats().rx_frames;
     retx += h->nic->stats().retransmitted_packets;
   }
   out_ << "rnicsim serve: done; simulated " << sim::to_string(world_.sim().now()) << ", " << world_.sim().scheduler().events_fired()
-       << " events, " << tx << " packets sent, " << rx << " received, " << retx << " retransmitted; " << requests_
+       << " events, " << tx << " packets sent, " << rx << " received, " << retx << " retransmitted; " << memory_calls << " process_vm_readv/writev calls; " << requests_
        << " requests, " << doorbells_ << " doorbell scans with work, " << sleeps_ << " sleeps; lag p50 "
        << sim::to_string(sim::Duration::ps(static_cast<int64_t>(executor_.lag_ps().percentile(0.5)))) << " p99 "
        << sim::to_string(sim::Duration::ps(static_cast<int64_t>(executor_.lag_ps().percentile(0.99)))) << " max "
