@@ -40,6 +40,7 @@ void on_signal(int) { g_stop = 1; }
 constexpr uint32_t kMaxQueueEntries = 32768;
 // An event due sooner than this is waited for by spinning.
 constexpr std::chrono::microseconds kHotWindow{50};
+constexpr std::chrono::milliseconds kLookEvery{1};
 constexpr uint32_t kIbvQptRc = 2, kIbvQptUc = 3, kIbvQptUd = 4;
 
 // ibv_mtu (1..5) <-> bytes.
@@ -872,16 +873,21 @@ int Server::run() {
   auto last_activity = Clock::now();
   std::vector<pollfd> pfds;
   uint64_t spins = 0;
+  auto last_look = Clock::now();
   while (!g_stop) {
     const bool fired = run_simulation();
     const bool rang = scan_doorbells();
     if (!settling_.empty()) answer_settled();
     // Busy: an event is due within a few microseconds. Spin without a system
-    // call, looking at the sockets only now and then.
-    if (executor_.until_next() < kHotWindow && ++spins % 1024 != 0) {
-      if (fired || rang) last_activity = Clock::now();
+    // call, looking at the sockets only now and then: every 1024 rounds, and at
+    // least every kLookEvery of wall time (a round that catches up with the
+    // wall clock can take long; a program that died must not wait for 1024).
+    const auto round_end = Clock::now();
+    if (executor_.until_next() < kHotWindow && ++spins % 1024 != 0 && round_end - last_look < kLookEvery) {
+      if (fired || rang) last_activity = round_end;
       continue;
     }
+    last_look = round_end;
     // Sockets: a zero-timeout look while busy.
     pfds.clear();
     pfds.push_back({listen_fd_, POLLIN, 0});
