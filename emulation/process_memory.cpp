@@ -2,6 +2,7 @@
 
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -14,11 +15,20 @@ namespace {
 constexpr uint32_t kWriteRights = nic::kAccessLocalWrite | nic::kAccessRemoteWrite | nic::kAccessRemoteAtomic;
 }  // namespace
 
+void ProcessHostMemory::set_process(pid_t pid) {
+  pid_ = pid;
+  pending_.clear();
+  window_bytes_ = 0;
+  read_end_ = 0;
+}
+
 void ProcessHostMemory::add_region(uint64_t addr, uint64_t length, uint32_t access) {
   regions_.emplace(addr, Region{length, access});
 }
 
 void ProcessHostMemory::remove_region(uint64_t addr, uint64_t length, uint32_t access) {
+  flush_writes();
+  window_bytes_ = 0;
   auto [lo, hi] = regions_.equal_range(addr);
   for (auto it = lo; it != hi; ++it)
     if (it->second.length == length && it->second.access == access) {
@@ -30,7 +40,7 @@ void ProcessHostMemory::remove_region(uint64_t addr, uint64_t length, uint32_t a
 void ProcessHostMemory::clear() {
   regions_.clear();
   segments_.clear();
-  pid_ = 0;
+  set_process(0);
 }
 
 std::byte* ProcessHostMemory::in_segment(uint64_t addr, uint64_t len) const {
@@ -43,30 +53,66 @@ std::byte* ProcessHostMemory::in_segment(uint64_t addr, uint64_t len) const {
   return it->second.local + off;
 }
 
-bool ProcessHostMemory::allowed(uint64_t addr, uint64_t len, bool write) const {
+uint64_t ProcessHostMemory::region_end(uint64_t addr, uint64_t len, bool write) const {
+  uint64_t end = 0;
   for (const auto& [base, r] : regions_) {
     if (base > addr) break;
     if (addr - base <= r.length && len <= r.length - (addr - base) && (!write || (r.access & kWriteRights) != 0))
-      return true;
+      end = std::max(end, base + r.length);
   }
-  ++denied_;
-  return false;
+  if (end == 0) ++denied_;
+  return end;
 }
+
+bool ProcessHostMemory::flush_writes() const {
+  if (pending_.empty()) return true;
+  iovec local{pending_.data(), pending_.size()};
+  iovec remote{reinterpret_cast<void*>(pending_addr_), pending_.size()};
+  ++calls_;
+  const bool ok = process_vm_writev(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(pending_.size());
+  pending_.clear();
+  return ok;
+}
+
+void ProcessHostMemory::flush() { flush_writes(); }
 
 bool ProcessHostMemory::read(uint64_t addr, std::span<std::byte> dst) const {
   if (std::byte* p = in_segment(addr, dst.size())) {
     std::memcpy(dst.data(), p, dst.size());
     return true;
   }
-  if (pid_ == 0 || !allowed(addr, dst.size(), false)) return false;
+  if (pid_ == 0) return false;
+  const uint64_t end = region_end(addr, dst.size(), false);
+  if (end == 0) return false;
   if (dst.empty()) return true;
+  flush_writes();  // a read sees every write before it
+  const bool continues = addr == read_end_;
+  read_end_ = addr + dst.size();
+  if (!continues) {
+    window_bytes_ = 0;
+  } else if (addr < window_addr_ || addr - window_addr_ + dst.size() > window_bytes_) {
+    const uint64_t bytes = std::max<uint64_t>(dst.size(), std::min(kWindow, end - addr));
+    window_.resize(bytes);
+    iovec local{window_.data(), bytes};
+    iovec remote{reinterpret_cast<void*>(addr), bytes};
+    ++calls_;
+    const bool ok = process_vm_readv(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(bytes);
+    window_addr_ = addr;
+    window_bytes_ = ok ? bytes : 0;
+  }
+  if (window_bytes_ != 0 && addr >= window_addr_ && addr - window_addr_ + dst.size() <= window_bytes_) {
+    std::memcpy(dst.data(), window_.data() + (addr - window_addr_), dst.size());
+    return true;
+  }
   iovec local{dst.data(), dst.size()};
   iovec remote{reinterpret_cast<void*>(addr), dst.size()};
+  ++calls_;
   return process_vm_readv(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(dst.size());
 }
 
 bool ProcessHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
   if (std::byte* p = in_segment(addr, src.size())) {
+    flush_writes();  // a CQE after the data it completes
     if (src.size() == sizeof(nic::Cqe)) {
       // A CQE: everything but the owner byte first, so a program that sees the
       // owner flip reads a whole entry.
@@ -79,11 +125,14 @@ bool ProcessHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
     std::memcpy(p, src.data(), src.size());
     return true;
   }
-  if (pid_ == 0 || !allowed(addr, src.size(), true)) return false;
+  if (pid_ == 0 || region_end(addr, src.size(), true) == 0) return false;
   if (src.empty()) return true;
-  iovec local{const_cast<std::byte*>(src.data()), src.size()};
-  iovec remote{reinterpret_cast<void*>(addr), src.size()};
-  return process_vm_writev(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(src.size());
+  if (window_bytes_ != 0 && addr < window_addr_ + window_bytes_ && window_addr_ < addr + src.size()) window_bytes_ = 0;
+  if (!pending_.empty() && (addr != pending_addr_ + pending_.size() || pending_.size() + src.size() > kWindow))
+    flush_writes();
+  if (pending_.empty()) pending_addr_ = addr;
+  pending_.insert(pending_.end(), src.begin(), src.end());
+  return true;
 }
 
 }  // namespace rnicsim::emulation

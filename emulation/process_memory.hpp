@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <span>
+#include <vector>
 
 #include "nic_model/host_memory.hpp"
 
@@ -21,7 +22,8 @@ public:
   static constexpr uint64_t kSegmentBase = 0xFFFF'0000'0000'0000ull;
   static uint64_t segment_address(uint32_t index) { return kSegmentBase + (uint64_t{index} << 32); }
 
-  void set_process(pid_t pid) { pid_ = pid; }
+  // Another process (or none): batched reads and writes of the last are dropped.
+  void set_process(pid_t pid);
   pid_t process() const { return pid_; }
   // A shared segment the daemon has mapped at `local`.
   void add_segment(uint64_t address, std::byte* local, uint64_t bytes) { segments_[address] = {local, bytes}; }
@@ -35,7 +37,26 @@ public:
   bool read(uint64_t addr, std::span<std::byte> dst) const override;
   bool write(uint64_t addr, std::span<const std::byte> src) override;
 
+  // Batching, to spend one system call on many packets. Reads: a read that
+  // continues the previous one (the next packet of the same message) fills a
+  // read-ahead window of up to kWindow bytes of the region with one
+  // process_vm_readv, and the packets after it are copied from there. A read
+  // that does not continue the last one, a write into the window and
+  // forget_reads() (the daemon calls it whenever a program posts send work:
+  // the program may have filled the buffers it posts since) drop the window.
+  // The verbs forbid a program to change a buffer it has posted until the
+  // work completes, so data read ahead for it is what the NIC would have read.
+  // Writes: a write that continues the previous one is appended to it; the
+  // run goes out with one process_vm_writev before any other access (a CQE,
+  // a read), when it reaches kWindow bytes, and at flush(), which the daemon
+  // calls whenever it has run the simulation. A failure of that late write
+  // (the process is gone) is not reported to the NIC.
+  static constexpr uint64_t kWindow = 1 << 20;
+  void forget_reads() const { window_bytes_ = 0; }
+  void flush();
+
   uint64_t denied() const { return denied_; }
+  uint64_t system_calls() const { return calls_; }
 
 private:
   struct Segment {
@@ -43,7 +64,6 @@ private:
     uint64_t bytes;
   };
   std::byte* in_segment(uint64_t addr, uint64_t len) const;
-  bool allowed(uint64_t addr, uint64_t len, bool write) const;
 
   pid_t pid_ = 0;
   std::map<uint64_t, Segment> segments_;
@@ -53,6 +73,18 @@ private:
   };
   std::multimap<uint64_t, Region> regions_;
   mutable uint64_t denied_ = 0;
+  // The region [addr, addr + length) lies in, with `write` rights if asked:
+  // its end, or 0.
+  uint64_t region_end(uint64_t addr, uint64_t len, bool write) const;
+  bool flush_writes() const;
+  // Read-ahead: window_bytes_ bytes from window_addr_; read_end_: where the
+  // last read ended.
+  mutable std::vector<std::byte> window_;
+  mutable uint64_t window_addr_ = 0, window_bytes_ = 0, read_end_ = 0;
+  // Writes not yet made: pending_ bytes at pending_addr_.
+  mutable std::vector<std::byte> pending_;
+  mutable uint64_t pending_addr_ = 0;
+  mutable uint64_t calls_ = 0;
 };
 
 }  // namespace rnicsim::emulation

@@ -40,6 +40,7 @@ void on_signal(int) { g_stop = 1; }
 constexpr uint32_t kMaxQueueEntries = 32768;
 // An event due sooner than this is waited for by spinning.
 constexpr std::chrono::microseconds kHotWindow{50};
+constexpr std::chrono::milliseconds kLookEvery{1};
 constexpr uint32_t kIbvQptRc = 2, kIbvQptUc = 3, kIbvQptUd = 4;
 
 // ibv_mtu (1..5) <-> bytes.
@@ -186,6 +187,13 @@ private:
   void end_session(int fd);
   void release_context(Context& c);
   bool scan_doorbells();
+  // Fires the events that are due; the DMA writes they made reach the programs.
+  // Whether any fired.
+  bool run_simulation() {
+    const bool fired = executor_.run_due() > 0;
+    for (auto& h : hosts_) h->memory.flush();
+    return fired;
+  }
   void set_sleeping(bool on);
   // Whether nothing is on its way to CQ `cqn` of host `h`: no WQE of a QP that
   // completes into it waits for its doorbell, fetch or answer, no CQE write is
@@ -833,6 +841,7 @@ bool Server::scan_doorbells() {
       const uint64_t sq = d.sq_producer.load(std::memory_order_acquire);
       if (sq != q.sq_seen) {
         q.sq_seen = sq;
+        h.memory.forget_reads();  // the program may have filled what it posts
         n.ring_doorbell(nic::QueueKind::Send, nic::Qpn(qpn), sq);
         any = true;
       }
@@ -912,16 +921,21 @@ int Server::run() {
   auto last_activity = Clock::now();
   std::vector<pollfd> pfds;
   uint64_t spins = 0;
+  auto last_look = Clock::now();
   while (!g_stop) {
-    const bool fired = executor_.run_due() > 0;
+    const bool fired = run_simulation();
     const bool rang = scan_doorbells();
     if (!settling_.empty()) answer_settled();
     // Busy: an event is due within a few microseconds. Spin without a system
-    // call, looking at the sockets only now and then.
-    if (executor_.until_next() < kHotWindow && ++spins % 1024 != 0) {
-      if (fired || rang) last_activity = Clock::now();
+    // call, looking at the sockets only now and then: every 1024 rounds, and at
+    // least every kLookEvery of wall time (a round that catches up with the
+    // wall clock can take long; a program that died must not wait for 1024).
+    const auto round_end = Clock::now();
+    if (executor_.until_next() < kHotWindow && ++spins % 1024 != 0 && round_end - last_look < kLookEvery) {
+      if (fired || rang) last_activity = round_end;
       continue;
     }
+    last_look = round_end;
     // Sockets: a zero-timeout look while busy.
     pfds.clear();
     pfds.push_back({listen_fd_, POLLIN, 0});
@@ -968,21 +982,22 @@ int Server::run() {
       auto it = sessions_.find(pfds[i].fd);
       if (it == sessions_.end()) continue;
       // Requests are served at the simulated present.
-      executor_.run_due();
+      run_simulation();
       if (!handle(it->second)) gone.push_back(pfds[i].fd);
     }
     for (int fd : gone) end_session(fd);
     if (idle_too_long()) break;
   }
   if (tap_) tap_->flush();
-  uint64_t tx = 0, rx = 0, retx = 0;
+  uint64_t tx = 0, rx = 0, retx = 0, memory_calls = 0;
+  for (const auto& h : hosts_) memory_calls += h->memory.system_calls();
   for (const auto& h : world_.hosts()) {
     tx += h->nic->stats().tx_packets;
     rx += h->nic->stats().rx_frames;
     retx += h->nic->stats().retransmitted_packets;
   }
   out_ << "rnicsim serve: done; simulated " << sim::to_string(world_.sim().now()) << ", " << world_.sim().scheduler().events_fired()
-       << " events, " << tx << " packets sent, " << rx << " received, " << retx << " retransmitted; " << requests_
+       << " events, " << tx << " packets sent, " << rx << " received, " << retx << " retransmitted; " << memory_calls << " process_vm_readv/writev calls; " << requests_
        << " requests, " << doorbells_ << " doorbell scans with work, " << sleeps_ << " sleeps; lag p50 "
        << sim::to_string(sim::Duration::ps(static_cast<int64_t>(executor_.lag_ps().percentile(0.5)))) << " p99 "
        << sim::to_string(sim::Duration::ps(static_cast<int64_t>(executor_.lag_ps().percentile(0.99)))) << " max "

@@ -1,7 +1,8 @@
 // The data path, as a hardware provider has it: work requests become WQEs in the
 // shared rings (nic_model/queue_format.hpp), a producer index in the doorbell
 // record tells the daemon's NIC, and completions are read from the CQ ring. No
-// system call, unless the daemon sleeps and has to be woken.
+// system call, unless the daemon sleeps and has to be woken, or the CPUs are
+// too few for the spinners (see empty_poll).
 #include <sched.h>
 
 #include <algorithm>
@@ -13,6 +14,19 @@ namespace rnicsim::shim {
 namespace {
 
 constexpr uint32_t kPollsBeforeYield = 64;
+
+// A CQ polled empty: a spin-wait hint to the CPU and no system call, when the
+// process may run on enough CPUs for two spinning programs and the daemon.
+// With fewer (Context::few_cpus), a program spinning on an empty CQ gives its
+// CPU away now and then, or the daemon that will write the completion waits
+// for the end of a time slice: on two CPUs that took ib_send_lat's 8-byte
+// typical latency from about 50 us to 10 ms (docs/PERFORMANCE.md).
+void empty_poll(Cq& q) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+  if (q.ctx->few_cpus && ++q.empty_polls % kPollsBeforeYield == 0) sched_yield();
+}
 
 bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {
   switch (type) {
@@ -213,11 +227,7 @@ int poll_cq(ibv_cq* cq, int n, ibv_wc* wc) {
     count_receive(*q, c);
     if (tracing()) trace_completion(*q, c);
   }
-  // A program spinning on an empty CQ gives its CPU away now and then: the
-  // daemon that will write the completion may be waiting for one (two
-  // spinning programs and the daemon on two CPUs). Polling that finds
-  // completions makes no system call.
-  if (got == 0 && ++q->empty_polls % kPollsBeforeYield == 0) sched_yield();
+  if (got == 0) empty_poll(*q);
   return got;
 }
 
@@ -259,7 +269,7 @@ int start_poll(ibv_cq_ex* x, ibv_poll_cq_attr* attr) {
   const int rc = take_next(q);
   if (rc != 0) {
     q.poll_mutex.unlock();
-    if (++q.empty_polls % kPollsBeforeYield == 0) sched_yield();
+    empty_poll(q);
   }
   return rc;
 }

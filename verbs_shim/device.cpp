@@ -2,6 +2,7 @@
 // port say about themselves. One device per process: the NIC of the scenario
 // host the daemon gave this process.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -154,6 +155,8 @@ ibv_context* ibv_open_device(ibv_device* device) {
   c->memfd = fds[0];
   c->wake_fd = fds[1];
   c->device = reinterpret_cast<Device*>(device);
+  cpu_set_t cpus;
+  c->few_cpus = sched_getaffinity(0, sizeof cpus, &cpus) != 0 || CPU_COUNT(&cpus) < 3;
   verbs_context& v = c->vctx;
   v.sz = sizeof(verbs_context);
   v.query_port = query_port;

@@ -55,6 +55,9 @@ struct Context {
   int memfd = -1;
   int wake_fd = -1;
   Device* device = nullptr;
+  // The process may run on fewer than three CPUs: two spinning programs and
+  // the daemon cannot each have one, so an empty poll yields now and then.
+  bool few_cpus = false;
   proto::SegmentHeader& header() const { return *reinterpret_cast<proto::SegmentHeader*>(segment); }
   proto::DoorbellRecord* doorbell(uint32_t i) const {
     return reinterpret_cast<proto::DoorbellRecord*>(segment + proto::kDoorbellOffset) + i;

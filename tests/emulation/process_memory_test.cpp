@@ -44,7 +44,64 @@ TEST(ProcessHostMemory, WritesNeedAWriteRight) {
   EXPECT_EQ(buf[0], std::byte{0});
   m.add_region(addr_of(buf.data()), buf.size(), nic::kAccessLocalWrite);
   EXPECT_TRUE(m.write(addr_of(buf.data()), data));
+  m.flush();
   EXPECT_EQ(buf[1], std::byte{2});
+}
+
+// Writes that continue each other go out as one process_vm_writev, at flush()
+// or before a CQE (which must not overtake the data it completes).
+TEST(ProcessHostMemory, ConsecutiveWritesGoOutTogetherBeforeTheCqe) {
+  std::vector<std::byte> buf(64, std::byte{0});
+  std::vector<std::byte> segment(4096);
+  ProcessHostMemory m;
+  m.set_process(getpid());
+  const uint64_t base = ProcessHostMemory::segment_address(1);
+  m.add_segment(base, segment.data(), segment.size());
+  m.add_region(addr_of(buf.data()), buf.size(), nic::kAccessLocalWrite);
+  const std::array<std::byte, 16> a{std::byte{1}}, b{std::byte{2}};
+  EXPECT_TRUE(m.write(addr_of(buf.data()), a));
+  EXPECT_TRUE(m.write(addr_of(buf.data()) + 16, b));
+  EXPECT_EQ(m.system_calls(), 0u);
+  EXPECT_TRUE(m.write(base, nic::bytes_of(nic::Cqe{})));
+  EXPECT_EQ(m.system_calls(), 1u);
+  EXPECT_EQ(buf[0], std::byte{1});
+  EXPECT_EQ(buf[16], std::byte{2});
+  EXPECT_TRUE(m.write(addr_of(buf.data()) + 48, a));
+  m.flush();
+  EXPECT_EQ(m.system_calls(), 2u);
+  EXPECT_EQ(buf[48], std::byte{1});
+}
+
+// A read that continues the last one fills a read-ahead window; the reads after
+// it come from there until the window is dropped: by forget_reads() (the
+// program posted work, it may have changed its buffers), by a write into it,
+// by a read elsewhere.
+TEST(ProcessHostMemory, ReadAheadWindowAndWhatDropsIt) {
+  std::vector<std::byte> buf(256, std::byte{7});
+  ProcessHostMemory m;
+  m.set_process(getpid());
+  m.add_region(addr_of(buf.data()), buf.size(), nic::kAccessLocalWrite);
+  const uint64_t at = addr_of(buf.data());
+  std::array<std::byte, 16> out{};
+  EXPECT_TRUE(m.read(at, out));       // direct
+  EXPECT_TRUE(m.read(at + 16, out));  // continues: fills the window (to the region's end)
+  EXPECT_TRUE(m.read(at + 32, out));  // from the window
+  EXPECT_EQ(m.system_calls(), 2u);
+  buf[48] = std::byte{9};
+  EXPECT_TRUE(m.read(at + 48, out));
+  EXPECT_EQ(out[0], std::byte{7});  // read ahead before the change
+  m.forget_reads();
+  buf[64] = std::byte{9};
+  EXPECT_TRUE(m.read(at + 64, out));
+  EXPECT_EQ(out[0], std::byte{9});
+  EXPECT_EQ(m.system_calls(), 3u);
+  const std::array<std::byte, 16> five{std::byte{5}};
+  EXPECT_TRUE(m.write(at + 80, five));
+  EXPECT_TRUE(m.read(at + 80, out));  // the write went out first, the window is gone
+  EXPECT_EQ(out[0], std::byte{5});
+  buf[0] = std::byte{3};
+  EXPECT_TRUE(m.read(at, out));  // elsewhere: direct
+  EXPECT_EQ(out[0], std::byte{3});
 }
 
 // A process that has gone (no pid) has no memory left but its segments.

@@ -7,7 +7,10 @@ set -u
 rnicsim=$1 out=$2 port=$3
 mkdir -p "$out"
 . "$(dirname "$0")/daemon.sh"
-start_daemon "$rnicsim" "$out/daemon.log"
+# The capture shows when the transfer is under way (a fixed delay does not: in
+# the sanitizer build the set-up alone can take longer than it).
+rm -f "$out/capture.pcap"
+start_daemon "$rnicsim" "$out/daemon.log" --pcap "$out/capture.pcap"
 
 # ib_write_bw: the client keeps RDMA WRITEs in flight; the server is killed.
 "$rnicsim" exec --socket "$sock" -- ib_write_bw -p "$port" -D 60 > "$out/victim.log" 2>&1 &
@@ -15,7 +18,10 @@ victim=$!
 wait_listen "$port"
 "$rnicsim" exec --socket "$sock" -- ib_write_bw -p "$port" -D 60 localhost > "$out/survivor.log" 2>&1 &
 survivor=$!
-sleep 1.5
+for _ in $(seq 600); do
+  [ "$(stat -c %s "$out/capture.pcap" 2>/dev/null || echo 0)" -gt 1000000 ] && break
+  sleep 0.1
+done
 kill -KILL $victim
 wait $victim 2>/dev/null
 timeout 60 tail --pid=$survivor -f /dev/null
@@ -39,5 +45,6 @@ cat "$out/after_client.log"
 [ $c2 -eq 0 ] && [ $s2rc -eq 0 ] || { echo "FAIL: a new pair did not run after the kill"; fail=1; }
 kill -INT $daemon; wait $daemon
 echo "--- daemon"; cat "$out/daemon.log"
+rm -f "$out/capture.pcap"
 [ $fail -eq 0 ] && echo PASS
 exit $fail
