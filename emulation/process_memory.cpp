@@ -104,6 +104,23 @@ bool ProcessHostMemory::read(uint64_t addr, std::span<std::byte> dst) const {
     std::memcpy(dst.data(), window_.data() + (addr - window_addr_), dst.size());
     return true;
   }
+  return read_process(addr, dst);
+}
+
+bool ProcessHostMemory::read_now(uint64_t addr, std::span<std::byte> dst) const {
+  window_bytes_ = 0;
+  read_end_ = 0;  // the next read does not continue this one
+  if (std::byte* p = in_segment(addr, dst.size())) {
+    std::memcpy(dst.data(), p, dst.size());
+    return true;
+  }
+  if (pid_ == 0 || region_end(addr, dst.size(), false) == 0) return false;
+  if (dst.empty()) return true;
+  flush_writes();  // a read sees every write before it
+  return read_process(addr, dst);
+}
+
+bool ProcessHostMemory::read_process(uint64_t addr, std::span<std::byte> dst) const {
   iovec local{dst.data(), dst.size()};
   iovec remote{reinterpret_cast<void*>(addr), dst.size()};
   ++calls_;

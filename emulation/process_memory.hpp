@@ -35,6 +35,9 @@ public:
   void clear();
 
   bool read(uint64_t addr, std::span<std::byte> dst) const override;
+  // Never from the read-ahead window, and drops it: the program may change these
+  // bytes at any time (an RDMA READ's or an atomic's target).
+  bool read_now(uint64_t addr, std::span<std::byte> dst) const override;
   bool write(uint64_t addr, std::span<const std::byte> src) override;
 
   // Batching, to spend one system call on many packets. Reads: a read that
@@ -46,6 +49,8 @@ public:
   // the program may have filled the buffers it posts since) drop the window.
   // The verbs forbid a program to change a buffer it has posted until the
   // work completes, so data read ahead for it is what the NIC would have read.
+  // Memory a peer reads (RDMA READ and atomic targets) carries no such promise:
+  // the NIC reads it with read_now(), which never uses the window.
   // Writes: a write that continues the previous one is appended to it; the
   // run goes out with one process_vm_writev before any other access (a CQE,
   // a read), when it reaches kWindow bytes, and at flush(), which the daemon
@@ -77,6 +82,8 @@ private:
   // its end, or 0.
   uint64_t region_end(uint64_t addr, uint64_t len, bool write) const;
   bool flush_writes() const;
+  // One process_vm_readv.
+  bool read_process(uint64_t addr, std::span<std::byte> dst) const;
   // Read-ahead: window_bytes_ bytes from window_addr_; read_end_: where the
   // last read ended.
   mutable std::vector<std::byte> window_;

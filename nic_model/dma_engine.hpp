@@ -39,7 +39,9 @@ public:
   DmaEngine& operator=(const DmaEngine&) = delete;
 
   // Reads host memory into `dst`, which must stay valid until dma_done.
-  void read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag);
+  // `now`: the bytes are a remote party's, read as they are when the read
+  // completes (HostMemory::read_now), not from anything read ahead.
+  void read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag, bool now = false);
   // Writes `src` to host memory; `src` lives in `holder` (a received frame), which
   // the engine keeps until the write is done.
   void write(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder, DmaClient* client, uint64_t tag);
@@ -67,6 +69,7 @@ private:
     uint64_t addr = 0;
     std::byte* dst = nullptr;  // nullptr: a size-only read
     size_t length = 0;
+    bool now = false;  // HostMemory::read_now
     DmaClient* client = nullptr;
     uint64_t tag = 0;
   };
@@ -82,7 +85,7 @@ private:
   using Small = std::array<std::byte, 64>;
   void on_read_done();
   void on_write_done();
-  void issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag);
+  void issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag, bool now = false);
   void issue_write(sim::Time done, uint64_t addr, const std::byte* src, size_t length, fabric::Frame&& holder,
                    DmaClient* client, uint64_t tag);
 

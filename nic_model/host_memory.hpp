@@ -17,6 +17,10 @@ public:
   // Both return false, touching nothing, if any byte is outside the host's memory.
   virtual bool read(uint64_t addr, std::span<std::byte> dst) const = 0;
   virtual bool write(uint64_t addr, std::span<const std::byte> src) = 0;
+  // A read of memory its owner may change at any time, without telling the NIC
+  // (the target of an RDMA READ or an atomic): a memory that reads ahead must
+  // take these bytes as they are now. Otherwise read().
+  virtual bool read_now(uint64_t addr, std::span<std::byte> dst) const { return read(addr, dst); }
   // Whether `len` bytes at `addr` could be read and written (a size-only access:
   // the bytes themselves are not materialised). By default, whether the first and
   // the last byte can be read.

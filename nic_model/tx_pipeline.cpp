@@ -28,8 +28,11 @@ void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout
     for (const DmaPiece& piece : pieces) nic_.dma().read_elided(piece.host_addr, piece.length, this, id);
   } else if (!pieces.empty()) {
     std::byte* payload = p.frame.bytes().data() + layout.payload_offset;
+    // A request's payload is the requester's own posted buffer; a response's is
+    // the responder's memory, which its owner may change at any time.
+    const bool now = origin == TxOrigin::Response;
     for (const DmaPiece& piece : pieces)
-      nic_.dma().read(piece.host_addr, std::span<std::byte>(payload + piece.offset, piece.length), this, id);
+      nic_.dma().read(piece.host_addr, std::span<std::byte>(payload + piece.offset, piece.length), this, id, now);
   }
   drain();
 }

@@ -104,6 +104,27 @@ TEST(ProcessHostMemory, ReadAheadWindowAndWhatDropsIt) {
   EXPECT_EQ(out[0], std::byte{3});
 }
 
+// An RDMA READ's or an atomic's target is read as it is at that moment, never
+// from what was read ahead, and such a read drops the window.
+TEST(ProcessHostMemory, ReadNowIgnoresAndDropsTheReadAheadWindow) {
+  std::vector<std::byte> buf(256, std::byte{7});
+  ProcessHostMemory m;
+  m.set_process(getpid());
+  m.add_region(addr_of(buf.data()), buf.size(), nic::kAccessLocalWrite);
+  const uint64_t at = addr_of(buf.data());
+  std::array<std::byte, 16> out{};
+  EXPECT_TRUE(m.read(at, out));
+  EXPECT_TRUE(m.read(at + 16, out));  // fills the window
+  buf[32] = std::byte{9};
+  EXPECT_TRUE(m.read_now(at + 32, out));
+  EXPECT_EQ(out[0], std::byte{9});
+  buf[48] = std::byte{4};
+  EXPECT_TRUE(m.read(at + 48, out));  // the window is gone: direct
+  EXPECT_EQ(out[0], std::byte{4});
+  std::array<std::byte, 16> outside{};
+  EXPECT_FALSE(m.read_now(at + 250, outside));  // past the region
+}
+
 // A process that has gone (no pid) has no memory left but its segments.
 TEST(ProcessHostMemory, NoProcessNoMemory) {
   std::vector<std::byte> buf(64);
