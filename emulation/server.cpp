@@ -135,6 +135,20 @@ struct HostState : nic::CompletionListener, nic::AsyncEventListener {
   }
 };
 
+// Whether `id` names an object of context `ctx` in one of a host's tables (which
+// map to the owning context, or to an entry that names it): a context uses only
+// its own objects, as in the verbs.
+uint32_t owner_of(uint32_t ctx) { return ctx; }
+template <class Entry>
+uint32_t owner_of(const Entry& e) {
+  return e.ctx;
+}
+template <class Table>
+bool owned(const Table& t, uint32_t id, uint32_t ctx) {
+  auto it = t.find(id);
+  return it != t.end() && owner_of(it->second) == ctx;
+}
+
 struct Session {
   int fd = -1;
   pid_t pid = 0;
@@ -381,8 +395,8 @@ int Server::op_create_cq(Context& c, const proto::CreateCqReq& q, int channel, p
 int Server::op_create_qp(Context& c, const proto::CreateQpReq& q, proto::CreateQpRep& rep) {
   HostState& h = state(c);
   if (q.qp_type != kIbvQptRc && q.qp_type != kIbvQptUc && q.qp_type != kIbvQptUd) return EOPNOTSUPP;
-  if (!h.pds.contains(q.pd) || !h.cqs.contains(q.send_cq) || !h.cqs.contains(q.recv_cq)) return EINVAL;
-  if (q.srq != 0 && !h.srqs.contains(q.srq)) return EINVAL;
+  if (!owned(h.pds, q.pd, c.id) || !owned(h.cqs, q.send_cq, c.id) || !owned(h.cqs, q.recv_cq, c.id)) return EINVAL;
+  if (q.srq != 0 && !owned(h.srqs, q.srq, c.id)) return EINVAL;
   if (q.max_send_wr > kMaxQueueEntries || q.max_recv_wr > kMaxQueueEntries || q.max_send_sge > nic::kMaxSge ||
       q.max_recv_sge > nic::kMaxSge || q.max_inline > nic::kMaxInline)
     return EINVAL;
@@ -473,7 +487,7 @@ int Server::op_modify_qp(Context& c, const proto::ModifyQpReq& q) {
 
 int Server::op_create_srq(Context& c, const proto::CreateSrqReq& q, proto::RingRep& rep) {
   HostState& h = state(c);
-  if (!h.pds.contains(q.pd)) return EINVAL;
+  if (!owned(h.pds, q.pd, c.id)) return EINVAL;
   if (q.max_wr == 0 || q.max_wr > kMaxQueueEntries || q.max_sge > nic::kMaxSge) return EINVAL;
   const uint32_t entries = scenario::ring_entries(q.max_wr);
   const uint64_t off = c.allocate(uint64_t{entries} * sizeof(nic::RecvWqe));
@@ -632,7 +646,7 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
     case Op::QueryQp: {
       proto::ObjectReq q;
       if (!proto::body_as(r, q)) return EPROTO;
-      const nic::QpContext* qp = h.qps.contains(q.id) ? n.qp(q.id) : nullptr;
+      const nic::QpContext* qp = owned(h.qps, q.id, c->id) ? n.qp(q.id) : nullptr;
       if (qp == nullptr) return EINVAL;
       reply_with(proto::ObjectRep{q.id, static_cast<uint32_t>(qp->state)});
       return 0;
@@ -656,7 +670,7 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
     case Op::ModifySrq: {
       proto::ObjectReq q;
       if (!proto::body_as(r, q)) return EPROTO;
-      if (!h.srqs.contains(q.id)) return EINVAL;
+      if (!owned(h.srqs, q.id, c->id)) return EINVAL;
       return n.arm_srq_limit(q.id, static_cast<uint32_t>(q.value)) ? 0 : EINVAL;
     }
     case Op::DestroySrq: {
@@ -683,7 +697,7 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
     case Op::CreateAh: {
       proto::CreateAhReq q;
       if (!proto::body_as(r, q)) return EPROTO;
-      if (!h.pds.contains(q.pd)) return EINVAL;
+      if (!owned(h.pds, q.pd, c->id)) return EINVAL;
       nic::AddressVector av;
       if (int rc = to_address_vector(*c, q.ah, av); rc != 0) return rc;
       const uint32_t index = n.create_ah(av);
