@@ -112,6 +112,13 @@ int main(int argc, char** argv) {
       die("RTS");
   }
 
+  // Both sides' QPs are in RTS before either writes: a WRITE reaching a QP that
+  // is not in RTR yet would be dropped and retried on the ACK timeout.
+  char ready_name[256];
+  snprintf(ready_name, sizeof ready_name, "%s.ready", name);
+  publish(dir, ready_name, role, &me, mine, n);
+  fetch(dir, ready_name, 1 - role, &other, theirs, n);
+
   // Keep DEPTH WRITEs outstanding on every QP until the time is up, then drain.
   int* outstanding = calloc((size_t)n, sizeof *outstanding);
   uint64_t completed = 0, posted = 0;
