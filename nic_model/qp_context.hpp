@@ -67,6 +67,7 @@ struct ResponseJob {
   uint32_t next_packet = 0;
   uint64_t atomic_original = 0;
   uint32_t msn = 0;            // the MSN the answer's AETH carries
+  bool cancelled = false;      // a duplicate request asked for it again: not sent
 };
 
 // Answers of executed atomics, replayed when a request is retransmitted.

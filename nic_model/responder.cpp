@@ -312,11 +312,20 @@ void Responder::resume() {
     nic_.scheduler().schedule(respond_, std::max(nic_.now(), next_free_));
 }
 
+void Responder::cancel_responses_from(QpContext& qp, Psn psn) {
+  for (size_t i = 0; i < responses_.size(); ++i) {
+    ResponseJob& job = responses_[i];
+    if (job.qpn != qp.qpn.value() || job.cancelled || Psn::distance(psn, job.first_psn + job.packets) <= 0) continue;
+    job.cancelled = true;
+    if (qp.responses_queued > 0) --qp.responses_queued;
+  }
+}
+
 void Responder::step_responses() {
   while (!responses_.empty()) {
     ResponseJob& job = responses_.front();
     QpContext* qp = nic_.qp(job.qpn);
-    if (qp == nullptr || qp->state == QpState::Err || qp->state == QpState::Reset) {
+    if (job.cancelled || qp == nullptr || qp->state == QpState::Err || qp->state == QpState::Reset) {
       responses_.pop_front();
       continue;
     }
@@ -386,6 +395,10 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
     const int32_t d = Psn::distance(qp.epsn, psn);
     if (d < 0) {  // duplicate: executed before
       ++counters_.duplicates;
+      // The requester went back to this PSN: what is still queued from here on
+      // is asked for again and answered again, in order, so it is not sent now.
+      if (info.operation == Operation::RdmaReadRequest || info.operation == Operation::Atomic)
+        cancel_responses_from(qp, psn);
       if (info.operation == Operation::RdmaReadRequest) {
         queue_read(qp, p);  // READs are executed again
       } else if (info.operation == Operation::Atomic) {

@@ -56,6 +56,8 @@ private:
   Verdict start_atomic(QpContext& qp, const packet::ParsedPacket& p);
   const AtomicReplay* replayed_atomic(const QpContext& qp, Psn psn) const;
   void step_responses();
+  // Drops the queued answers of `qp` from `psn` on (a duplicate request came).
+  void cancel_responses_from(QpContext& qp, Psn psn);
   // Queues the ATOMIC ACK of `psn` carrying `original` (the caller counts it in
   // responses_queued).
   void queue_atomic_answer(QpContext& qp, Psn psn, uint64_t original);

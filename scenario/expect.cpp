@@ -89,6 +89,12 @@ constexpr std::string_view kStatusNames[] = {
     "RESP_TIMEOUT_ERR", "GENERAL_ERR"};
 static_assert(std::size(kStatusNames) == kCompletionStatuses);
 
+}  // namespace
+
+std::string_view completion_status_name(size_t status) { return status < std::size(kStatusNames) ? kStatusNames[status] : "?"; }
+
+namespace {
+
 std::string_view unit_name(Unit u) {
   switch (u) {
     case Unit::Rate: return "a rate like 90Gbps";

@@ -49,5 +49,7 @@ std::vector<Expectation> read_expectations(const Reader& r, const YAML::Node& n,
 std::vector<ExpectResult> check_expectations(const std::vector<Expectation>& e, const Summary& s);
 // Every metric name with its unit and meaning (WORKLOAD stands for a workload's name).
 std::vector<std::string> expect_metrics();
+// An ibv_wc_status's name without IBV_WC_ ("SUCCESS", "RETRY_EXC_ERR"), by value.
+std::string_view completion_status_name(size_t status);
 
 }  // namespace rnicsim::scenario

@@ -15,8 +15,19 @@ constexpr int kLatMeasureTail = 2;                    // perftest's LAT_MEASURE_
 
 uint64_t wr_id(uint32_t qp, uint64_t index) { return (uint64_t{qp} << kQpShift) | (index & kIndexMask); }
 
-bool is_ping_pong(WorkloadOp op) {
-  return op == WorkloadOp::Write || op == WorkloadOp::WriteImm || op == WorkloadOp::Send;
+bool is_send(WorkloadOp op) { return op == WorkloadOp::Send || op == WorkloadOp::SendImm; }
+
+bool is_ping_pong(WorkloadOp op) { return op == WorkloadOp::Write || op == WorkloadOp::WriteImm || is_send(op); }
+
+bool carries_imm(WorkloadOp op) { return op == WorkloadOp::WriteImm || op == WorkloadOp::SendImm; }
+
+nic::WrOpcode message_opcode(WorkloadOp op) {
+  switch (op) {
+    case WorkloadOp::WriteImm: return nic::WrOpcode::RdmaWriteWithImm;
+    case WorkloadOp::Send: return nic::WrOpcode::Send;
+    case WorkloadOp::SendImm: return nic::WrOpcode::SendWithImm;
+    default: return nic::WrOpcode::RdmaWrite;
+  }
 }
 
 void fill_pattern(std::span<std::byte> data, uint64_t seed, const std::string& path) {
@@ -152,9 +163,8 @@ nic::SendWqe PerftestWorkload::make_wqe(HostSide& from, uint32_t qp, uint64_t in
     case WorkloadOp::Write:
     case WorkloadOp::WriteImm:
     case WorkloadOp::Send:
-      w.opcode = spec_.op == WorkloadOp::Write      ? nic::WrOpcode::RdmaWrite
-                 : spec_.op == WorkloadOp::WriteImm ? nic::WrOpcode::RdmaWriteWithImm
-                                                    : nic::WrOpcode::Send;
+    case WorkloadOp::SendImm:
+      w.opcode = message_opcode(spec_.op);
       w.imm_data = __builtin_bswap32(static_cast<uint32_t>(index));
       w.remote_addr = recv_addr(to, qp);
       if (size_ <= spec_.inline_size) {
@@ -194,6 +204,9 @@ void PerftestWorkload::post_recv(HostSide& side, uint32_t qp, uint64_t index) {
 }
 
 void PerftestWorkload::on_cqe(HostSide& side, const nic::Cqe& c, bool recv) {
+  // Counted even after the workload ends: a message delivered twice shows here.
+  if (recv && c.status == nic::WcStatus::Success) ++receives_completed_;
+  if (!recv) count_send_cqe(side, c);
   if (finished_) return;
   if (c.status != nic::WcStatus::Success) {
     fail(std::string("completion error on ") + side.host().name + " (" + (recv ? "receive" : to_string(spec_.op)) +
@@ -205,6 +218,7 @@ void PerftestWorkload::on_cqe(HostSide& side, const nic::Cqe& c, bool recv) {
   if (lat()) {
     LatSide& s = &side == client_.get() ? *lat_client_ : *lat_server_;
     if (recv) {
+      check_imm(c, s.rcnt + s.recv_avail);
       ++s.recv_avail;
     } else {
       ++s.cqe_avail;
@@ -219,6 +233,7 @@ void PerftestWorkload::on_cqe(HostSide& side, const nic::Cqe& c, bool recv) {
     return;
   }
   if (recv) {
+    check_imm(c, rcnt_[qp]);
     ++rcnt_[qp];
     ++totrcnt_;
     if (rcnt_[qp] + spec_.rx_depth <= spec_.iterations) post_recv(*server_, qp, rcnt_[qp] + spec_.rx_depth - 1);
@@ -226,6 +241,23 @@ void PerftestWorkload::on_cqe(HostSide& side, const nic::Cqe& c, bool recv) {
     return;
   }
   bw_on_send_cqe(qp, index);
+}
+
+// RC delivers a QP's messages once each and in order: the n-th receive completion
+// of a QP carries the immediate of the QP's n-th message.
+void PerftestWorkload::check_imm(const nic::Cqe& c, uint64_t nth) {
+  if (carries_imm(spec_.op) && c.imm_data != __builtin_bswap32(static_cast<uint32_t>(nth))) data_verified_ = false;
+}
+
+void PerftestWorkload::count_send_cqe(const HostSide& side, const nic::Cqe& c) {
+  ++send_completions_[std::min<size_t>(static_cast<size_t>(c.status), kCompletionStatuses - 1)];
+  const size_t key = 2 * (c.wr_id >> kQpShift) + (&side == server_.get() ? 1 : 0);
+  if (key >= qp_errored_.size()) qp_errored_.resize(key + 1);
+  const bool flush = c.status == nic::WcStatus::WrFlushErr;
+  const bool ok = c.status == nic::WcStatus::Success;
+  // After the first error only flushes; a flush only after an error.
+  if (qp_errored_[key] ? !flush : flush) completion_order_ok_ = false;
+  if (!ok) qp_errored_[key] = true;
 }
 
 // --- bw ---------------------------------------------------------------------------
@@ -242,6 +274,8 @@ void PerftestWorkload::bw_pump(uint32_t qp) {
       post_time_[size_t{qp} * sq_entries_ + s % sq_entries_] = t;
       client_->post_send(qp, make_wqe(*client_, qp, s, signaled), k + 1 == pl, pl == 1);
     }
+    sends_posted_ += pl;
+    if (needs_recv(spec_.op)) receives_expected_ += pl;
     scnt_[qp] += pl;
     totscnt_ += pl;
   }
@@ -329,6 +363,7 @@ void PerftestWorkload::lat_advance(LatSide& s) {
       }
       tposted_[s.scnt] = now();
       h.post_send(0, make_wqe(h, 0, s.scnt, true));
+      ++sends_posted_;
       ++s.scnt;
       s.need_cqe = true;
     }
@@ -362,10 +397,12 @@ void PerftestWorkload::lat_advance(LatSide& s) {
           if (s.initiator) tposted_[s.scnt] = now();
           ++s.scnt;
           // WRITE and WRITE_WITH_IMM always signal; SEND every cq_mod-th and the last.
-          const bool signaled = spec_.op != WorkloadOp::Send || s.scnt % spec_.cq_mod == 0 || s.scnt == iters;
+          const bool signaled = !is_send(spec_.op) || s.scnt % spec_.cq_mod == 0 || s.scnt == iters;
           // perftest's write test writes the iteration number into the last byte first.
           if (spec_.op == WorkloadOp::Write) h.memory(send_addr(h, 0) + size_ - 1, 1)[0] = std::byte(static_cast<uint8_t>(s.scnt));
           h.post_send(0, make_wqe(h, 0, s.scnt - 1, signaled));
+          ++sends_posted_;
+          if (needs_recv(spec_.op)) ++receives_expected_;
           s.need_cqe = signaled;
         }
         s.step = Step::Complete;
@@ -431,6 +468,7 @@ bool PerftestWorkload::verify_phase() {
   auto same = [&](HostSide& a, uint64_t a_addr, HostSide& b, uint64_t b_addr, uint64_t len) {
     auto x = a.memory(a_addr, len);
     auto y = b.memory(b_addr, len);
+    bytes_verified_ += len;
     return std::equal(x.begin(), x.end(), y.begin());
   };
   bool ok = true;
@@ -439,6 +477,7 @@ bool PerftestWorkload::verify_phase() {
       case WorkloadOp::Write:
       case WorkloadOp::WriteImm:
       case WorkloadOp::Send:
+      case WorkloadOp::SendImm:
         ok = ok && same(*client_, send_addr(*client_, q), *server_, recv_addr(*server_, q), size_);
         if (lat()) ok = ok && same(*server_, send_addr(*server_, q), *client_, recv_addr(*client_, q), size_);
         break;
@@ -449,6 +488,7 @@ bool PerftestWorkload::verify_phase() {
       case WorkloadOp::CmpSwap: {
         uint64_t v = 0;
         std::memcpy(&v, server_->memory(recv_addr(*server_, q), 8).data(), 8);
+        bytes_verified_ += 8;
         ok = ok && v == spec_.iterations;
         break;
       }

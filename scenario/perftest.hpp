@@ -61,6 +61,8 @@ private:
   nic::SendWqe make_wqe(HostSide& from, uint32_t qp, uint64_t index, bool signaled);
   void post_recv(HostSide& side, uint32_t qp, uint64_t index);
   void on_cqe(HostSide& side, const nic::Cqe& c, bool recv);
+  void check_imm(const nic::Cqe& c, uint64_t nth);
+  void count_send_cqe(const HostSide& side, const nic::Cqe& c);
 
   // bw
   void bw_pump(uint32_t qp);
@@ -85,6 +87,7 @@ private:
 
   // bw state, per phase.
   std::vector<uint64_t> scnt_, ccnt_, rcnt_;
+  std::vector<bool> qp_errored_;  // per side and QP: an error completion seen
   uint64_t totscnt_ = 0, totccnt_ = 0, totrcnt_ = 0;
   std::vector<sim::Time> tposted_, tcompleted_;
   std::vector<uint64_t> completed_at_;  // the k whose tcompleted[k] was set, ascending

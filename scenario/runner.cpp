@@ -273,6 +273,12 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     if (!ws.completed) sum.completed = false;
     ws.data_verified = w->data_verified();
     ws.data_checked = w->data_checked();
+    ws.bytes_verified = w->bytes_verified();
+    ws.receives_expected = w->receives_expected();
+    ws.receives_completed = w->receives_completed();
+    ws.sends_posted = w->sends_posted();
+    ws.send_completions = w->send_completions();
+    ws.completion_order_ok = w->completion_order_ok();
     ws.seconds = w->finished() ? w->elapsed().seconds() : 0;
     if (ws.seconds > 0) {
       ws.gbps = static_cast<double>(ws.bytes) * 8 / ws.seconds / 1e9;
@@ -377,7 +383,7 @@ const char* kResultLine = "-----------------------------------------------------
 // perftest's test title: "RDMA_Write BW Test", "Atomic FETCH_AND_ADD Latency Test".
 std::string perftest_title(const WorkloadSummary& w) {
   std::string t;
-  if (w.op == "send") t = "Send ";
+  if (w.op == "send" || w.op == "send_imm") t = "Send ";
   else if (w.op == "write") t = "RDMA_Write ";
   else if (w.op == "write_imm") t = "RDMA_Write_imm ";
   else if (w.op == "read") t = "RDMA_Read ";
@@ -590,6 +596,18 @@ static void write_fabric_json(const FabricSummary& f, std::ostream& out) {
   out << "}}";
 }
 
+// {"SUCCESS": n, ...}: the statuses seen, by ibv_wc_status name.
+static void write_completions_json(const std::array<uint64_t, kCompletionStatuses>& c, std::ostream& out) {
+  out << "{";
+  const char* sep = "";
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c[i] == 0) continue;
+    out << sep << "\"" << completion_status_name(i) << "\": " << c[i];
+    sep = ", ";
+  }
+  out << "}";
+}
+
 void write_summary_json(const Summary& s, std::ostream& out) {
   out << "{\n  \"scenario\": ";
   sim::write_json_string(out, s.name);
@@ -599,6 +617,8 @@ void write_summary_json(const Summary& s, std::ostream& out) {
       << ",\n  \"drops\": " << s.drops << ",\n  \"rx_errors\": " << s.rx_errors
       << ",\n  \"simulated_seconds\": " << s.sim_seconds << ",\n  \"events\": " << s.events;
   write_fabric_json(s.fabric, out);
+  out << ",\n  \"completions\": ";
+  write_completions_json(s.completions, out);
   out << ",\n  \"expectations_met\": " << (s.expectations_met ? "true" : "false") << ",\n  \"expectations\": [";
   for (size_t i = 0; i < s.expectations.size(); ++i) {
     out << (i == 0 ? "" : ", ") << "{\"expect\": ";
@@ -611,13 +631,17 @@ void write_summary_json(const Summary& s, std::ostream& out) {
   for (const WorkloadSummary& w : s.workloads) {
     out << sep << "    {\"name\": ";
     sim::write_json_string(out, w.name);
-    out << ", \"op\": \"" << w.op << "\", \"pattern\": \"" << w.pattern << "\", \"size\": " << w.size
+    out << ", \"op\": \"" << w.op << "\", \"pattern\": \"" << w.pattern << "\", \"qps\": " << w.qps << ", \"size\": " << w.size
         << ", \"messages\": " << w.messages << ", \"bytes\": " << w.bytes << ", \"seconds\": " << w.seconds
         << ", \"gbps\": " << w.gbps << ", \"mmsg_per_s\": " << w.mmsg_per_s << ", \"latency_ps\": {\"min\": "
         << w.lat_min_ps << ", \"p50\": " << w.lat_p50_ps << ", \"p99\": " << w.lat_p99_ps << ", \"max\": "
         << w.lat_max_ps << "}, \"completed\": " << (w.completed ? "true" : "false")
         << ", \"data_verified\": " << (w.data_verified ? "true" : "false")
-        << ", \"data_checked\": " << (w.data_checked ? "true" : "false");
+        << ", \"data_checked\": " << (w.data_checked ? "true" : "false") << ", \"bytes_verified\": " << w.bytes_verified
+        << ", \"receives_expected\": " << w.receives_expected << ", \"receives_completed\": " << w.receives_completed
+        << ", \"sends_posted\": " << w.sends_posted << ", \"completion_order_ok\": " << (w.completion_order_ok ? "true" : "false")
+        << ", \"send_completions\": ";
+    write_completions_json(w.send_completions, out);
     if (!w.rows.empty()) {
       out << ", \"perftest\": [";
       const char* rsep = "";

@@ -31,6 +31,9 @@ struct WorkloadSummary {
   double lat_mean_ps = 0;
   bool completed = false, data_verified = false;
   bool data_checked = true;  // false: payload bytes not materialised (size-only run)
+  uint64_t bytes_verified = 0, receives_expected = 0, receives_completed = 0, sends_posted = 0;
+  std::array<uint64_t, kCompletionStatuses> send_completions{};
+  bool completion_order_ok = true;
   std::string failure;
   // What perftest prints about a test, and its report lines (one per size).
   std::string from, to, link_type, nic_preset;

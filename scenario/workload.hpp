@@ -7,6 +7,7 @@
 //   flows.hpp:    a list of flows with their completion times and slowdowns.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -64,6 +65,20 @@ public:
   // Whether the workload could check its data (not when payload bytes are not
   // materialised: scenario payload: size_only).
   bool data_checked() const { return data_checked_; }
+  // Bytes of target memory (and atomic targets) compared with what was sent.
+  uint64_t bytes_verified() const { return bytes_verified_; }
+  // Messages posted that consume a receive (SEND, WRITE_WITH_IMM), and the
+  // successful receive completions reaped, counted to the end of the run: RC
+  // delivers each message exactly once, so the two are equal.
+  uint64_t receives_expected() const { return receives_expected_; }
+  uint64_t receives_completed() const { return receives_completed_; }
+  // Send WQEs posted, and their completions reaped by status (to the end of the
+  // run). With every WQE signaled each WQE completes exactly once.
+  uint64_t sends_posted() const { return sends_posted_; }
+  const std::array<uint64_t, kCompletionStatuses>& send_completions() const { return send_completions_; }
+  // Per QP: SUCCESS, then at most one error, then only WR_FLUSH_ERR (IBTA 10.3.1:
+  // a QP in the Error state flushes every outstanding WQE).
+  bool completion_order_ok() const { return completion_order_ok_; }
   const std::vector<PerftestRow>& rows() const { return rows_; }
   const std::vector<FlowResult>& flows() const { return flows_; }
 
@@ -78,6 +93,9 @@ protected:
   std::function<void()> on_done_;
   sim::Time start_, end_;
   uint64_t messages_ = 0, bytes_ = 0;
+  uint64_t bytes_verified_ = 0, receives_expected_ = 0, receives_completed_ = 0, sends_posted_ = 0;
+  std::array<uint64_t, kCompletionStatuses> send_completions_{};
+  bool completion_order_ok_ = true;
   sim::Histogram latency_;
   bool finished_ = false, failed_ = false, data_verified_ = true, data_checked_ = true;
   std::string failure_;

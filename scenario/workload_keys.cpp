@@ -16,6 +16,7 @@ const char* to_string(WorkloadOp op) {
     case WorkloadOp::Write: return "write";
     case WorkloadOp::WriteImm: return "write_imm";
     case WorkloadOp::Send: return "send";
+    case WorkloadOp::SendImm: return "send_imm";
     case WorkloadOp::Read: return "read";
     case WorkloadOp::FetchAdd: return "fetch_add";
     case WorkloadOp::CmpSwap: return "cmp_swap";
@@ -24,13 +25,15 @@ const char* to_string(WorkloadOp op) {
 }
 
 bool is_atomic(WorkloadOp op) { return op == WorkloadOp::FetchAdd || op == WorkloadOp::CmpSwap; }
-bool needs_recv(WorkloadOp op) { return op == WorkloadOp::Send || op == WorkloadOp::WriteImm; }
+bool needs_recv(WorkloadOp op) {
+  return op == WorkloadOp::Send || op == WorkloadOp::SendImm || op == WorkloadOp::WriteImm;
+}
 
 namespace {
 
 constexpr std::pair<std::string_view, WorkloadOp> kOps[] = {
     {"write", WorkloadOp::Write},         {"write_imm", WorkloadOp::WriteImm}, {"send", WorkloadOp::Send},
-    {"read", WorkloadOp::Read},           {"atomic", WorkloadOp::FetchAdd},    {"fetch_add", WorkloadOp::FetchAdd},
+    {"send_imm", WorkloadOp::SendImm},    {"read", WorkloadOp::Read},           {"atomic", WorkloadOp::FetchAdd},    {"fetch_add", WorkloadOp::FetchAdd},
     {"cmp_swap", WorkloadOp::CmpSwap}};
 constexpr std::pair<std::string_view, WorkloadOp> kAtomicTypes[] = {
     {"fetch_add", WorkloadOp::FetchAdd}, {"cmp_swap", WorkloadOp::CmpSwap},
@@ -49,7 +52,7 @@ const KeyInfo kWorkloadKeys[] = {
     {"priority", "0", "count", "0..7", "traffic priority: SL = priority, DSCP = 8 x priority"},
 };
 const KeyInfo kPerftestKeys[] = {
-    {"op", "", "write | write_imm | send | read | atomic | fetch_add | cmp_swap", "", "the verb posted (required)"},
+    {"op", "", "write | write_imm | send | send_imm | read | atomic | fetch_add | cmp_swap", "", "the verb posted (required)"},
     {"from", "", "host name", "", "the requester's host (required)"},
     {"to", "", "host name", "", "the responder's host (required)"},
     {"size", "bw 65536, lat 2, atomics 8", "bytes (64KiB)", "1..2GiB", "message size (-s)"},
@@ -58,7 +61,7 @@ const KeyInfo kPerftestKeys[] = {
     {"count", "", "count", "1..2^40", "another name for iterations"},
     {"qps", "1", "count", "1..65536 (lat: 1)", "QP pairs, each running iterations (-q)"},
     {"tx_depth", "bw 128, lat 1 (at most iterations)", "count", "1..8192", "send queue depth (-t)"},
-    {"rx_depth", "512 (at most iterations)", "count", "1..16384", "send, write_imm: receives kept posted per QP (-r)"},
+    {"rx_depth", "512 (at most iterations)", "count", "1..16384", "send, send_imm, write_imm: receives kept posted per QP (-r)"},
     {"cq_mod", "100; 1 above 8KiB messages; post_list with one; at most tx_depth", "count", "1..1024",
      "bw: every cq_mod-th WQE is signaled (-Q)"},
     {"post_list", "1", "count", "1..tx_depth", "bw: WQEs per doorbell; divides iterations (-l)"},
@@ -407,7 +410,7 @@ WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario&
 
   r.expect_keys(w, "a workload", kWorkloadKeys, kPerftestKeys);
   const bool lat = spec.pattern == WorkloadPattern::Latency;
-  if (!w["op"]) r.fail(w, "a workload needs 'op' (write, write_imm, send, read, atomic, fetch_add or cmp_swap)");
+  if (!w["op"]) r.fail(w, "a workload needs 'op' (write, write_imm, send, send_imm, read, atomic, fetch_add or cmp_swap)");
   spec.op = r.choice(w["op"], "op", kOps);
   if (w["atomic_type"]) {
     if (r.scalar(w["op"], "op") != "atomic") r.fail(w["atomic_type"], "atomic_type goes with op: atomic");
@@ -450,7 +453,7 @@ WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario&
 
   spec.rx_depth = needs_recv(spec.op) ? 512 : 1;
   if (w["rx_depth"]) {
-    if (!needs_recv(spec.op)) r.fail(w["rx_depth"], "rx_depth applies to send and write_imm");
+    if (!needs_recv(spec.op)) r.fail(w["rx_depth"], "rx_depth applies to send, send_imm and write_imm");
     spec.rx_depth = static_cast<uint32_t>(r.integer(w["rx_depth"], "rx_depth", 1, 16384));
   }
   if (spec.rx_depth > spec.iterations) spec.rx_depth = static_cast<uint32_t>(spec.iterations);

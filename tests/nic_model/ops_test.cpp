@@ -100,6 +100,26 @@ TEST(Read, LostResponsesAreAskedAgain) {
   EXPECT_GT(y->nic().responder().counters().duplicates, 0u) << "READs were asked again";
 }
 
+// Go-back-N resends READs whose answers are still queued at the responder: the
+// duplicates replace them, they do not count against the responder's limit
+// (once a REM_INV_REQ_ERR here).
+TEST(Read, DuplicatesOfQueuedReadsUnderLossComplete) {
+  TestBed bed(0.1, 0.1, 3);
+  QpOptions o;
+  o.timeout = 8;
+  o.sq_entries = 128;
+  auto [x, y] = bed.pair(o);
+  fill_random(y->bytes(0, 1 << 20), 9);
+  constexpr uint64_t kReads = 64, kSize = 16384;
+  for (uint64_t i = 0; i < kReads; ++i) x->post_send(read_wqe(*x, i, i * kSize, kSize, *y, i * kSize));
+  bed.run(sim::Duration::s(10));
+  ASSERT_EQ(x->cqes.size(), kReads);
+  for (const auto& c : x->cqes) EXPECT_EQ(c.cqe.status, WcStatus::Success) << c.cqe.wr_id;
+  EXPECT_TRUE(same(y->bytes(0, kReads * kSize), x->bytes(0, kReads * kSize)));
+  EXPECT_GT(y->nic().responder().counters().duplicates, 0u);
+  EXPECT_EQ(y->nic().responder().counters().invalid_requests, 0u);
+}
+
 TEST(Read, WithoutRemoteReadAccessIsRefused) {
   TestBed bed;
   QpOptions ox, oy;

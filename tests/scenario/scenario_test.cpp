@@ -568,7 +568,7 @@ TEST(PerftestKeys, Errors) {
   expect_error(w + "op: write, inline_size: 65}\n", 7, 46, "at most 64");
   expect_error(w + "op: write, size: 8, all_sizes: true}\n", 7, 39, "exclude each other");
   expect_error(w + "op: write, count: 3, iterations: 3}\n", 7, 40, "another name for iterations");
-  expect_error(w + "op: write, rx_depth: 3}\n", 7, 43, "rx_depth applies to send and write_imm");
+  expect_error(w + "op: write, rx_depth: 3}\n", 7, 43, "rx_depth applies to send, send_imm and write_imm");
   expect_error(w + "op: write, atomic_type: cmp_swap}\n", 7, 46, "goes with op: atomic");
   expect_error(w + "op: write, tx_dept: 3}\n", 7, 33, "unknown key 'tx_dept'");
 }
