@@ -156,6 +156,11 @@ int main(int argc, char** argv) {
     if (ibv_destroy_qp(qps[i])) die("destroy qp");
   if (ibv_destroy_cq(cq) || ibv_dereg_mr(mr) || ibv_dealloc_pd(pd) || ibv_close_device(ctx)) die("destroy");
   ibv_free_device_list(devs);
+  free(outstanding);
+  free(theirs);
+  free(mine);
+  free(qps);
+  free(buf);
   printf("%s.%d: %d QPs x %d outstanding, %llu WRITEs completed\n", name, role, n, depth, (unsigned long long)completed);
   return 0;
 }
