@@ -43,5 +43,11 @@ echo "daemon VmRSS: start $start_rss kB, peak $peak kB, after round 1 $after1 kB
 [ $daemon_rc -eq 0 ] || { echo "FAIL: the daemon exited $daemon_rc"; exit 1; }
 # Bounded: at most 1 GiB for 1 000 QPs. Freed: round 2 leaves at most 10% (and 8 MiB) more than round 1.
 [ "$peak" -le 1048576 ] || { echo "FAIL: the daemon grew to $peak kB"; exit 1; }
-[ "$after2" -le $((after1 + after1 / 10 + 8192)) ] || { echo "FAIL: round 2 left $after2 kB, round 1 $after1 kB"; exit 1; }
+# Under AddressSanitizer freed memory stays in its quarantine, so RSS says nothing
+# about leaks there; LeakSanitizer does, in the daemon's exit status checked above.
+if [ "${RNICSIM_SANITIZED:-0}" = 1 ]; then
+  echo "sanitizer build: round 2 left $after2 kB, round 1 $after1 kB (not compared; LeakSanitizer clean at exit)"
+else
+  [ "$after2" -le $((after1 + after1 / 10 + 8192)) ] || { echo "FAIL: round 2 left $after2 kB, round 1 $after1 kB"; exit 1; }
+fi
 echo PASS
