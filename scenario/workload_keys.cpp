@@ -166,7 +166,8 @@ std::vector<FlowSpec> read_flow_csv(const Reader& r, const YAML::Node& at, const
     }
     if (columns.empty()) {
       for (const auto& [name, col] : fields) {
-        if (std::none_of(std::begin(kFlowKeys), std::end(kFlowKeys), [&](const KeyInfo& k) { return k.name == name; })) {
+        const std::string& column = name;  // a lambda may not capture a structured binding (clang 14)
+        if (std::none_of(std::begin(kFlowKeys), std::end(kFlowKeys), [&](const KeyInfo& k) { return k.name == column; })) {
           std::string list;
           for (const KeyInfo& k : kFlowKeys) list += (list.empty() ? "" : ", ") + std::string(k.name);
           fail_at(line_no, col, "unknown column '" + name + "' (expected a header of: " + list + ")");
