@@ -14,6 +14,12 @@ namespace nic = rnicsim::nic;
 
 namespace {
 uint64_t addr_of(const void* p) { return reinterpret_cast<uint64_t>(p); }
+// `m` reaches this process's `buf` (local write); returns buf's address.
+uint64_t register_own(ProcessHostMemory& m, std::vector<std::byte>& buf) {
+  m.set_process(getpid());
+  m.add_region(addr_of(buf.data()), buf.size(), nic::kAccessLocalWrite);
+  return addr_of(buf.data());
+}
 }  // namespace
 
 // The process's memory is reached only inside registered regions.
@@ -79,9 +85,7 @@ TEST(ProcessHostMemory, ConsecutiveWritesGoOutTogetherBeforeTheCqe) {
 TEST(ProcessHostMemory, ReadAheadWindowAndWhatDropsIt) {
   std::vector<std::byte> buf(256, std::byte{7});
   ProcessHostMemory m;
-  m.set_process(getpid());
-  m.add_region(addr_of(buf.data()), buf.size(), nic::kAccessLocalWrite);
-  const uint64_t at = addr_of(buf.data());
+  const uint64_t at = register_own(m, buf);
   std::array<std::byte, 16> out{};
   EXPECT_TRUE(m.read(at, out));       // direct
   EXPECT_TRUE(m.read(at + 16, out));  // continues: fills the window (to the region's end)
@@ -109,9 +113,7 @@ TEST(ProcessHostMemory, ReadAheadWindowAndWhatDropsIt) {
 TEST(ProcessHostMemory, ReadNowIgnoresAndDropsTheReadAheadWindow) {
   std::vector<std::byte> buf(256, std::byte{7});
   ProcessHostMemory m;
-  m.set_process(getpid());
-  m.add_region(addr_of(buf.data()), buf.size(), nic::kAccessLocalWrite);
-  const uint64_t at = addr_of(buf.data());
+  const uint64_t at = register_own(m, buf);
   std::array<std::byte, 16> out{};
   EXPECT_TRUE(m.read(at, out));
   EXPECT_TRUE(m.read(at + 16, out));  // fills the window
