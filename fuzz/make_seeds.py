@@ -68,9 +68,10 @@ def packet_and_pcap_seeds(pcap_dir):
 
 
 # --- control protocol: records of the control fuzzer (see control_fuzzer.cpp) ---
-MAGIC, VERSION = 0x524E4943, 1
+MAGIC, VERSION = 0x524E4943, 2
 (HELLO, OPEN_CONTEXT, CLOSE_CONTEXT, ALLOC_PD, DEALLOC_PD, REG_MR, DEREG_MR, CREATE_CQ, DESTROY_CQ, CREATE_QP,
- MODIFY_QP, QUERY_QP, DESTROY_QP, CREATE_SRQ, MODIFY_SRQ, DESTROY_SRQ, CREATE_AH, REREG_MR, SETTLE_CQ) = range(1, 20)
+ MODIFY_QP, QUERY_QP, DESTROY_QP, CREATE_SRQ, MODIFY_SRQ, DESTROY_SRQ, CREATE_AH, REREG_MR, SETTLE_CQ,
+ RESIZE_CQ) = range(1, 21)
 
 
 def framed(op, body, client=0, with_fd=False):
@@ -127,10 +128,12 @@ def control_seeds():
           framed(REREG_MR, struct.pack('<IIQQQII', ctx, 2, 0x20000, 8192, 0x20000, 0x1, 0x100)) +
           framed(DEREG_MR, obj(ctx, 0x100)) + framed(DESTROY_CQ, obj(ctx, 2)) + framed(DEALLOC_PD, obj(ctx, 2)))
     write('control', 'settle', setup + framed(SETTLE_CQ, obj(ctx, 2)))
+    write('control', 'resize', setup + framed(RESIZE_CQ, obj(ctx, 2, 16)) + framed(RESIZE_CQ, obj(ctx, 2, 0)) +
+          framed(RESIZE_CQ, obj(ctx, 2, 1 << 20)))
     # Another client's objects, and malformed headers.
     write('control', 'foreign', opened + framed(DESTROY_CQ, obj(1, 1)) + framed(DEALLOC_PD, obj(1, 1)))
     write('control', 'raw', raw(HELLO, struct.pack('<i64s', 0, b'')) + raw(OPEN_CONTEXT, struct.pack('<I', 0)))
-    write('control', 'bad_headers', raw(HELLO, bytes(68), magic=0) + raw(HELLO, bytes(68), version=2, client=1) +
+    write('control', 'bad_headers', raw(HELLO, bytes(68), magic=0) + raw(HELLO, bytes(68), version=VERSION + 1, client=1) +
           raw(HELLO, bytes(68), length=100, client=2))
     write('control', 'hang_up', opened + bytes([16, 0]) + opened)
 

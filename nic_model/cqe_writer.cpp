@@ -28,26 +28,58 @@ void CqeWriter::complete_send(QpContext& qp, const SendEntry& e, WcStatus status
   c.opcode = wc_opcode_of(e.wqe.opcode);
   c.byte_len = status == WcStatus::Success ? e.length : 0;
   c.qp_num = qp.qpn.value();
-  post(qp.send_cq, c);
+  post(qp, qp.send_cq, c);
 }
 
-void CqeWriter::post(uint32_t cqn, Cqe c, bool solicited) {
+bool CqeWriter::full(CqContext& cq) const {
+  if (cq.producer - cq.consumer_seen < cq.capacity) return false;
+  if (cq.listener == nullptr) return false;
+  const std::optional<uint64_t> consumer = cq.listener->consumer_index(cq.cqn);
+  if (!consumer) return false;
+  cq.consumer_seen = *consumer;
+  // A consumer index ahead of what was produced is no index: the ring counts as full.
+  return cq.producer - cq.consumer_seen >= cq.capacity;
+}
+
+void CqeWriter::post(QpContext& qp, uint32_t cqn, Cqe c, bool solicited) {
   CqContext* cq = nic_.cq(cqn);
   if (cq == nullptr || cq->entries == 0) return;
+  if (!cq->overrun && full(*cq)) {
+    cq->overrun = true;
+    ++overruns_;
+    raise(AsyncEvent::CqErr, cqn);
+  }
+  if (cq->overrun) {
+    ++lost_;
+    if (qp.state != QpState::Err) {
+      raise(AsyncEvent::QpFatal, qp.qpn.value());
+      nic_.qp_fatal(qp, WcStatus::WrFlushErr);  // its flushed WQEs find the CQ in error too
+    }
+    return;
+  }
   c.owner = cqe_owner_for(cq->producer, cq->entries);
   const uint64_t addr = cq->base + (cq->producer % cq->entries) * sizeof(Cqe);
   ++cq->producer;
   // Solicited-only notification wakes for solicited messages and for errors.
-  in_flight_.push_back(Written{cqn, solicited || c.status != WcStatus::Success});
+  in_flight_.push_back(Written{cqn, solicited || c.status != WcStatus::Success, std::nullopt});
   nic_.dma().write_small(addr, bytes_of(c), this, cqn);
+}
+
+void CqeWriter::raise(AsyncEvent event, uint32_t id) {
+  in_flight_.push_back(Written{id, false, event});
+  nic_.dma().write_event_entry(this, id);
 }
 
 void CqeWriter::dma_done(uint64_t tag, bool ok) {
   const Written w = in_flight_.pop_front();  // CQE writes complete in order
+  if (w.event) {
+    nic_.async_event(*w.event, w.id);
+    return;
+  }
   CqContext* cq = nic_.cq(static_cast<uint32_t>(tag));
   if (cq == nullptr) return;
   if (!ok) {
-    ++overflows_;
+    ++lost_;
     return;
   }
   ++written_;

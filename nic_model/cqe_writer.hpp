@@ -1,9 +1,16 @@
 // The CQE writer: builds completion entries and DMA-writes them into the CQ ring
 // in host memory. DMA writes are ordered, so a CQE is visible only after the data
 // of its message. When the write lands, the CQ's listener (the host) is told.
+//
+// A CQE never overwrites one the host has not consumed: when the ring looks full
+// the writer reads the consumer index the host published again, and if the ring
+// is full the CQ overruns (IBTA's CQ overrun): it goes into error and writes
+// nothing more (IBV_EVENT_CQ_ERR), and the QP whose completion had no room goes
+// to ERR (IBV_EVENT_QP_FATAL).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "nic_model/dma_engine.hpp"
 #include "nic_model/qp_context.hpp"
@@ -18,24 +25,31 @@ public:
   explicit CqeWriter(Nic& nic) : nic_(nic) {}
   // Completes a send-queue WQE (writes a CQE if it is signaled or failed).
   void complete_send(QpContext& qp, const SendEntry& e, WcStatus status);
-  // Writes `cqe` (owner bit filled in here) to completion queue `cqn`.
+  // Writes `cqe` (owner bit filled in here) of `qp` to completion queue `cqn`.
   // `solicited`: the completion is of a message with the solicited-event bit.
-  void post(uint32_t cqn, Cqe cqe, bool solicited = false);
+  void post(QpContext& qp, uint32_t cqn, Cqe cqe, bool solicited = false);
+  // Writes an event queue entry for `event` on object `id`: the event reaches
+  // the host after every CQE written before it.
+  void raise(AsyncEvent event, uint32_t id);
   // The CQ's interrupt: moderation decided it is due.
   void fire_event(uint32_t cqn);
   void dma_done(uint64_t tag, bool ok) override;
   uint64_t written() const { return written_; }
-  uint64_t overflows() const { return overflows_; }
+  uint64_t overruns() const { return overruns_; }        // CQs that overran
+  uint64_t lost() const { return lost_; }                // CQEs not written: CQ in error, or the write failed
 
 private:
   struct Written {
-    uint32_t cqn;
-    bool notify;  // may raise a completion event
+    uint32_t id;   // a CQE's CQ, or an event's object
+    bool notify;   // a CQE that may raise a completion event
+    std::optional<AsyncEvent> event;  // an event queue entry, not a CQE
   };
+  bool full(CqContext& cq) const;
   Nic& nic_;
   sim::RingQueue<Written> in_flight_;
   uint64_t written_ = 0;
-  uint64_t overflows_ = 0;
+  uint64_t overruns_ = 0;
+  uint64_t lost_ = 0;
 };
 
 }  // namespace rnicsim::nic

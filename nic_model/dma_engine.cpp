@@ -8,6 +8,9 @@ namespace {
 // The source of a size-only write.
 constexpr std::byte kElidedByte{};
 const std::byte* const kElided = &kElidedByte;
+constexpr std::byte kEventEntryByte{};
+const std::byte* const kEventEntry = &kEventEntryByte;
+constexpr size_t kEventEntryBytes = 64;
 }  // namespace
 
 DmaEngine::DmaEngine(sim::Simulator& sim, PcieLink& pcie, HostMemory& memory)
@@ -78,6 +81,10 @@ void DmaEngine::scatter(std::span<const DmaPiece> pieces, std::span<const std::b
   }
 }
 
+void DmaEngine::write_event_entry(DmaClient* client, uint64_t tag) {
+  issue_write(pcie_.write(sim_.now(), kEventEntryBytes), 0, kEventEntry, kEventEntryBytes, fabric::Frame(), client, tag);
+}
+
 void DmaEngine::scatter_elided(std::span<const DmaPiece> pieces) {
   for (const DmaPiece& p : pieces)
     issue_write(pcie_.write(sim_.now(), p.length), p.host_addr, kElided, p.length, fabric::Frame(), nullptr, 0);
@@ -97,8 +104,9 @@ void DmaEngine::on_read_done() {
 void DmaEngine::on_write_done() {
   Write& w = write_q_.front();
   const bool small = w.src == nullptr;
-  const bool ok = w.src == kElided ? memory_.write_elided(w.addr, w.length)
-                                   : memory_.write(w.addr, std::span<const std::byte>(small ? small_.front().data() : w.src, w.length));
+  const bool ok = w.src == kEventEntry ? true
+                  : w.src == kElided  ? memory_.write_elided(w.addr, w.length)
+                                      : memory_.write(w.addr, std::span<const std::byte>(small ? small_.front().data() : w.src, w.length));
   if (small) small_.pop();
   DmaClient* const client = w.client;
   const uint64_t tag = w.tag;

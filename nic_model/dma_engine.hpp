@@ -52,6 +52,10 @@ public:
   // until all have read them; without a holder, each piece (at most 64 bytes) is
   // copied at issue.
   void scatter(std::span<const DmaPiece> pieces, std::span<const std::byte> src, fabric::Frame&& holder);
+  // An event queue entry (64 bytes): it lands after every write issued before it
+  // (PCIe keeps posted writes in order), so whoever is told of the event finds
+  // those writes done. The event queue itself is not kept in host memory.
+  void write_event_entry(DmaClient* client, uint64_t tag);
 
   // Size-only transfers (payload bytes not materialised, see fabric::Frame): the
   // same PCIe timing and the same address checks, no bytes moved.
@@ -76,7 +80,7 @@ private:
   struct Write {
     sim::Time done;
     uint64_t addr = 0;
-    const std::byte* src = nullptr;  // nullptr: the data is the front of small_; kElided: size-only
+    const std::byte* src = nullptr;  // nullptr: the data is the front of small_; kElided: size-only; kEventEntry
     size_t length = 0;
     DmaClient* client = nullptr;
     uint64_t tag = 0;

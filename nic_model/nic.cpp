@@ -34,15 +34,23 @@ void Nic::attach(fabric::Port& port) {
   congestion_ = make_congestion_control(config_.params.congestion, port.params().rate_bps);
 }
 
-uint32_t Nic::create_cq(uint64_t ring_base, uint32_t entries, CompletionListener* listener) {
+uint32_t Nic::create_cq(uint64_t ring_base, uint32_t entries, CompletionListener* listener, uint32_t capacity) {
   const uint32_t cqn = next_cqn_++;
   CqContext& c = cqs_[cqn];
   c.cqn = cqn;
   c.base = ring_base;
   c.entries = entries;
+  c.capacity = capacity == 0 ? entries : std::min(capacity, entries);
   c.listener = listener;
   c.event_timer = std::make_unique<sim::Event>([this, cqn] { cqe_writer_.fire_event(cqn); }, "cq.event");
   return cqn;
+}
+
+bool Nic::resize_cq(uint32_t cqn, uint32_t capacity) {
+  CqContext* c = cq(cqn);
+  if (c == nullptr || capacity == 0 || capacity > c->entries) return false;
+  c->capacity = capacity;
+  return true;
 }
 
 Qpn Nic::create_qp(const QpInit& init) {
@@ -325,7 +333,7 @@ void Nic::flush_recv(QpContext& qp, const RecvWqe& w) {
   c.status = WcStatus::WrFlushErr;
   c.opcode = WcOpcode::Recv;
   c.qp_num = qp.qpn.value();
-  cqe_writer_.post(qp.recv_cq, c);
+  cqe_writer_.post(qp, qp.recv_cq, c);
 }
 
 }  // namespace rnicsim::nic

@@ -50,19 +50,6 @@ struct NicConfig {
   bool elide_payload = false;
 };
 
-// Asynchronous events (values match ibv_event_type).
-enum class AsyncEvent : uint8_t {
-  CqErr = 0,
-  QpFatal = 1,
-  QpReqErr = 2,
-  QpAccessErr = 3,
-  CommEst = 4,
-  SqDrained = 5,
-  SrqErr = 14,
-  SrqLimitReached = 15,
-  QpLastWqeReached = 16,
-};
-
 class AsyncEventListener {
 public:
   virtual ~AsyncEventListener() = default;
@@ -110,7 +97,11 @@ public:
   // --- control path ---
   uint32_t alloc_pd() { return next_pd_++; }
   // A CQ whose ring of `entries` Cqe lives at `ring_base` in host memory.
-  uint32_t create_cq(uint64_t ring_base, uint32_t entries, CompletionListener* listener);
+  // A CQ whose ring of `entries` CQEs is at `ring_base`; it holds `capacity`
+  // unconsumed CQEs (0: all of the ring) before it overruns.
+  uint32_t create_cq(uint64_t ring_base, uint32_t entries, CompletionListener* listener, uint32_t capacity = 0);
+  // ibv_resize_cq within the ring: false if the CQ is unknown or `capacity` is 0 or beyond the ring.
+  bool resize_cq(uint32_t cqn, uint32_t capacity);
   Qpn create_qp(const QpInit& init);
   int modify_qp(Qpn qpn, const QpAttr& attr, uint32_t mask);
   bool destroy_qp(Qpn qpn);

@@ -5,6 +5,7 @@
 #include <map>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "fabric/frame.hpp"
@@ -162,13 +163,20 @@ public:
   virtual void on_completion(uint32_t cqn) = 0;
   // A completion event (interrupt) of an armed CQ: what a completion channel delivers.
   virtual void on_event(uint32_t /*cqn*/) {}
+  // The CQ's consumer index as the driver last published it (the CQ's doorbell
+  // record, which the NIC reads when the ring looks full). nullopt: the host
+  // publishes none, and the NIC never finds the ring full.
+  virtual std::optional<uint64_t> consumer_index(uint32_t /*cqn*/) const { return std::nullopt; }
 };
 
 struct CqContext {
   uint32_t cqn = 0;
   uint64_t base = 0;       // ring of Cqe in host memory
-  uint32_t entries = 0;
+  uint32_t entries = 0;     // slots in the ring
+  uint32_t capacity = 0;    // CQEs it holds unconsumed before it overruns (<= entries; ibv_resize_cq changes it)
   uint64_t producer = 0;   // next slot the NIC writes
+  uint64_t consumer_seen = 0;  // the consumer index as last read from the host
+  bool overrun = false;        // a CQE found the ring full: the CQ is in error, writes nothing more
   CompletionListener* listener = nullptr;
   uint64_t written = 0;
   // Completion events (ibv_req_notify_cq): armed once, fire once.

@@ -96,7 +96,7 @@ void Responder::complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOp
     c.imm_data = p.fields.ieth->rkey;
   }
   if (qp.type == QpType::Ud && p.layout.link != packet::LinkKind::IbLocal) c.wc_flags |= kWcGrh;
-  nic_.cqe_writer().post(qp.recv_cq, c, p.fields.solicited);
+  nic_.cqe_writer().post(qp, qp.recv_cq, c, p.fields.solicited);
 }
 
 Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame,
@@ -484,6 +484,8 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
       nak(qp, NakCode::InvalidRequest, psn);
       return Verdict::Done;
   }
+  // Its completion found the CQ overrun and broke the QP: nothing is acknowledged.
+  if (qp.state == QpState::Err) return Verdict::Done;
 
   qp.nak_outstanding = false;
   qp.epsn = psn + psns;

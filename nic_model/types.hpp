@@ -22,4 +22,17 @@ private:
   uint32_t v_ = 0;
 };
 
+// Asynchronous events (values match ibv_event_type).
+enum class AsyncEvent : uint8_t {
+  CqErr = 0,
+  QpFatal = 1,
+  QpReqErr = 2,
+  QpAccessErr = 3,
+  CommEst = 4,
+  SqDrained = 5,
+  SrqErr = 14,
+  SrqLimitReached = 15,
+  QpLastWqeReached = 16,
+};
+
 }  // namespace rnicsim::nic

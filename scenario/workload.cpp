@@ -139,6 +139,12 @@ void HostSide::on_completion(uint32_t) {
   if (!poll_.scheduled()) host_.nic->scheduler().schedule_in(poll_, timing_.poll_delay);
 }
 
+std::optional<uint64_t> HostSide::consumer_index(uint32_t cqn) const {
+  if (cqn == send_cqn_ && send_cq_) return send_cq_->consumer();
+  if (cqn == recv_cqn_ && recv_cq_) return recv_cq_->consumer();
+  return std::nullopt;
+}
+
 void HostSide::poll() {
   auto count = [this](const nic::Cqe& c) {
     ++host_.completions[std::min<size_t>(static_cast<size_t>(c.status), kCompletionStatuses - 1)];

@@ -145,6 +145,7 @@ public:
   size_t qp_count() const { return qps_.size(); }
 
   void on_completion(uint32_t cqn) override;
+  std::optional<uint64_t> consumer_index(uint32_t cqn) const override;
 
 private:
   struct Qp {

@@ -200,6 +200,10 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   return post_receives(*s->ctx, srq->handle, s->ring, s->entries, s->producer, s->db->sq_producer, true, nullptr, 0, wr, bad);
 }
 
+// Tells the NIC which slots the program is done with: it never overwrites an
+// unconsumed CQE, and a CQ that has no room overruns (IBV_EVENT_CQ_ERR).
+void publish_consumer(Cq& q) { q.db->cq_consumer.store(q.consumer, std::memory_order_release); }
+
 int poll_cq(ibv_cq* cq, int n, ibv_wc* wc) {
   auto* q = reinterpret_cast<Cq*>(cq);
   std::lock_guard<std::mutex> lock(q->poll_mutex);
@@ -228,6 +232,7 @@ int poll_cq(ibv_cq* cq, int n, ibv_wc* wc) {
     if (tracing()) trace_completion(*q, c);
   }
   if (got == 0) empty_poll(*q);
+  else publish_consumer(*q);
   return got;
 }
 
@@ -274,7 +279,10 @@ int start_poll(ibv_cq_ex* x, ibv_poll_cq_attr* attr) {
   return rc;
 }
 int next_poll(ibv_cq_ex* x) { return take_next(*of(x)); }
-void end_poll(ibv_cq_ex* x) { of(x)->poll_mutex.unlock(); }
+void end_poll(ibv_cq_ex* x) {
+  publish_consumer(*of(x));
+  of(x)->poll_mutex.unlock();
+}
 ibv_wc_opcode read_opcode(ibv_cq_ex* x) { return static_cast<ibv_wc_opcode>(of(x)->current.opcode); }
 uint32_t read_vendor_err(ibv_cq_ex* x) { return of(x)->current.vendor_err; }
 uint32_t read_byte_len(ibv_cq_ex* x) { return of(x)->current.byte_len; }

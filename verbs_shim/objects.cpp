@@ -68,6 +68,7 @@ void clean_cq(ibv_cq* cq, uint32_t qpn) {
     }
   }
   q->consumer += removed;
+  publish_consumer(*q);
 }
 
 Cq* create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel, int comp_vector) {
@@ -368,6 +369,8 @@ int ibv_resize_cq(ibv_cq* cq, int cqe) {
       ++held;
     if (held > static_cast<uint64_t>(cqe)) return EINVAL;
   }
+  proto::ObjectReq resize{q->ctx->id, cq->handle, static_cast<uint64_t>(cqe)};
+  if (const int rc = call(proto::Op::ResizeCq, resize); rc != 0) return rc;
   uint32_t size = 1;
   while (size < static_cast<uint32_t>(cqe) + 1) size <<= 1;
   cq->cqe = static_cast<int>(std::min(size, q->entries) - 1);

@@ -21,7 +21,7 @@
 namespace rnicsim::verbs_proto {
 
 inline constexpr uint32_t kMagic = 0x524E4943;  // "RNIC"
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;
 
 // Environment the launcher sets for the program.
 inline constexpr const char* kSocketEnv = "RNICSIM_SOCKET";
@@ -47,6 +47,7 @@ enum class Op : uint16_t {
   CreateAh,       // CreateAhReq -> ObjectRep(index)
   ReregMr,        // RegMrReq with lkey: the region keeps its keys
   SettleCq,       // ObjectReq(cqn): answered once no completion is on its way to the CQ
+  ResizeCq,       // ObjectReq(cqn, value = CQEs it holds)
 };
 
 struct MsgHeader {
@@ -184,13 +185,15 @@ struct SegmentHeader {
 };
 
 // One cache line per queue. QPs use sq_producer and rq_producer, SRQs
-// sq_producer, CQs the arm fields.
+// sq_producer, CQs the consumer and arm fields. The daemon zeroes a record
+// when it hands it out.
 struct alignas(64) DoorbellRecord {
   std::atomic<uint64_t> sq_producer;
   std::atomic<uint64_t> rq_producer;
   std::atomic<uint64_t> arm_consumer;  // the CQ's consumer index when it was armed
   std::atomic<uint32_t> arm_seq;       // +1 per ibv_req_notify_cq
   std::atomic<uint32_t> arm_solicited;
+  std::atomic<uint64_t> cq_consumer;   // the CQ's consumer index, published after each poll
 };
 static_assert(sizeof(DoorbellRecord) == 64);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);

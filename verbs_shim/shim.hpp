@@ -166,6 +166,7 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad);
 int poll_cq(ibv_cq* cq, int n, ibv_wc* wc);
+void publish_consumer(Cq& q);
 int req_notify_cq(ibv_cq* cq, int solicited_only);
 void init_qp_ex(Qp* qp, uint64_t send_ops_flags);
 void init_cq_ex(Cq* cq);

@@ -440,4 +440,115 @@ TEST(InvalidRequest, SendLastWithoutFirstBreaksTheQp) {
   }
 }
 
+// CQ overrun (IBTA: a CQE with no room): the CQ goes into error and the QP
+// whose completion had no room goes to ERR; no unconsumed CQE is overwritten.
+struct AsyncRecorder : AsyncEventListener {
+  std::vector<std::pair<AsyncEvent, uint32_t>> events;
+  const CqContext* cq = nullptr;  // its CQEs in host memory when each event arrives
+  std::vector<uint64_t> cqes_landed;
+  void on_async_event(AsyncEvent e, uint32_t id) override {
+    events.emplace_back(e, id);
+    if (cq != nullptr) cqes_landed.push_back(cq->written);
+  }
+};
+
+// Rings of 8 WQEs; the QP's one CQ holds 16 CQEs.
+QpOptions cq_of_16() {
+  QpOptions o;
+  o.sq_entries = 8;
+  o.rq_entries = 8;
+  return o;
+}
+
+TEST(CqOverrun, FullSendCqBreaksTheCqAndTheQpAndKeepsItsEntries) {
+  TestBed bed;
+  QpOptions o = cq_of_16();
+  auto [x, y] = bed.pair(o);
+  AsyncRecorder events;
+  x->nic().set_async_listener(&events);
+  events.cq = x->nic().cq(x->cqn);
+  x->reap_on_completion = false;
+  uint64_t id = 1;
+  for (int batch = 0; batch < 2; ++batch) {
+    for (int i = 0; i < 8; ++i, ++id) x->post_send(x->write_wqe(id, 0, 64, *y, 64 * id));
+    bed.run();
+  }
+  EXPECT_TRUE(events.events.empty()) << "16 CQEs fit";
+  EXPECT_EQ(x->nic().qp(x->qpn.value())->state, QpState::Rts);
+  x->post_send(x->write_wqe(17, 0, 64, *y, 0));
+  bed.run();
+  ASSERT_EQ(events.events.size(), 2u);
+  EXPECT_EQ(events.events[0], std::make_pair(AsyncEvent::CqErr, x->cqn));
+  EXPECT_EQ(events.events[1], std::make_pair(AsyncEvent::QpFatal, x->qpn.value()));
+  EXPECT_EQ(events.cqes_landed[0], 16u) << "the event reaches the host after the CQEs before it";
+  EXPECT_EQ(x->nic().qp(x->qpn.value())->state, QpState::Err);
+  EXPECT_EQ(x->nic().cqe_writer().overruns(), 1u);
+  x->reap();
+  ASSERT_EQ(x->cqes.size(), 16u);
+  for (uint64_t i = 0; i < 16; ++i) {
+    EXPECT_EQ(x->cqes[i].cqe.wr_id, i + 1) << "an unconsumed CQE was overwritten";
+    EXPECT_EQ(x->cqes[i].cqe.status, WcStatus::Success);
+  }
+  // The CQ stays in error: even with room again, a flushed WQE's CQE is not written.
+  x->post_send(x->write_wqe(18, 0, 64, *y, 0));
+  bed.run();
+  x->reap();
+  EXPECT_EQ(x->cqes.size(), 16u);
+  EXPECT_EQ(x->nic().cqe_writer().lost(), 2u);
+  EXPECT_EQ(events.events.size(), 2u);
+}
+
+TEST(CqOverrun, ACqThePollerKeepsEmptyingNeverOverruns) {
+  TestBed bed;
+  QpOptions o = cq_of_16();
+  auto [x, y] = bed.pair(o);
+  AsyncRecorder events;
+  x->nic().set_async_listener(&events);
+  x->reap_on_completion = false;
+  for (uint64_t batch = 0; batch < 10; ++batch) {
+    for (uint64_t i = 0; i < 8; ++i) x->post_send(x->write_wqe(batch * 8 + i + 1, 0, 64, *y, 0));
+    bed.run();
+    x->reap();
+  }
+  ASSERT_EQ(x->cqes.size(), 80u);
+  for (uint64_t i = 0; i < 80; ++i) EXPECT_EQ(x->cqes[i].cqe.wr_id, i + 1);
+  EXPECT_TRUE(events.events.empty());
+  EXPECT_EQ(x->nic().cqe_writer().overruns(), 0u);
+}
+
+TEST(CqOverrun, FullReceiveCqStopsTheResponderAcknowledging) {
+  TestBed bed;
+  QpOptions o = cq_of_16();
+  o.timeout = 8;
+  o.retry_cnt = 1;
+  auto [x, y] = bed.pair(o);
+  AsyncRecorder events;
+  y->nic().set_async_listener(&events);
+  y->reap_on_completion = false;
+  uint64_t id = 1;
+  for (int batch = 0; batch < 2; ++batch) {
+    for (int i = 0; i < 8; ++i, ++id) {
+      y->post_recv(y->recv_wqe(id, 0, 64));
+      x->post_send(x->send_wqe(id, 0, 64));
+    }
+    bed.run();
+  }
+  ASSERT_EQ(x->cqes.size(), 16u);
+  y->post_recv(y->recv_wqe(17, 0, 64));
+  x->post_send(x->send_wqe(17, 0, 64));
+  bed.run();
+  ASSERT_EQ(events.events.size(), 2u);
+  EXPECT_EQ(events.events[0].first, AsyncEvent::CqErr);
+  EXPECT_EQ(events.events[1].first, AsyncEvent::QpFatal);
+  EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Err);
+  // The 17th SEND was not acknowledged: the requester retries into a QP in
+  // ERR, which drops everything, and gives up.
+  ASSERT_EQ(x->cqes.size(), 17u);
+  EXPECT_EQ(x->cqes[16].cqe.wr_id, 17u);
+  EXPECT_EQ(x->cqes[16].cqe.status, WcStatus::RetryExcErr);
+  y->reap();
+  ASSERT_EQ(y->cqes.size(), 16u);
+  for (uint64_t i = 0; i < 16; ++i) EXPECT_EQ(y->cqes[i].cqe.wr_id, i + 1);
+}
+
 }  // namespace

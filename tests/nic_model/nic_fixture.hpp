@@ -120,8 +120,13 @@ public:
   }
 
   void on_completion(uint32_t) override {
+    if (reap_on_completion) reap();
+  }
+  // Moves every CQE the NIC has written into `cqes` (ibv_poll_cq).
+  void reap() {
     while (auto c = cq_->poll()) cqes.push_back(Completion{*c, host_.nic->now()});
   }
+  std::optional<uint64_t> consumer_index(uint32_t) const override { return cq_->consumer(); }
 
   void post_send(const SendWqe& w) { nic().ring_doorbell(QueueKind::Send, qpn, sq_->post(w)); }
   // The WQE goes into the ring and, with the doorbell, to the NIC (BlueFlame-style).
@@ -173,6 +178,8 @@ public:
   Qpn qpn;
   MemoryRegion mr;
   std::vector<Completion> cqes;
+  // false: CQEs stay in the CQ until reap(), as with a program that does not poll.
+  bool reap_on_completion = true;
 
 private:
   TestHost& host_;
