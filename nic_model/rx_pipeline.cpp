@@ -1,12 +1,45 @@
 #include "nic_model/rx_pipeline.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "nic_model/nic.hpp"
 
 namespace rnicsim::nic {
 namespace {
 constexpr uint8_t kEcnCongestionExperienced = 0b11;
+
+// The opcodes' services each QP type takes (rows: RC, UC, UD; columns: packet::Transport).
+using packet::Transport;
+constexpr size_t kTransports = static_cast<size_t>(Transport::Invalid) + 1;
+constexpr std::array<std::array<bool, kTransports>, 3> kServiceAccepts{{
+    //  Rc     Uc     Rd     Ud     Cnp    Invalid
+    {{true, false, false, false, true, false}},   // RC
+    {{false, true, false, false, true, false}},   // UC
+    {{false, false, false, true, false, false}},  // UD
+}};
+
+bool service_accepts(QpType type, Transport t) {
+  const size_t row = type == QpType::Rc ? 0 : type == QpType::Uc ? 1 : 2;
+  return kServiceAccepts[row][static_cast<size_t>(t)];
+}
+
+// The port's P_Key table holds the default P_Key 0xFFFF (full member): a packet
+// matches with its low 15 bits all ones, as a full or a limited member.
+bool pkey_matches(uint16_t pkey) { return (pkey & 0x7FFF) == 0x7FFF; }
+
+// A connected QP takes packets from its peer only: the source IP (RoCEv2) or
+// source LID (InfiniBand) of its address vector.
+bool from_peer(const QpContext& qp, const packet::ParsedPacket& p) {
+  if (qp.type == QpType::Ud) return true;
+  switch (p.layout.link) {
+    case packet::LinkKind::RoceV2Ipv4:
+    case packet::LinkKind::RoceV2Ipv6: return p.fields.ip_src == qp.remote.ip;
+    case packet::LinkKind::IbLocal:
+    case packet::LinkKind::IbGlobal: return p.fields.slid == qp.remote.lid;
+  }
+  return false;
+}
 }  // namespace
 
 RxPipeline::RxPipeline(Nic& nic) : nic_(nic), process_([this] { process(); }, "rx.process") {}
@@ -35,6 +68,26 @@ void RxPipeline::notify_congestion(QpContext& qp) {
   // Notification point: a packet of `qp`'s peer went through a congested queue.
   if (CongestionControl* cc = nic_.congestion(); cc != nullptr && cc->marked_packet(qp.cc, nic_.now()))
     nic_.send_cnp(qp);
+}
+
+bool RxPipeline::admit(const QpContext* qp, const packet::ParsedPacket& p) {
+  if (qp == nullptr) {
+    ++counters_.unknown_qp;
+    return false;
+  }
+  if (!service_accepts(qp->type, packet::opcode_info(p.fields.opcode).transport)) {
+    ++counters_.wrong_transport;
+    return false;
+  }
+  if (!pkey_matches(p.fields.pkey)) {
+    ++counters_.bad_pkey;
+    return false;
+  }
+  if (!from_peer(*qp, p)) {
+    ++counters_.wrong_source;
+    return false;
+  }
+  return true;
 }
 
 uint32_t RxPipeline::payload_cycles(uint32_t bytes) const {
@@ -79,13 +132,14 @@ void RxPipeline::process() {
       return;
     }
     ++counters_.packets;
-    if (qp != nullptr && (f.ecn == kEcnCongestionExperienced || f.fecn)) {
+    const bool admitted = admit(qp, *parsed);
+    if (admitted && (f.ecn == kEcnCongestionExperienced || f.fecn)) {
       ++counters_.ecn_ce;
       ++qp->ecn_ce_received;
       notify_congestion(*qp);
     }
-    if (qp == nullptr) {
-      ++counters_.unknown_qp;
+    if (!admitted) {
+      // dropped silently by a header check, and counted
     } else if (packet::opcode_info(f.opcode).is_response()) {
       cycles += nic_.params().completer_cycles_per_packet + payload_cycles(f.payload_length);
       nic_.completer().receive(*qp, *parsed, frame);

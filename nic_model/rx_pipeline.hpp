@@ -1,6 +1,9 @@
 // The receive pipeline: frames from the port are parsed by the packet layer and
 // their ICRC (and VCRC) checked; malformed packets and bad CRCs are counted and
-// dropped. Good packets go to the completer (responses) or the responder
+// dropped. Then the transport header checks (IBTA 9.6): the destination QP
+// exists, the opcode is of the QP's service, the P_Key matches, and a connected
+// QP's packets come from its peer; a packet failing one is counted and dropped
+// silently, leaving the QP as it was. Good packets go to the completer (responses) or the responder
 // (requests), one at a time, each costing its cycles. A request waiting for a
 // receive WQE from host memory stalls the pipeline, as in a simple in-order NIC.
 #pragma once
@@ -8,6 +11,7 @@
 #include <cstdint>
 
 #include "fabric/frame.hpp"
+#include "packet/packet.hpp"
 #include "sim/ring_queue.hpp"
 #include "sim/scheduler.hpp"
 
@@ -27,7 +31,10 @@ public:
   void reinject(fabric::Frame&& frame);
 
   struct Counters {
-    uint64_t packets = 0, malformed = 0, bad_icrc = 0, unknown_qp = 0, not_for_us = 0;
+    uint64_t packets = 0, malformed = 0, bad_icrc = 0, unknown_qp = 0;
+    uint64_t wrong_transport = 0;  // opcode of another service than the QP's (a UD SEND to an RC QP)
+    uint64_t bad_pkey = 0;         // P_Key not in the port's table (0xFFFF: low 15 bits all ones)
+    uint64_t wrong_source = 0;     // to an RC/UC QP from another address than its peer's
     uint64_t ecn_ce = 0, cnps = 0;  // CE-marked packets and CNPs for known QPs
   };
   const Counters& counters() const { return counters_; }
@@ -35,6 +42,8 @@ public:
 private:
   void process();
   void notify_congestion(QpContext& qp);
+  // The transport header checks: false (and counted) if the packet is dropped.
+  bool admit(const QpContext* qp, const packet::ParsedPacket& p);
   uint32_t payload_cycles(uint32_t bytes) const;
   Nic& nic_;
   sim::RingQueue<fabric::Frame> queue_;

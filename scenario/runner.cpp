@@ -332,6 +332,10 @@ Summary run(const Scenario& s, const RunOptions& opts) {
       stats.counter(p + "nic.rx_malformed").add(rx.malformed);
       stats.counter(p + "nic.rx_bad_icrc").add(rx.bad_icrc);
       stats.counter(p + "nic.rx_unknown_qp").add(rx.unknown_qp);
+      stats.counter(p + "nic.rx_wrong_transport").add(rx.wrong_transport);
+      stats.counter(p + "nic.rx_bad_pkey").add(rx.bad_pkey);
+      stats.counter(p + "nic.rx_wrong_source").add(rx.wrong_source);
+      stats.counter(p + "nic.cq_overruns").add(h->nic->cqe_writer().overruns());
       stats.counter(p + "nic.rx_ecn_ce").add(rx.ecn_ce);
       stats.counter(p + "nic.rx_buffer_peak_bytes").add(h->nic->rx_buffer_peak());
       stats.counter(p + "nic.rx_cnps").add(rx.cnps);

@@ -423,6 +423,8 @@ TEST(InvalidRequest, SendLastWithoutFirstBreaksTheQp) {
     f.dest_qp = y->qpn.value();
     f.psn = 0;
     f.payload_length = 16;
+    f.ip_src = bed.a().address.ip;  // from the QP's peer
+    f.ip_dst = bed.b().address.ip;
     packet::derive_fields(f);
     fabric::Frame frame = bed.pool.acquire(packet::frame_length(f));
     const std::vector<std::byte> payload(16, std::byte{0x5A});
