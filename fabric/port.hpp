@@ -148,6 +148,7 @@ public:
   }
   // Room in the port as a whole (a NIC's transmit buffer, whatever the priority).
   bool has_room_total(size_t bytes) const { return queued_total_ + bytes <= params_.queue_bytes; }
+  uint64_t queued_total() const { return queued_total_; }
   // Told when data frames leave the egress queues.
   void set_egress_listener(EgressListener* l) { egress_listener_ = l; }
   // Queues a MAC control frame (a PFC pause) ahead of all data; never paused.

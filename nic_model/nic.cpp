@@ -278,7 +278,9 @@ void Nic::rx_buffered(uint8_t priority, int64_t delta) {
   }
 }
 
-bool Nic::tx_has_room(size_t bytes) const { return port_ != nullptr && port_->has_room_total(bytes); }
+bool Nic::tx_has_room(size_t bytes) const {
+  return port_ != nullptr && port_->queued_total() + bytes <= params().tx_buffer_bytes && port_->has_room_total(bytes);
+}
 
 bool Nic::addressed_to_self(const fabric::Frame& frame) const {
   const auto b = frame.bytes_as_built();  // headers only: no need for the CRCs

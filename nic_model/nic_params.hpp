@@ -26,6 +26,9 @@ struct NicParams {
   uint32_t completer_cycles_per_packet = 10;  // per received ACK/NAK/response
   uint32_t rx_parse_cycles = 6;               // parse + ICRC check per received packet
   uint32_t tx_pipeline_packets = 32;          // packets waiting for payload DMA at most
+  // The NIC's transmit buffer: bytes of frames in the transmit pipeline and the
+  // port's queue together; the requester and responder wait when it is full.
+  uint32_t tx_buffer_bytes = 128 * 1024;
   uint32_t ack_coalesce_packets = 32;         // responder ACKs at least every N packets
   uint32_t max_inflight_psns = 1u << 16;      // unacknowledged PSNs per QP at most
   // Loss recovery of RC: 0 = go-back-N (ConnectX-5 behaviour): a NAK resends

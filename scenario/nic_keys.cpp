@@ -63,6 +63,7 @@ const Key<NicParams> kNicKeys[] = {
     {"completer_cycles_per_packet", Kind::Cycles, 0, 1'000'000, &NicParams::completer_cycles_per_packet, false, "completer occupancy per ACK/NAK/response"},
     {"rx_parse_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::rx_parse_cycles, false, "parse and ICRC check per received packet"},
     {"tx_pipeline_packets", Kind::Count, 1, 65536, &NicParams::tx_pipeline_packets, false, "packets waiting for payload DMA at most"},
+    {"tx_buffer_bytes", Kind::Bytes, 8192, 1u << 30, &NicParams::tx_buffer_bytes, false, "frames in the transmit pipeline and the port's queue at most (bytes)"},
     {"ack_coalesce_packets", Kind::Count, 1, 65536, &NicParams::ack_coalesce_packets, false, "the responder ACKs at least every N packets"},
     {"max_inflight_psns", Kind::Count, 1, 1u << 23, &NicParams::max_inflight_psns, false, "unacknowledged PSNs per QP at most"},
     {"mtu", Kind::IbMtu, 256, 4096, &NicParams::mtu, false, "port MTU (the default path MTU of QPs)"},
