@@ -373,6 +373,23 @@ void Responder::step_responses() {
   }
 }
 
+namespace {
+// The message a connected QP's responder is in the middle of: a SEND has placed
+// its FIRST (recv_offset moved), a WRITE its FIRST (bytes still to come).
+Operation in_progress(const QpContext& qp) {
+  if (qp.recv_offset != 0) return Operation::Send;
+  if (qp.write_remaining != 0) return Operation::RdmaWrite;
+  return Operation::None;
+}
+}  // namespace
+
+bool Responder::sequence_ok(const QpContext& qp, const packet::OpcodeInfo& info) {
+  const bool continues = info.position == Position::Middle || info.position == Position::Last;
+  const Operation current = in_progress(qp);
+  if (current == Operation::None) return !continues;
+  return continues && info.operation == current;
+}
+
 Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) {
   ++counters_.requests;
   ++qp.rx_packets;
@@ -434,17 +451,25 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
     }
   }
 
-  // A SEND MIDDLE or LAST with no SEND in progress (a FIRST, once placed, has
-  // taken a receive WQE and moved recv_offset): an opcode out of sequence, an
-  // invalid request. Executing it would complete a receive WQE never taken, and
-  // with none posted, pop an empty queue.
-  if (info.operation == Operation::Send && !starts && qp.recv_offset == 0) {
+  // The opcode sequence check: after a FIRST or MIDDLE only a MIDDLE or LAST of
+  // the same operation, otherwise only a FIRST or ONLY. RC: an invalid request
+  // (executing a SEND MIDDLE with no SEND in progress would complete a receive
+  // WQE never taken). UC: the packet is dropped, and a FIRST or ONLY abandons
+  // the message in progress and starts its own.
+  if (qp.type != QpType::Ud && !sequence_ok(qp, info)) {
     ++counters_.dropped;
+    ++counters_.bad_opcode_sequence;
     if (rc) {
       nak(qp, NakCode::InvalidRequest, psn);
       nic_.qp_fatal(qp, WcStatus::WrFlushErr);
+      return Verdict::Done;
     }
-    return Verdict::Done;
+    if (!starts) {
+      ++qp.epsn;
+      return Verdict::Done;
+    }
+    qp.recv_offset = 0;
+    qp.write_remaining = 0;
   }
 
   // A message that completes into a receive WQE needs one before anything is written.

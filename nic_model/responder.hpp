@@ -37,11 +37,14 @@ public:
 
   struct Counters {
     uint64_t requests = 0, duplicates = 0, out_of_sequence = 0, rnr_naks = 0, access_errors = 0,
-             invalid_requests = 0, dropped = 0, acks_sent = 0, read_responses = 0, atomics = 0;
+             invalid_requests = 0, dropped = 0, acks_sent = 0, read_responses = 0, atomics = 0,
+             bad_opcode_sequence = 0;
   };
   const Counters& counters() const { return counters_; }
 
 private:
+  // IBTA's opcode sequence check for the next packet of a connected QP.
+  static bool sequence_ok(const QpContext& qp, const packet::OpcodeInfo& info);
   void send_ack(QpContext& qp, uint8_t syndrome, Psn psn);
   void nak(QpContext& qp, NakCode code, Psn psn);
   // The receive queue a QP takes WQEs from (its own or its SRQ's).

@@ -344,6 +344,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
       stats.counter(p + "nic.responder.duplicates").add(rs.duplicates);
       stats.counter(p + "nic.responder.out_of_sequence").add(rs.out_of_sequence);
       stats.counter(p + "nic.responder.rnr_naks").add(rs.rnr_naks);
+      stats.counter(p + "nic.responder.bad_opcode_sequence").add(rs.bad_opcode_sequence);
       stats.counter(p + "nic.responder.acks_sent").add(rs.acks_sent);
       stats.counter(p + "nic.completer.timeouts").add(h->nic->completer().timeouts());
       stats.counter(p + "nic.dma.reads").add(h->nic->dma().reads());
