@@ -104,8 +104,6 @@ void Completer::place_response(QpContext& qp, const packet::ParsedPacket& p, fab
     std::array<std::byte, 8> bytes;
     std::memcpy(bytes.data(), &orig, 8);
     nic_.dma().scatter(std::span(map.pieces.data(), map.count), bytes, fabric::Frame());
-  } else if (p.missing > 0) {
-    nic_.dma().scatter_elided(std::span(map.pieces.data(), map.count));
   } else {
     nic_.dma().scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame));
   }

@@ -72,6 +72,10 @@ void DmaEngine::write_small(uint64_t addr, std::span<const std::byte> src, DmaCl
 
 void DmaEngine::scatter(std::span<const DmaPiece> pieces, std::span<const std::byte> src, fabric::Frame&& holder) {
   const bool held = static_cast<bool>(holder);
+  if (held && holder.elided() > 0) {  // the payload bytes were never there
+    scatter_elided(pieces);
+    return;
+  }
   for (size_t i = 0; i < pieces.size(); ++i) {
     const auto part = src.subspan(pieces[i].offset, pieces[i].length);
     if (!held)

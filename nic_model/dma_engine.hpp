@@ -50,17 +50,17 @@ public:
   // Writes `src` to host memory in pieces (each piece's offset is into `src`), with
   // no completion callback. If `holder` owns src's bytes, the last write keeps it
   // until all have read them; without a holder, each piece (at most 64 bytes) is
-  // copied at issue.
+  // copied at issue. A size-only holder (fabric::Frame::elided) has no payload
+  // bytes: the pieces are written size-only (timing and address checks, no bytes).
   void scatter(std::span<const DmaPiece> pieces, std::span<const std::byte> src, fabric::Frame&& holder);
   // An event queue entry (64 bytes): it lands after every write issued before it
   // (PCIe keeps posted writes in order), so whoever is told of the event finds
   // those writes done. The event queue itself is not kept in host memory.
   void write_event_entry(DmaClient* client, uint64_t tag);
 
-  // Size-only transfers (payload bytes not materialised, see fabric::Frame): the
+  // A size-only read (payload bytes not materialised, see fabric::Frame): the
   // same PCIe timing and the same address checks, no bytes moved.
   void read_elided(uint64_t addr, size_t length, DmaClient* client, uint64_t tag);
-  void scatter_elided(std::span<const DmaPiece> pieces);
 
   PcieLink& pcie() { return pcie_; }
   HostMemory& memory() { return memory_; }
@@ -89,6 +89,8 @@ private:
   using Small = std::array<std::byte, 64>;
   void on_read_done();
   void on_write_done();
+  // Size-only writes of the pieces, as read_elided reads.
+  void scatter_elided(std::span<const DmaPiece> pieces);
   void issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag, bool now = false);
   void issue_write(sim::Time done, uint64_t addr, const std::byte* src, size_t length, fabric::Frame&& holder,
                    DmaClient* client, uint64_t tag);

@@ -144,10 +144,7 @@ Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPa
     }
     nic_.dma().scatter(std::span(grh_map.pieces.data(), grh_map.count), grh, fabric::Frame());
   }
-  if (p.missing > 0)
-    nic_.dma().scatter_elided(std::span(map.pieces.data(), map.count));
-  else
-    nic_.dma().scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame));
+  nic_.dma().scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame));
   qp.recv_offset = offset + len;
   if (ends) {
     if (p.fields.ieth) nic_.translation().invalidate_rkey(p.fields.ieth->rkey);
@@ -178,10 +175,7 @@ bool Responder::execute_write(QpContext& qp, const packet::ParsedPacket& p, fabr
     return false;
   }
   const DmaPiece piece{qp.write_addr, 0, len};
-  if (p.missing > 0)
-    nic_.dma().scatter_elided(std::span(&piece, 1));
-  else if (len > 0)
-    nic_.dma().write(qp.write_addr, p.payload, std::move(frame), nullptr, 0);
+  if (len > 0) nic_.dma().scatter(std::span(&piece, 1), p.payload, std::move(frame));
   qp.write_addr += len;
   qp.write_remaining -= len;
   if (ends && p.fields.imm) complete_recv(qp, p, WcOpcode::RecvRdmaWithImm, qp.write_length);
