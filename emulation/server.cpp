@@ -43,9 +43,6 @@ constexpr std::chrono::microseconds kHotWindow{50};
 constexpr std::chrono::milliseconds kLookEvery{1};
 constexpr uint32_t kIbvQptRc = 2, kIbvQptUc = 3, kIbvQptUd = 4;
 
-// The CQEs a CQ asked for with `cqe` holds: cqe + 1 rounded up to a power of two.
-uint32_t cq_capacity(uint64_t cqe) { return scenario::ring_entries(std::min<uint64_t>(cqe + 1, kMaxQueueEntries)); }
-
 // ibv_mtu (1..5) <-> bytes.
 uint32_t mtu_bytes(uint32_t ibv_mtu) { return ibv_mtu >= 1 && ibv_mtu <= 5 ? 128u << ibv_mtu : 0; }
 
@@ -75,14 +72,9 @@ struct Context {
     for (uint32_t i = 0; i < doorbell_used.size(); ++i)
       if (!doorbell_used[i]) {
         doorbell_used[i] = true;
-        // A record used before (by a queue since destroyed) starts again from 0.
-        proto::DoorbellRecord& d = doorbell(i);
-        d.sq_producer.store(0, std::memory_order_relaxed);
-        d.rq_producer.store(0, std::memory_order_relaxed);
-        d.arm_consumer.store(0, std::memory_order_relaxed);
-        d.arm_seq.store(0, std::memory_order_relaxed);
-        d.arm_solicited.store(0, std::memory_order_relaxed);
-        d.cq_consumer.store(0, std::memory_order_release);
+        // A record used before (by a queue since destroyed) starts again from 0:
+        // every field value-initialised, whatever fields the record has.
+        std::construct_at(&doorbell(i));
         return static_cast<int>(i);
       }
     return -1;
@@ -446,9 +438,9 @@ int Server::op_create_cq(Context& c, const proto::CreateCqReq& q, int channel, p
   const int db = c.take_doorbell();
   if (off == 0 || db < 0) return ENOMEM;
   HostState& h = state(c);
-  // It holds what the program was told (cqe rounded up to a power of two, less
-  // one) and one more, as hardware rings do; more unconsumed CQEs overrun it.
-  const uint32_t cqn = host(c).nic->create_cq(c.address() + off, entries, &h, cq_capacity(q.entries));
+  // It holds what the program was told and one more, as hardware rings do;
+  // more unconsumed CQEs overrun it.
+  const uint32_t cqn = host(c).nic->create_cq(c.address() + off, entries, &h, proto::cq_slots(q.entries, entries));
   h.cqs[cqn] = CqEntry{c.id, static_cast<uint32_t>(db), q.cookie, channel, 0};
   rep = {cqn, entries, off, static_cast<uint32_t>(db), 0};
   return 0;
@@ -761,7 +753,7 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
       proto::ObjectReq q;
       if (!proto::body_as(r, q)) return EPROTO;
       if (!owned_by(h.cqs, q.id, c->id) || q.value == 0 || q.value >= kMaxQueueEntries) return EINVAL;
-      return n.resize_cq(q.id, cq_capacity(q.value)) ? 0 : EINVAL;
+      return n.resize_cq(q.id, proto::cq_slots(q.value, kMaxQueueEntries)) ? 0 : EINVAL;
     }
     case Op::CreateAh: {
       proto::CreateAhReq q;

@@ -101,10 +101,7 @@ Cq* create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel*
   cq.channel = channel;
   cq.cq_context = cq_context;
   cq.handle = rep.id;
-  // As hardware providers do: the size rounded up to a power of two, less one.
-  uint32_t size = 1;
-  while (size < static_cast<uint32_t>(cqe) + 1) size <<= 1;
-  cq.cqe = static_cast<int>(std::min(size, rep.entries) - 1);
+  cq.cqe = static_cast<int>(proto::cq_slots(static_cast<uint64_t>(cqe), rep.entries) - 1);
   pthread_mutex_init(&cq.mutex, nullptr);
   pthread_cond_init(&cq.cond, nullptr);
   if (channel != nullptr) {
@@ -371,9 +368,7 @@ int ibv_resize_cq(ibv_cq* cq, int cqe) {
   }
   proto::ObjectReq resize{q->ctx->id, cq->handle, static_cast<uint64_t>(cqe)};
   if (const int rc = call(proto::Op::ResizeCq, resize); rc != 0) return rc;
-  uint32_t size = 1;
-  while (size < static_cast<uint32_t>(cqe) + 1) size <<= 1;
-  cq->cqe = static_cast<int>(std::min(size, q->entries) - 1);
+  cq->cqe = static_cast<int>(proto::cq_slots(static_cast<uint64_t>(cqe), q->entries) - 1);
   return 0;
 }
 

@@ -14,6 +14,7 @@
 // wake-up eventfd only when the daemon has said it sleeps.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -110,6 +111,15 @@ struct RegMrReq {
 struct RegMrRep {
   uint32_t lkey = 0, rkey = 0;
 };
+
+// The CQEs a CQ created or resized for `cqe` holds before it overruns: cqe + 1
+// rounded up to a power of two, as hardware providers size their rings (the CQ
+// reports one less as its cqe), and never more than its ring's `entries`.
+inline uint32_t cq_slots(uint64_t cqe, uint32_t entries) {
+  uint64_t size = 1;
+  while (size < cqe + 1) size <<= 1;
+  return static_cast<uint32_t>(std::min<uint64_t>(size, entries));
+}
 
 struct CreateCqReq {
   uint32_t ctx = 0;
