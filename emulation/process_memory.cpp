@@ -76,7 +76,15 @@ bool ProcessHostMemory::flush_writes() const {
 
 void ProcessHostMemory::flush() { flush_writes(); }
 
-bool ProcessHostMemory::read(uint64_t addr, std::span<std::byte> dst) const {
+bool ProcessHostMemory::read(uint64_t addr, std::span<std::byte> dst) const { return read_from(addr, dst, true); }
+
+bool ProcessHostMemory::read_now(uint64_t addr, std::span<std::byte> dst) const {
+  window_bytes_ = 0;
+  read_end_ = 0;  // the next read does not continue this one
+  return read_from(addr, dst, false);
+}
+
+bool ProcessHostMemory::read_from(uint64_t addr, std::span<std::byte> dst, bool ahead) const {
   if (std::byte* p = in_segment(addr, dst.size())) {
     std::memcpy(dst.data(), p, dst.size());
     return true;
@@ -86,6 +94,11 @@ bool ProcessHostMemory::read(uint64_t addr, std::span<std::byte> dst) const {
   if (end == 0) return false;
   if (dst.empty()) return true;
   flush_writes();  // a read sees every write before it
+  if (ahead && from_window(addr, dst, end)) return true;
+  return read_process(addr, dst);
+}
+
+bool ProcessHostMemory::from_window(uint64_t addr, std::span<std::byte> dst, uint64_t end) const {
   const bool continues = addr == read_end_;
   read_end_ = addr + dst.size();
   if (!continues) {
@@ -93,31 +106,13 @@ bool ProcessHostMemory::read(uint64_t addr, std::span<std::byte> dst) const {
   } else if (addr < window_addr_ || addr - window_addr_ + dst.size() > window_bytes_) {
     const uint64_t bytes = std::max<uint64_t>(dst.size(), std::min(kWindow, end - addr));
     window_.resize(bytes);
-    iovec local{window_.data(), bytes};
-    iovec remote{reinterpret_cast<void*>(addr), bytes};
-    ++calls_;
-    const bool ok = process_vm_readv(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(bytes);
+    const bool ok = read_process(addr, std::span(window_.data(), bytes));
     window_addr_ = addr;
     window_bytes_ = ok ? bytes : 0;
   }
-  if (window_bytes_ != 0 && addr >= window_addr_ && addr - window_addr_ + dst.size() <= window_bytes_) {
-    std::memcpy(dst.data(), window_.data() + (addr - window_addr_), dst.size());
-    return true;
-  }
-  return read_process(addr, dst);
-}
-
-bool ProcessHostMemory::read_now(uint64_t addr, std::span<std::byte> dst) const {
-  window_bytes_ = 0;
-  read_end_ = 0;  // the next read does not continue this one
-  if (std::byte* p = in_segment(addr, dst.size())) {
-    std::memcpy(dst.data(), p, dst.size());
-    return true;
-  }
-  if (pid_ == 0 || region_end(addr, dst.size(), false) == 0) return false;
-  if (dst.empty()) return true;
-  flush_writes();  // a read sees every write before it
-  return read_process(addr, dst);
+  if (window_bytes_ == 0 || addr < window_addr_ || addr - window_addr_ + dst.size() > window_bytes_) return false;
+  std::memcpy(dst.data(), window_.data() + (addr - window_addr_), dst.size());
+  return true;
 }
 
 bool ProcessHostMemory::read_process(uint64_t addr, std::span<std::byte> dst) const {

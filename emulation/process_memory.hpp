@@ -82,6 +82,12 @@ private:
   // its end, or 0.
   uint64_t region_end(uint64_t addr, uint64_t len, bool write) const;
   bool flush_writes() const;
+  // read() (`ahead`: through the read-ahead window) and read_now().
+  bool read_from(uint64_t addr, std::span<std::byte> dst, bool ahead) const;
+  // Copies [addr, addr + dst.size()) from the read-ahead window, filling it
+  // first when this read continues the last one; false if the bytes are not
+  // there. `end`: the end of the region the bytes lie in.
+  bool from_window(uint64_t addr, std::span<std::byte> dst, uint64_t end) const;
   // One process_vm_readv.
   bool read_process(uint64_t addr, std::span<std::byte> dst) const;
   // Read-ahead: window_bytes_ bytes from window_addr_; read_end_: where the
