@@ -418,19 +418,7 @@ TEST(InvalidRequest, SendLastWithoutFirstBreaksTheQp) {
     TestBed bed;
     auto [x, y] = bed.pair();
     if (posted) y->post_recv(y->recv_wqe(7, 0, 4096));
-    packet::PacketFields f;
-    f.opcode = packet::Opcode::RcSendLast;
-    f.dest_qp = y->qpn.value();
-    f.psn = 0;
-    f.payload_length = 16;
-    f.ip_src = bed.a().address.ip;  // from the QP's peer
-    f.ip_dst = bed.b().address.ip;
-    packet::derive_fields(f);
-    fabric::Frame frame = bed.pool.acquire(packet::frame_length(f));
-    const std::vector<std::byte> payload(16, std::byte{0x5A});
-    ASSERT_TRUE(packet::build(f, payload, frame.bytes()));
-    bed.b().nic->receive(std::move(frame));
-    bed.run();
+    deliver_to_b(bed, build_packet(peer_packet(bed, *y, packet::Opcode::RcSendLast, 0, 16), std::byte{0x5A}));
     EXPECT_EQ(y->nic().responder().counters().invalid_requests, 1u);
     EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Err);
     EXPECT_TRUE(all_zero(y->bytes(0, 16)));

@@ -32,29 +32,15 @@ struct Target {
 
 // A packet from the QP's peer to the QP, at its expected PSN (0).
 packet::PacketFields from_peer(const Target& t, packet::Opcode op, uint32_t payload = 64) {
-  packet::PacketFields f;
-  f.opcode = op;
-  f.dest_qp = t.to.qpn.value();
-  f.psn = 0;
-  f.payload_length = payload;
-  f.ip_src = t.bed.a().address.ip;
-  f.ip_dst = t.bed.b().address.ip;
-  f.eth_src = t.bed.a().address.mac;
-  f.eth_dst = t.bed.b().address.mac;
+  packet::PacketFields f = peer_packet(t.bed, t.to, op, 0, payload);
   const auto& info = packet::opcode_info(op);
   if (info.has(packet::Hdr::Reth)) f.reth = packet::RethFields{t.to.buffer + kStray, t.to.mr.rkey, payload};
   if (info.has(packet::Hdr::Deth)) f.deth = packet::DethFields{0x11111111, 0x22};
-  packet::derive_fields(f);
   return f;
 }
 
 // Builds `f` (sealed: correct checksums and ICRC) with a payload of 0xEE bytes.
-std::vector<std::byte> build(const packet::PacketFields& f) {
-  std::vector<std::byte> out(packet::frame_length(f));
-  const std::vector<std::byte> payload(f.payload_length, std::byte{0xEE});
-  EXPECT_TRUE(packet::build(f, payload, out));
-  return out;
-}
+std::vector<std::byte> build(const packet::PacketFields& f) { return build_packet(f, std::byte{0xEE}); }
 
 std::vector<std::byte> write_only(const Target& t) { return build(from_peer(t, packet::Opcode::RcRdmaWriteOnly)); }
 
@@ -182,11 +168,7 @@ TEST(HostilePackets, EachIsCountedUnderItsFaultAndDropped) {
   for (const Row& row : rows()) {
     SCOPED_TRACE(row.name);
     const RxPipeline::Counters before = y->nic().rx_pipeline().counters();
-    const std::vector<std::byte> bytes = row.make(t);
-    fabric::Frame frame = bed.pool.acquire(bytes.size());
-    std::memcpy(frame.bytes().data(), bytes.data(), bytes.size());
-    bed.b().nic->receive(std::move(frame));
-    bed.run();
+    deliver_to_b(bed, row.make(t));
     const RxPipeline::Counters& after = y->nic().rx_pipeline().counters();
     for (Counter c : all_counters()) EXPECT_EQ(after.*c - before.*c, c == row.counter ? 1u : 0u);
     const QpContext* q = y->nic().qp(y->qpn.value());

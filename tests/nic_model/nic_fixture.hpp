@@ -15,6 +15,7 @@
 #include "fabric/port.hpp"
 #include "nic_model/host_queues.hpp"
 #include "nic_model/nic.hpp"
+#include "packet/packet.hpp"
 #include "sim/random.hpp"
 #include "sim/simulator.hpp"
 
@@ -263,6 +264,40 @@ inline bool all_zero(std::span<const std::byte> s) {
 
 inline bool same(std::span<const std::byte> x, std::span<const std::byte> y) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size()) == 0;
+}
+
+// Hand-built packets. The fields of `op` from host a, the peer of host b's
+// endpoints, to `to`'s QP at `psn`, addressed as the peer's NIC addresses them;
+// the caller adds the extension headers.
+inline packet::PacketFields peer_packet(TestBed& bed, const Endpoint& to, packet::Opcode op, uint32_t psn,
+                                        uint32_t payload) {
+  packet::PacketFields f;
+  f.opcode = op;
+  f.dest_qp = to.qpn.value();
+  f.psn = psn;
+  f.payload_length = payload;
+  f.ip_src = bed.a().address.ip;
+  f.ip_dst = bed.b().address.ip;
+  f.eth_src = bed.a().address.mac;
+  f.eth_dst = bed.b().address.mac;
+  packet::derive_fields(f);
+  return f;
+}
+
+// `f` built and sealed (correct checksums and ICRC), its payload `fill` bytes.
+inline std::vector<std::byte> build_packet(const packet::PacketFields& f, std::byte fill) {
+  std::vector<std::byte> out(packet::frame_length(f));
+  const std::vector<std::byte> payload(f.payload_length, fill);
+  EXPECT_TRUE(packet::build(f, payload, out));
+  return out;
+}
+
+// Gives `bytes` to host b's NIC as a frame from the wire, and runs the bed.
+inline void deliver_to_b(TestBed& bed, std::span<const std::byte> bytes) {
+  fabric::Frame frame = bed.pool.acquire(bytes.size());
+  std::memcpy(frame.bytes().data(), bytes.data(), bytes.size());
+  bed.b().nic->receive(std::move(frame));
+  bed.run();
 }
 
 }  // namespace rnicsim::nictest

@@ -25,23 +25,13 @@ constexpr uint32_t kMtu = 4096;
 void inject(TestBed& bed, Endpoint& y, Opcode op, uint32_t psn) {
   const auto& info = packet::opcode_info(op);
   const bool full = info.position != packet::Position::Only;
-  packet::PacketFields f;
-  f.opcode = op;
-  f.dest_qp = y.qpn.value();
-  f.psn = psn;
-  f.ip_src = bed.a().address.ip;
-  f.ip_dst = bed.b().address.ip;
-  f.payload_length = info.has(packet::Hdr::Payload) ? (full ? kMtu : 64) : 0;
+  packet::PacketFields f =
+      peer_packet(bed, y, op, psn, info.has(packet::Hdr::Payload) ? (full ? kMtu : 64) : 0);
   if (info.has(packet::Hdr::Reth))
     f.reth = packet::RethFields{y.buffer + 65536, y.mr.rkey, info.position == packet::Position::Only ? 64 : 2 * kMtu};
   if (info.has(packet::Hdr::AtomicEth)) f.atomic_eth = packet::AtomicEthFields{y.buffer + 65536, y.mr.rkey, 1, 0};
   if (info.has(packet::Hdr::ImmDt)) f.imm = 7;
-  packet::derive_fields(f);
-  fabric::Frame frame = bed.pool.acquire(packet::frame_length(f));
-  const std::vector<std::byte> payload(f.payload_length, std::byte{0x5A});
-  ASSERT_TRUE(packet::build(f, payload, frame.bytes()));
-  bed.b().nic->receive(std::move(frame));
-  bed.run();
+  deliver_to_b(bed, build_packet(f, std::byte{0x5A}));
 }
 
 struct Case {
