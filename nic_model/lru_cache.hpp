@@ -27,6 +27,10 @@ public:
       ++hits_;
       return true;
     }
+    if (head_ != kNone && nodes_[head_].key == key) {  // the most recent key again: nothing moves
+      ++hits_;
+      return true;
+    }
     auto it = index_.find(key);
     if (it != index_.end()) {
       move_to_front(it->second);

@@ -115,6 +115,8 @@ void Nic::reset_qp(QpContext& qp) {
 
 bool Nic::destroy_qp(Qpn qpn) {
   qpc_cache_.erase(qpn.value());
+  QpContext*& slot = qp_slots_[qpn.value() % kQpSlots];
+  if (slot != nullptr && slot->qpn == qpn) slot = nullptr;
   return qps_.erase(qpn.value()) > 0;
 }
 
@@ -190,9 +192,11 @@ void Nic::tx_space_available() {
   responder_.resume();
 }
 
-QpContext* Nic::qp(uint32_t qpn) {
+QpContext* Nic::qp_slow(uint32_t qpn) {
   auto it = qps_.find(qpn);
-  return it == qps_.end() ? nullptr : it->second.get();
+  if (it == qps_.end()) return nullptr;
+  qp_slots_[qpn % kQpSlots] = it->second.get();
+  return it->second.get();
 }
 
 CqContext* Nic::cq(uint32_t cqn) {

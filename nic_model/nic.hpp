@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -136,7 +137,10 @@ public:
   sim::Time now() const { return sim_.now(); }
   sim::Duration cycles(uint32_t n) const { return clock_.to_duration(sim::Cycles(n)); }
   const NicParams& params() const { return config_.params; }
-  QpContext* qp(uint32_t qpn);
+  QpContext* qp(uint32_t qpn) {
+    QpContext* hit = qp_slots_[qpn % kQpSlots];
+    return hit != nullptr && hit->qpn.value() == qpn ? hit : qp_slow(qpn);
+  }
   CqContext* cq(uint32_t cqn);
   SrqContext* srq(uint32_t srqn);
   // The ring a doorbell of `kind` for `id` (QPN or SRQ number) advances.
@@ -213,6 +217,12 @@ private:
   LruCache qpc_cache_;
   std::unique_ptr<CongestionControl> congestion_;
   std::unordered_map<uint32_t, std::unique_ptr<QpContext>> qps_;
+  // A direct-mapped table in front of qps_, so that most packets find their QP
+  // without a hash look-up. QPNs are handed out in sequence: up to kQpSlots QPs
+  // created one after the other never evict each other.
+  static constexpr size_t kQpSlots = 1024;
+  std::array<QpContext*, kQpSlots> qp_slots_{};
+  QpContext* qp_slow(uint32_t qpn);
   std::unordered_map<uint32_t, CqContext> cqs_;
   std::unordered_map<uint32_t, std::unique_ptr<SrqContext>> srqs_;
   std::vector<AddressVector> address_handles_;

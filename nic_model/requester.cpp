@@ -119,7 +119,12 @@ void Requester::kick(QpContext& qp) {
 }
 
 void Requester::resume() {
-  if (!ready_.empty() && !step_.scheduled()) nic_.scheduler().schedule(step_, std::max(nic_.now(), next_free_));
+  if (ready_.empty() || step_.scheduled()) return;
+  // A step only when the pipeline can take the first ready QP's packet: has_room()
+  // remembers a refusal, and the pipeline's or the port's wake-up resumes us.
+  if (const QpContext* qp = nic_.qp(ready_.front()); qp != nullptr && !nic_.tx_pipeline().has_room(qp->path_mtu + 128))
+    return;
+  nic_.scheduler().schedule(step_, std::max(nic_.now(), next_free_));
 }
 
 void Requester::rewind(QpContext& qp, Psn psn) {
@@ -188,12 +193,11 @@ void Requester::step() {
     } else {
       cycles = build_packet(*qp);
     }
+    // The QP goes back into the ready list and the next step (if the pipeline
+    // has room) comes at once; the packet's cycles delay a step that waits for
+    // work or room (resume()).
     kick(*qp);
     next_free_ = nic_.now() + nic_.cycles(cycles) + nic_.translation_stall();
-    // The next step only if the pipeline can take a packet; otherwise the
-    // pipeline's wake-up (it remembers the refusal) resumes the requester.
-    if (!ready_.empty() && !step_.scheduled() && nic_.tx_pipeline().has_room(qp->path_mtu + 128))
-      nic_.scheduler().schedule(step_, next_free_);
     return;
   }
 }

@@ -412,8 +412,7 @@ std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std:
 }
 
 // `size` is the frame's length on the wire, at least frame.size() (see parse()).
-ParseResult<ParsedPacket> parse_ethernet(std::span<const std::byte> frame, std::size_t size) noexcept {
-  ParsedPacket out;
+std::optional<ParseError> parse_ethernet(std::span<const std::byte> frame, std::size_t size, ParsedPacket& out) noexcept {
   PacketFields& f = out.fields;
   FrameLayout& l = out.layout;
   const auto eth = try_view<ConstEthernet>(frame);
@@ -490,11 +489,10 @@ ParseResult<ParsedPacket> parse_ethernet(std::span<const std::byte> frame, std::
   if (auto e = parse_transport(frame, ip_end, out)) return *e;
   l.frame_length = static_cast<std::uint32_t>(size);
   if (frame.size() >= ip_end) out.trailer_length = static_cast<std::uint32_t>(frame.size() - ip_end);
-  return out;
+  return std::nullopt;
 }
 
-ParseResult<ParsedPacket> parse_ib(std::span<const std::byte> frame, std::size_t size) noexcept {
-  ParsedPacket out;
+std::optional<ParseError> parse_ib(std::span<const std::byte> frame, std::size_t size, ParsedPacket& out) noexcept {
   PacketFields& f = out.fields;
   FrameLayout& l = out.layout;
   const auto lrh = try_view<ConstLrh>(frame);
@@ -536,17 +534,23 @@ ParseResult<ParsedPacket> parse_ib(std::span<const std::byte> frame, std::size_t
     out.vcrc = load_le16(frame.data() + pkt_bytes);
     out.trailer_length = static_cast<std::uint32_t>(frame.size() - l.frame_length);
   }
-  return out;
+  return std::nullopt;
 }
 
 }  // namespace
 
 ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_type, std::size_t wire_length) noexcept {
   const std::size_t size = std::max(wire_length, frame.size());
-  auto r = link_type == LinkType::Ethernet ? parse_ethernet(frame, size) : parse_ib(frame, size);
-  if (r) {
-    r->layout.link = r->fields.link;
-    r->missing = static_cast<std::uint32_t>(size - frame.size());
+  // Decoded in place: a ParsedPacket is a few hundred bytes, and this runs per packet.
+  ParseResult<ParsedPacket> r(std::in_place);
+  ParsedPacket& out = *r;
+  const std::optional<ParseError> e =
+      link_type == LinkType::Ethernet ? parse_ethernet(frame, size, out) : parse_ib(frame, size, out);
+  if (e) {
+    r = *e;
+  } else {
+    out.layout.link = out.fields.link;
+    out.missing = static_cast<std::uint32_t>(size - frame.size());
   }
   return r;
 }

@@ -76,6 +76,9 @@ class [[nodiscard]] Result {
   constexpr Result(T v) noexcept(std::is_nothrow_move_constructible_v<T>)  // NOLINT: implicit by design
       : v_(std::in_place_index<0>, std::move(v)) {}
   constexpr Result(E e) noexcept : v_(std::in_place_index<1>, e) {}  // NOLINT: implicit by design
+  /// A default-constructed value, to be filled in place (no copy of a large T).
+  constexpr explicit Result(std::in_place_t) noexcept(std::is_nothrow_default_constructible_v<T>)
+      : v_(std::in_place_index<0>) {}
 
   constexpr bool has_value() const noexcept { return v_.index() == 0; }
   constexpr explicit operator bool() const noexcept { return has_value(); }

@@ -58,8 +58,7 @@ Event* Scheduler::pop_front() {
       place(hole, heap_[child]);
       hole = child;
     }
-    heap_[hole] = last;
-    sift_up(hole);
+    sift_up(hole, last);
   }
   e->heap_index_ = Event::kIdle;
   e->owner_ = nullptr;
@@ -73,7 +72,7 @@ void Scheduler::remove_at(uint32_t i) {
     place(i, heap_[last]);
     heap_.pop_back();
     sift_down(i);
-    sift_up(i);
+    sift_up(i, heap_[i]);
   } else {
     heap_.pop_back();
   }

@@ -74,9 +74,8 @@ public:
     if (e.scheduled() || t < now_) [[unlikely]] refuse(e, t);
     e.when_ = t;
     e.owner_ = this;
-    const uint32_t i = static_cast<uint32_t>(heap_.size());
-    heap_.push_back(Slot{key(t, next_seq_++), &e});
-    sift_up(i);
+    heap_.emplace_back();  // a hole at the end, filled by the sift
+    sift_up(static_cast<uint32_t>(heap_.size() - 1), Slot{key(t, next_seq_++), &e});
   }
   void schedule_in(Event& e, Duration d) { schedule(e, now_ + d); }
   // Moves an event (scheduled or not) to time `t`.
@@ -128,8 +127,10 @@ private:
     heap_[i] = s;
     s.event->heap_index_ = i;
   }
-  void sift_up(uint32_t i) {
-    const Slot s = heap_[i];
+  // Moves the hole at `i` up until `s` fits there. `s` is passed by value, not
+  // read back from the heap: a 16-byte load right after two 8-byte stores of the
+  // same slot cannot be forwarded from the store buffer and stalls.
+  void sift_up(uint32_t i, const Slot s) {
     while (i > 0) {
       const uint32_t parent = (i - 1) / 2;
       if (!(s.key < heap_[parent].key)) break;
