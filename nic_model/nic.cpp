@@ -78,6 +78,7 @@ int Nic::modify_qp(Qpn qpn, const QpAttr& attr, uint32_t mask) {
   QpContext* q = qp(qpn.value());
   if (q == nullptr) return EINVAL;
   const QpState before = q->state;
+  q->header_template.valid = false;  // the path, MTU or peer may change
   const int rc = apply_modify(*q, attr, mask);
   if (rc == 0 && q->state != before) {
     sim_.log().log(sim::LogLevel::Debug, config_.name, [&](std::ostream& os) {
@@ -214,7 +215,7 @@ packet::PacketFields Nic::packet_template(const QpContext& qp) {
   f.dscp = static_cast<uint8_t>(qp.remote.traffic_class >> 2);
   f.ecn = 0b10;  // ECT(0): RoCEv2 traffic is ECN-capable
   f.ttl = qp.remote.hop_limit;
-  f.ipv4_id = ipv4_id_++;
+  f.ipv4_id = next_ipv4_id();
   f.udp_src_port = qp.udp_src_port;
   if (packet::is_ib(f.link)) {
     // LRH: LIDs, SL from the address vector. VL = SL for now: there is no

@@ -137,6 +137,8 @@ public:
   sim::Time now() const { return sim_.now(); }
   sim::Duration cycles(uint32_t n) const { return clock_.to_duration(sim::Cycles(n)); }
   const NicParams& params() const { return config_.params; }
+  // The IPv4 identification of the next packet this NIC sends.
+  uint16_t next_ipv4_id() { return ipv4_id_++; }
   QpContext* qp(uint32_t qpn) {
     QpContext* hit = qp_slots_[qpn % kQpSlots];
     return hit != nullptr && hit->qpn.value() == qpn ? hit : qp_slow(qpn);

@@ -13,6 +13,7 @@
 #include "nic_model/queue_format.hpp"
 #include "nic_model/types.hpp"
 #include "packet/headers.hpp"
+#include "packet/packet.hpp"
 #include "sim/ring_queue.hpp"
 #include "sim/scheduler.hpp"
 
@@ -88,6 +89,18 @@ struct SrqContext {
   uint32_t limit = 0;  // armed when non-zero: event when fewer WQEs than this remain
 };
 
+// A QP's last data packet headers, kept by the requester as a template for the
+// next packets of the same opcode and payload length (a long message's MIDDLE
+// packets): copied and patched (packet::patch_headers) instead of written field
+// by field. Only opcodes with no header after the BTH; any modify drops it.
+struct HeaderTemplate {
+  static constexpr size_t kBytes = 96;  // Ethernet + VLAN + IPv6 + UDP + BTH = 78
+  std::array<std::byte, kBytes> bytes{};
+  packet::FrameLayout layout{};
+  packet::Opcode opcode{};
+  bool valid = false;
+};
+
 struct QpContext {
   Qpn qpn;
   QpType type = QpType::Rc;
@@ -112,6 +125,7 @@ struct QpContext {
   uint8_t max_rd_atomic = 1;       // ORD: READ/atomic requests in flight as requester
   uint8_t max_dest_rd_atomic = 1;  // IRD: READ/atomic requests answered at once as responder
   uint16_t udp_src_port = 0xC000;
+  HeaderTemplate header_template;
 
   // Requester: fetched WQEs from the oldest unacknowledged on; `next_entry` and
   // `next_packet` say what goes on the wire next (moved back by go-back-N).

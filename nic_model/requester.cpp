@@ -228,13 +228,37 @@ uint32_t Requester::build_packet(QpContext& qp) {
 uint32_t Requester::emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, bool ends_unreliable) {
   const SendEntry& e = qp.send_entries[entry];
   const uint32_t offset = index * qp.path_mtu;
-  const bool read = e.wqe.opcode == WrOpcode::RdmaRead;
-  const bool atomic = is_atomic(e.wqe.opcode);
   const uint32_t len = e.reads_remote ? 0 : std::min(qp.path_mtu, e.length - std::min(e.length, offset));
   const Position pos = e.packets == 1 || e.reads_remote ? Position::Only
                        : index == 0 ? Position::First
                        : index + 1 == e.packets ? Position::Last : Position::Middle;
 
+  const packet::Opcode opcode = packet_opcode(qp.type, e.wqe.opcode, pos);
+  const bool solicited = (e.wqe.send_flags & kSendSolicited) && (pos == Position::Last || pos == Position::Only);
+  // Ask for an ACK at the end of each message, and at least every N packets.
+  const bool ack_req = qp.type == QpType::Rc && !e.reads_remote &&
+                       (pos == Position::Last || pos == Position::Only ||
+                        (index + 1) % nic_.params().ack_coalesce_packets == 0);
+  fabric::Frame frame;
+  packet::FrameLayout layout;
+  HeaderTemplate& t = qp.header_template;
+  if (t.valid && t.opcode == opcode && t.layout.payload_length == len) {
+    frame = nic_.frame_pool().acquire(t.layout.frame_length);
+    const std::span<std::byte> bytes = frame.bytes();
+    std::memcpy(bytes.data(), t.bytes.data(), t.layout.payload_offset);
+    layout = t.layout;
+    packet::patch_headers(bytes, layout, packet::PerPacketFields{psn.value(), ack_req, solicited, nic_.next_ipv4_id()});
+  } else {
+    layout = build_headers(qp, e, opcode, psn, len, offset, solicited, ack_req, frame);
+  }
+  return send_packet(qp, e, index, len, offset, layout, std::move(frame), ends_unreliable);
+}
+
+packet::FrameLayout Requester::build_headers(QpContext& qp, const SendEntry& e, packet::Opcode opcode, Psn psn,
+                                             uint32_t len, uint32_t offset, bool solicited, bool ack_req,
+                                             fabric::Frame& frame) {
+  const bool read = e.wqe.opcode == WrOpcode::RdmaRead;
+  const bool atomic = is_atomic(e.wqe.opcode);
   packet::PacketFields f = nic_.packet_template(qp);
   if (qp.type == QpType::Ud) {
     const AddressVector* av = nic_.address_handle(e.wqe.ud_ah);
@@ -247,10 +271,10 @@ uint32_t Requester::emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, b
     }
     f.dest_qp = e.wqe.ud_remote_qpn & 0xFFFFFF;
   }
-  f.opcode = packet_opcode(qp.type, e.wqe.opcode, pos);
+  f.opcode = opcode;
   f.psn = psn.value();
   f.payload_length = len;
-  f.solicited = (e.wqe.send_flags & kSendSolicited) && (pos == Position::Last || pos == Position::Only);
+  f.solicited = solicited;
   const auto& info = packet::opcode_info(f.opcode);
   if (info.has(packet::Hdr::Reth)) {
     // A READ asked again from the middle asks only for what is still missing.
@@ -265,18 +289,31 @@ uint32_t Requester::emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, b
   if (info.has(packet::Hdr::ImmDt)) f.imm = __builtin_bswap32(e.wqe.imm_data);  // WQE keeps network order
   if (info.has(packet::Hdr::Ieth)) f.ieth = packet::IethFields{e.wqe.imm_data};
   if (info.has(packet::Hdr::Deth)) f.deth = packet::DethFields{e.wqe.ud_remote_qkey, qp.qpn.value()};
-  // Ask for an ACK at the end of each message, and at least every N packets.
-  f.ack_req = qp.type == QpType::Rc && !e.reads_remote &&
-              (pos == Position::Last || pos == Position::Only || (index + 1) % nic_.params().ack_coalesce_packets == 0);
+  f.ack_req = ack_req;
   packet::derive_fields(f);
 
-  fabric::Frame frame = nic_.frame_pool().acquire(packet::frame_length(f));
-  const auto layout = packet::write_headers(f, frame.bytes());
+  frame = nic_.frame_pool().acquire(packet::frame_length(f));
+  const packet::FrameLayout layout = *packet::write_headers(f, frame.bytes());
+  // Headers with nothing after the BTH become the QP's template (UD's carry
+  // each WR's address; every other opcode has an extension header).
+  HeaderTemplate& t = qp.header_template;
+  t.valid = qp.type != QpType::Ud && info.header_length == packet::kBthSize &&
+            layout.payload_offset <= HeaderTemplate::kBytes;
+  if (t.valid) {
+    std::memcpy(t.bytes.data(), frame.bytes().data(), layout.payload_offset);
+    t.layout = layout;
+    t.opcode = opcode;
+  }
+  return layout;
+}
+
+uint32_t Requester::send_packet(QpContext& qp, const SendEntry& e, uint32_t index, uint32_t len, uint32_t offset,
+                                const packet::FrameLayout& layout, fabric::Frame&& frame, bool ends_unreliable) {
   frame.meta().priority = qp.remote.sl;
   frame.meta().flow_id = qp.qpn.value();
   frame.meta().created = nic_.now();
 
-  if (len > 0 && nic_.config().elide_payload) frame.elide_from(layout->payload_offset);
+  if (len > 0 && nic_.config().elide_payload) frame.elide_from(layout.payload_offset);
   SgeMap map;
   bool failed = false;
   if (len > 0 && frame.elided() > 0) {
@@ -284,7 +321,7 @@ uint32_t Requester::emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, b
       failed = nic_.translation().map_sges(std::span(e.wqe.sge.data(), e.wqe.num_sge), qp.pd, offset, len, 0, map) !=
                AccessCheck::Ok;
   } else if (len > 0 && (e.wqe.send_flags & kSendInline)) {
-    std::memcpy(frame.bytes().data() + layout->payload_offset, e.wqe.inline_data.data() + offset, len);
+    std::memcpy(frame.bytes().data() + layout.payload_offset, e.wqe.inline_data.data() + offset, len);
   } else if (len > 0) {
     failed = nic_.translation().map_sges(std::span(e.wqe.sge.data(), e.wqe.num_sge), qp.pd, offset, len, 0, map) !=
              AccessCheck::Ok;
@@ -300,7 +337,7 @@ uint32_t Requester::emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, b
   }
   if (qp.type == QpType::Rc) nic_.completer().arm_timer(qp);
   if (CongestionControl* cc = nic_.congestion()) cc->sent(qp.cc, static_cast<uint32_t>(frame.size()), nic_.now());
-  nic_.tx_pipeline().submit(std::move(frame), *layout, std::span(map.pieces.data(), map.count), qp.qpn.value(),
+  nic_.tx_pipeline().submit(std::move(frame), layout, std::span(map.pieces.data(), map.count), qp.qpn.value(),
                             ends_unreliable ? TxOrigin::RequestEndsUnreliableWqe : TxOrigin::Request);
   return cycles;
 }

@@ -49,6 +49,12 @@ private:
   // Builds and queues packet `index` of send entry `entry` with PSN `psn`;
   // `ends_unreliable`: it is the last packet of a UC/UD WQE, which completes when it leaves.
   uint32_t emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, bool ends_unreliable);
+  // emit()'s halves: the headers written field by field (and kept as the QP's
+  // template when they can be), then the frame's payload, checks and hand-over.
+  packet::FrameLayout build_headers(QpContext& qp, const SendEntry& e, packet::Opcode opcode, Psn psn, uint32_t len,
+                                    uint32_t offset, bool solicited, bool ack_req, fabric::Frame& frame);
+  uint32_t send_packet(QpContext& qp, const SendEntry& e, uint32_t index, uint32_t len, uint32_t offset,
+                       const packet::FrameLayout& layout, fabric::Frame&& frame, bool ends_unreliable);
   // Congestion control: `qp` may send again at `when`.
   void pace(QpContext& qp, sim::Time when);
   void release_paced();

@@ -257,6 +257,14 @@ BuildResult<FrameLayout> write_headers(const PacketFields& f, std::span<std::byt
   return l;
 }
 
+void patch_headers(std::span<std::byte> headers, const FrameLayout& l, const PerPacketFields& p) noexcept {
+  const Bth bth(headers.subspan(l.bth_offset));
+  bth.set_psn(p.psn);
+  bth.set_ack_req(p.ack_req);
+  bth.set_se(p.solicited);
+  if (l.link == LinkKind::RoceV2Ipv4) Ipv4(headers.subspan(l.l3_offset)).set_identification(p.ipv4_id);
+}
+
 void seal(std::span<std::byte> frame, const FrameLayout& l) noexcept {
   seal_without_crc(frame, l);
   std::byte* p = frame.data();

@@ -183,6 +183,22 @@ std::size_t frame_length(const PacketFields& f) noexcept;
 /// and returns the layout. Payload, pad, checksums and CRCs are left for seal().
 BuildResult<FrameLayout> write_headers(const PacketFields& f, std::span<std::byte> out) noexcept;
 
+/// What differs between packets of one QP that have the same opcode and payload
+/// length (the MIDDLE packets of a long message): the BTH's PSN, AckReq and
+/// SE bits, and the IPv4 identification (RoCEv2 over IPv4).
+struct PerPacketFields {
+  std::uint32_t psn = 0;
+  bool ack_req = false;
+  bool solicited = false;
+  std::uint16_t ipv4_id = 0;
+};
+
+/// Rewrites those fields in headers write_headers() wrote (`headers` holds at
+/// least layout.payload_offset bytes): a sender that keeps one packet's headers
+/// as a template makes the next one's with a copy and this, and gets the bytes
+/// write_headers() would write for the same fields with those values.
+void patch_headers(std::span<std::byte> headers, const FrameLayout& layout, const PerPacketFields& p) noexcept;
+
 /// Completes a frame whose headers were written by write_headers() and whose
 /// payload is in place: zero pad and Ethernet trailer bytes, IPv4 header
 /// checksum, UDP checksum (0 over IPv4, as RoCEv2 NICs send; computed over

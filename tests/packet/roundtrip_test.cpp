@@ -83,6 +83,36 @@ TEST(RoundTrip, WriteHeadersThenSealEqualsBuild) {
   }
 }
 
+TEST(RoundTrip, PatchedHeadersEqualWrittenOnes) {
+  // A template written for one packet, patched for another, equals the headers
+  // written for that other packet, for every opcode over every link variant.
+  int checked = 0;
+  for (const auto& lv : all_link_variants()) {
+    for (Opcode op : all_valid_opcodes()) {
+      SCOPED_TRACE(std::string(to_string(op)) + " over " + lv.name());
+      PacketFields a = sample_fields(op, lv);
+      a.psn = 0x000001;
+      a.ack_req = false;
+      a.solicited = false;
+      a.ipv4_id = 7;
+      PacketFields b = a;
+      b.psn = 0xFFFFFE;
+      b.ack_req = true;
+      b.solicited = true;
+      b.ipv4_id = 0xBEEF;
+      std::vector<std::byte> ta(frame_length(a)), tb(frame_length(b));
+      const auto la = write_headers(a, ta);
+      const auto lb = write_headers(b, tb);
+      ASSERT_TRUE(la && lb);
+      patch_headers(ta, *la, PerPacketFields{b.psn, b.ack_req, b.solicited, b.ipv4_id});
+      const auto n = static_cast<std::ptrdiff_t>(lb->payload_offset);
+      EXPECT_TRUE(std::equal(ta.begin(), ta.begin() + n, tb.begin(), tb.begin() + n));
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 6 * 38);
+}
+
 TEST(RoundTrip, EthernetMinimumFramePadding) {
   // SEND_ONLY with no payload over IPv4: 14 + 20 + 8 + 12 + 4 = 58 bytes -> padded to 60.
   PacketFields f = sample_fields(Opcode::RcSendOnly, {LinkKind::RoceV2Ipv4, false}, 0);
