@@ -14,6 +14,11 @@ Scheduler::~Scheduler() {
     s.event->heap_index_ = Event::kIdle;
     s.event->owner_ = nullptr;
   }
+  for (size_t i = now_head_; i < now_queue_.size(); ++i)
+    if (Event* e = now_queue_[i]) {
+      e->heap_index_ = Event::kIdle;
+      e->owner_ = nullptr;
+    }
 }
 
 void Scheduler::refuse(const Event& e, Time t) const {
@@ -82,7 +87,7 @@ void Scheduler::remove_at(uint32_t i) {
 
 void Scheduler::run_until(Time until) {
   stop_requested_ = false;
-  while (!heap_.empty() && heap_.front().event->when_ <= until && !stop_requested_) step();
+  while (!stop_requested_ && !empty() && next_time() <= until) step();
 }
 
 void Scheduler::advance_to(Time t) {

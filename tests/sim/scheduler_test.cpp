@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -94,4 +95,65 @@ TEST(Scheduler, ManyEventsStayOrdered) {
   s.run_until(Time::max());
   EXPECT_TRUE(ordered);
   EXPECT_EQ(s.events_fired(), 2000u - 667u);
+}
+
+TEST(Scheduler, EventsForThePresentFireAfterEarlierOnesOfTheSameTime) {
+  // Events scheduled for the present skip the heap; the order stays (time,
+  // order of scheduling): `again`, scheduled for 10 ns before time got there,
+  // fires before c and e, scheduled at 10 ns; cancelled d never fires.
+  Scheduler s;
+  std::vector<std::string> order;
+  Event b([&] { order.push_back("b"); }), c([&] { order.push_back("c"); }), d([&] { order.push_back("d"); }),
+      e([&] { order.push_back("e"); }), late([&] { order.push_back("late"); });
+  Event a([&] {
+    order.push_back("a");
+    s.schedule(c, s.now());  // now: after b, which was scheduled for this time before
+    s.schedule(d, s.now());
+    s.schedule(e, s.now());
+    s.cancel(d);
+    s.schedule(late, s.now() + 1_ns);
+  });
+  Event again([&] {
+    order.push_back("again");
+    s.schedule(b, s.now());  // b fired already at this time: it comes again, last
+  });
+  s.schedule(a, Time::zero() + 10_ns);
+  s.schedule(b, Time::zero() + 10_ns);
+  s.run_until(Time::zero() + 5_ns);
+  EXPECT_EQ(s.pending(), 2u);
+  s.schedule(again, Time::zero() + 10_ns);
+  s.run_until(Time::zero() + 10_ns);
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "b", "again", "c", "e", "b"}));
+  EXPECT_FALSE(d.scheduled());
+  EXPECT_EQ(s.now(), Time::zero() + 10_ns);
+  EXPECT_EQ(s.pending(), 1u);
+  EXPECT_EQ(s.next_time(), Time::zero() + 11_ns);
+  s.run_until(Time::max());
+  EXPECT_EQ(order.back(), "late");
+  EXPECT_TRUE(s.empty());
+}
+
+TEST(Scheduler, CancelledAndDestroyedEventsOfThePresent) {
+  Scheduler s;
+  int fired = 0;
+  auto a = std::make_unique<Event>([&] { ++fired; });
+  Event b([&] { fired += 10; });
+  s.schedule(*a, s.now());
+  s.schedule(b, s.now());
+  EXPECT_EQ(s.pending(), 2u);
+  a.reset();  // leaves the queue
+  EXPECT_EQ(s.pending(), 1u);
+  s.cancel(b);
+  EXPECT_TRUE(s.empty());
+  EXPECT_EQ(s.next_time(), Time::max());
+  s.schedule(b, s.now());
+  s.run_until(Time::max());
+  EXPECT_EQ(fired, 10);
+  // A scheduler destroyed with events waiting leaves them idle.
+  Event c([] {});
+  {
+    Scheduler t;
+    t.schedule(c, t.now());
+  }
+  EXPECT_FALSE(c.scheduled());
 }
