@@ -1,5 +1,8 @@
 #include "emulation/process_memory.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -13,7 +16,13 @@ namespace {
 // Rights that let the NIC write into a region: a receive or READ response needs
 // local write, an RDMA WRITE remote write, an atomic remote atomic.
 constexpr uint32_t kWriteRights = nic::kAccessLocalWrite | nic::kAccessRemoteWrite | nic::kAccessRemoteAtomic;
+constexpr uint64_t kPage = 4096;
+bool page_aligned(uint64_t v) { return v % kPage == 0; }
 }  // namespace
+
+ProcessHostMemory::~ProcessHostMemory() {
+  for (const Run& r : runs_) unmap(r);
+}
 
 void ProcessHostMemory::set_process(pid_t pid) {
   pid_ = pid;
@@ -37,10 +46,67 @@ void ProcessHostMemory::remove_region(uint64_t addr, uint64_t length, uint32_t a
     }
 }
 
+std::byte* ProcessHostMemory::map_run(uint64_t addr, uint64_t bytes, int fd, uint64_t offset) {
+  if (bytes == 0 || !page_aligned(addr) || !page_aligned(bytes) || !page_aligned(offset) || addr + bytes < addr ||
+      offset + bytes < offset)
+    return nullptr;
+  struct stat st {};
+  const int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0 || (seals & F_SEAL_SHRINK) == 0 || fstat(fd, &st) != 0 ||
+      offset + bytes > static_cast<uint64_t>(st.st_size))
+    return nullptr;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
+  if (p == MAP_FAILED) return nullptr;
+  runs_.push_back({addr, static_cast<std::byte*>(p), bytes, true});
+  return static_cast<std::byte*>(p);
+}
+
+void ProcessHostMemory::unmap(const Run& r) {
+  if (r.mapped) munmap(r.local, r.bytes);
+}
+
+void ProcessHostMemory::remove_run(std::byte* local) {
+  flush_writes();
+  window_bytes_ = 0;
+  auto it = std::find_if(runs_.begin(), runs_.end(), [&](const Run& r) { return r.local == local; });
+  if (it == runs_.end()) return;
+  unmap(*it);
+  runs_.erase(it);
+}
+
 void ProcessHostMemory::clear() {
   regions_.clear();
   segments_.clear();
+  for (const Run& r : runs_) unmap(r);
+  runs_.clear();
   set_process(0);
+}
+
+const ProcessHostMemory::Run* ProcessHostMemory::run_at(uint64_t addr) const {
+  for (auto it = runs_.rbegin(); it != runs_.rend(); ++it)
+    if (addr >= it->addr && addr - it->addr < it->bytes) return &*it;
+  return nullptr;
+}
+
+bool ProcessHostMemory::in_runs(uint64_t addr, uint64_t bytes) const {
+  const uint64_t end = addr + bytes;
+  while (addr < end) {
+    const Run* r = run_at(addr);
+    if (r == nullptr) return false;
+    addr = r->addr + r->bytes;
+  }
+  return true;
+}
+
+template <class F>
+void ProcessHostMemory::for_runs(uint64_t addr, uint64_t bytes, F f) const {
+  ++shared_accesses_;
+  for (uint64_t done = 0; done < bytes;) {
+    const Run* r = run_at(addr + done);
+    const uint64_t n = std::min(bytes - done, r->addr + r->bytes - (addr + done));
+    f(r->local + (addr + done - r->addr), done, n);
+    done += n;
+  }
 }
 
 std::byte* ProcessHostMemory::in_segment(uint64_t addr, uint64_t len) const {
@@ -70,6 +136,7 @@ bool ProcessHostMemory::flush_writes() const {
   iovec remote{reinterpret_cast<void*>(pending_addr_), pending_.size()};
   ++calls_;
   const bool ok = process_vm_writev(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(pending_.size());
+  if (!ok) ++failed_calls_;
   pending_.clear();
   return ok;
 }
@@ -89,11 +156,16 @@ bool ProcessHostMemory::read_from(uint64_t addr, std::span<std::byte> dst, bool 
     std::memcpy(dst.data(), p, dst.size());
     return true;
   }
-  if (pid_ == 0) return false;
+  if (pid_ == 0 && runs_.empty()) return false;
   const uint64_t end = region_end(addr, dst.size(), false);
   if (end == 0) return false;
   if (dst.empty()) return true;
   flush_writes();  // a read sees every write before it
+  if (in_runs(addr, dst.size())) {
+    for_runs(addr, dst.size(), [&](std::byte* p, uint64_t done, uint64_t n) { std::memcpy(dst.data() + done, p, n); });
+    return true;
+  }
+  if (pid_ == 0) return false;
   if (ahead && from_window(addr, dst, end)) return true;
   return read_process(addr, dst);
 }
@@ -119,7 +191,9 @@ bool ProcessHostMemory::read_process(uint64_t addr, std::span<std::byte> dst) co
   iovec local{dst.data(), dst.size()};
   iovec remote{reinterpret_cast<void*>(addr), dst.size()};
   ++calls_;
-  return process_vm_readv(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(dst.size());
+  const bool ok = process_vm_readv(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(dst.size());
+  if (!ok) ++failed_calls_;
+  return ok;
 }
 
 bool ProcessHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
@@ -137,9 +211,15 @@ bool ProcessHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
     std::memcpy(p, src.data(), src.size());
     return true;
   }
-  if (pid_ == 0 || region_end(addr, src.size(), true) == 0) return false;
+  if ((pid_ == 0 && runs_.empty()) || region_end(addr, src.size(), true) == 0) return false;
   if (src.empty()) return true;
   if (window_bytes_ != 0 && addr < window_addr_ + window_bytes_ && window_addr_ < addr + src.size()) window_bytes_ = 0;
+  if (in_runs(addr, src.size())) {
+    flush_writes();  // in the order the NIC made them
+    for_runs(addr, src.size(), [&](std::byte* p, uint64_t done, uint64_t n) { std::memcpy(p, src.data() + done, n); });
+    return true;
+  }
+  if (pid_ == 0) return false;
   if (!pending_.empty() && (addr != pending_addr_ + pending_.size() || pending_.size() + src.size() > kWindow))
     flush_writes();
   if (pending_.empty()) pending_addr_ = addr;

@@ -1,7 +1,9 @@
 // Host memory of a real process (emulation mode): the NIC's DMA reaches the
-// program's registered regions through process_vm_readv/writev, only inside a
-// region and only with the rights its registration granted, and the rings it
-// shares with the daemon through the daemon's own mapping of the segment.
+// program's registered regions through process_vm_readv/writev, or, where the
+// shim has shared a region's pages with the daemon (runs of a memfd the daemon
+// maps too), by copying to and from them directly; only inside a region and
+// only with the rights its registration granted. The rings it shares with the
+// daemon are reached through the daemon's own mapping of the segment.
 #pragma once
 
 #include <sys/types.h>
@@ -31,8 +33,20 @@ public:
   // A registered region of the process: `access` holds ibv_access_flags.
   void add_region(uint64_t addr, uint64_t length, uint32_t access);
   void remove_region(uint64_t addr, uint64_t length, uint32_t access);
-  // Forgets every region and segment (the process is gone).
+  // Shared pages: `bytes` bytes of the program at `addr` are at `local` in the
+  // daemon. The newest run wins where runs overlap (the program may have
+  // unmapped the pages of an older one and shared new pages at its address).
+  void add_run(uint64_t addr, std::byte* local, uint64_t bytes) { runs_.push_back({addr, local, bytes, false}); }
+  // Maps `bytes` bytes at `offset` of memfd `fd` (MAP_SHARED) and adds them as
+  // a run at `addr`: the run this object unmaps when it is removed. Everything
+  // page-aligned, and the memfd sealed against shrinking (a program that
+  // shrank it would make the daemon's accesses fault); nullptr if not.
+  std::byte* map_run(uint64_t addr, uint64_t bytes, int fd, uint64_t offset);
+  // Removes the run at `local` (and unmaps it if map_run made it).
+  void remove_run(std::byte* local);
+  // Forgets every region, segment and run (the process is gone).
   void clear();
+  ~ProcessHostMemory() override;
 
   bool read(uint64_t addr, std::span<std::byte> dst) const override;
   // Never from the read-ahead window, and drops it: the program may change these
@@ -62,6 +76,10 @@ public:
 
   uint64_t denied() const { return denied_; }
   uint64_t system_calls() const { return calls_; }
+  // process_vm_readv/writev calls that failed (the process gone, or not ours to read).
+  uint64_t failed_calls() const { return failed_calls_; }
+  // Reads and writes served from shared pages, with no system call.
+  uint64_t shared_accesses() const { return shared_accesses_; }
 
 private:
   struct Segment {
@@ -77,6 +95,23 @@ private:
     uint32_t access;
   };
   std::multimap<uint64_t, Region> regions_;
+  struct Run {
+    uint64_t addr;
+    std::byte* local;
+    uint64_t bytes;
+    bool mapped;  // by map_run: unmapped when removed
+  };
+  std::vector<Run> runs_;  // oldest first
+  // The run holding `addr`, newest first; nullptr if none.
+  const Run* run_at(uint64_t addr) const;
+  // Whether every byte of [addr, addr + bytes) lies in runs.
+  bool in_runs(uint64_t addr, uint64_t bytes) const;
+  // Counts one shared access and calls f(p, done, n) for each piece of
+  // [addr, addr + bytes) (in_runs must hold): n bytes at `p` in the daemon,
+  // `done` bytes into the access.
+  template <class F>
+  void for_runs(uint64_t addr, uint64_t bytes, F f) const;
+  void unmap(const Run& r);
   mutable uint64_t denied_ = 0;
   // The region [addr, addr + length) lies in, with `write` rights if asked:
   // its end, or 0.
@@ -97,7 +132,7 @@ private:
   // Writes not yet made: pending_ bytes at pending_addr_.
   mutable std::vector<std::byte> pending_;
   mutable uint64_t pending_addr_ = 0;
-  mutable uint64_t calls_ = 0;
+  mutable uint64_t calls_ = 0, failed_calls_ = 0, shared_accesses_ = 0;
 };
 
 }  // namespace rnicsim::emulation

@@ -1,6 +1,8 @@
 #include "emulation/process_memory.hpp"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <array>
@@ -158,4 +160,157 @@ TEST(ProcessHostMemory, SegmentsServeRingsAndCqes) {
   EXPECT_FALSE(m.read(base + 4090, out));  // past the segment
   m.remove_segment(base);
   EXPECT_FALSE(m.read(base + 128, out));
+}
+
+// --- shared pages (runs): the shim moved the program's pages onto a memfd
+// the daemon maps; here the runs are buffers of this test at made-up program
+// addresses, and no process is reachable (pid 0), so every byte the memory
+// returns came from a run.
+namespace {
+constexpr uint64_t kProgram = 0x7000'0000'0000ull;  // a program address
+constexpr uint64_t kPage = 4096;
+}  // namespace
+
+TEST(ProcessHostMemoryRuns, ReadsAndWritesGoStraightToTheRun) {
+  std::vector<std::byte> page(kPage, std::byte{0x11});
+  ProcessHostMemory m;
+  m.add_region(kProgram, kPage, nic::kAccessLocalWrite);
+  m.add_run(kProgram, page.data(), kPage);
+  std::array<std::byte, 8> out{};
+  ASSERT_TRUE(m.read(kProgram + 100, out));
+  EXPECT_EQ(out[0], std::byte{0x11});
+  const std::array<std::byte, 4> data{std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}};
+  ASSERT_TRUE(m.write(kProgram + 200, data));
+  EXPECT_EQ(page[203], std::byte{4});  // at once: no batching, no flush
+  page[300] = std::byte{0x77};        // the program changes its memory
+  ASSERT_TRUE(m.read_now(kProgram + 300, out));
+  EXPECT_EQ(out[0], std::byte{0x77});
+  EXPECT_EQ(m.system_calls(), 0u);
+  EXPECT_EQ(m.shared_accesses(), 3u);
+}
+
+TEST(ProcessHostMemoryRuns, RegionRightsAreStillEnforced) {
+  std::vector<std::byte> page(kPage, std::byte{0});
+  ProcessHostMemory m;
+  m.add_run(kProgram, page.data(), kPage);
+  std::array<std::byte, 8> out{};
+  const std::array<std::byte, 8> data{std::byte{9}};
+  EXPECT_FALSE(m.read(kProgram, out));  // shared, but not registered
+  m.add_region(kProgram + 64, 128, nic::kAccessRemoteRead);
+  EXPECT_TRUE(m.read(kProgram + 64, out));
+  EXPECT_FALSE(m.read(kProgram + 60, out));   // starts before the region
+  EXPECT_FALSE(m.read(kProgram + 188, out));  // runs past its end
+  EXPECT_FALSE(m.write(kProgram + 64, data));  // no write right
+  EXPECT_EQ(page[64], std::byte{0});
+  m.remove_region(kProgram + 64, 128, nic::kAccessRemoteRead);
+  EXPECT_FALSE(m.read(kProgram + 64, out));
+  EXPECT_EQ(m.denied(), 5u);
+  EXPECT_EQ(m.shared_accesses(), 1u);
+}
+
+// Consecutive program pages moved at different times are separate runs at
+// unrelated places in the daemon; an access across them is split.
+TEST(ProcessHostMemoryRuns, AnAccessSpansTwoRuns) {
+  std::vector<std::byte> first(kPage, std::byte{0xA1}), second(kPage, std::byte{0xB2});
+  ProcessHostMemory m;
+  m.add_region(kProgram, 2 * kPage, nic::kAccessRemoteWrite | nic::kAccessLocalWrite);
+  m.add_run(kProgram, first.data(), kPage);
+  m.add_run(kProgram + kPage, second.data(), kPage);
+  std::array<std::byte, 8> out{};
+  ASSERT_TRUE(m.read(kProgram + kPage - 3, out));
+  EXPECT_EQ(out[2], std::byte{0xA1});
+  EXPECT_EQ(out[3], std::byte{0xB2});
+  std::array<std::byte, 6> data{};
+  data.fill(std::byte{0x5C});
+  ASSERT_TRUE(m.write(kProgram + kPage - 2, data));
+  EXPECT_EQ(first[kPage - 3], std::byte{0xA1});
+  EXPECT_EQ(first[kPage - 2], std::byte{0x5C});
+  EXPECT_EQ(second[3], std::byte{0x5C});
+  EXPECT_EQ(second[4], std::byte{0xB2});
+}
+
+// Bytes outside every run are not read from anywhere when the process cannot
+// be reached (the daemon has no other way to its memory).
+TEST(ProcessHostMemoryRuns, AnAccessOutsideTheRunsIsRefused) {
+  std::vector<std::byte> page(kPage, std::byte{0x42});
+  ProcessHostMemory m;
+  m.add_region(kProgram, 3 * kPage, nic::kAccessLocalWrite);
+  m.add_run(kProgram, page.data(), kPage);
+  std::array<std::byte, 8> out{};
+  const std::array<std::byte, 8> data{std::byte{7}};
+  EXPECT_FALSE(m.read(kProgram + 2 * kPage, out));     // in the region, in no run
+  EXPECT_FALSE(m.read(kProgram + kPage - 4, out));     // half in the run
+  EXPECT_FALSE(m.write(kProgram + kPage - 4, data));   // half in the run
+  EXPECT_EQ(page[kPage - 4], std::byte{0x42});
+  m.remove_run(page.data());
+  EXPECT_FALSE(m.read(kProgram, out));
+  EXPECT_EQ(m.shared_accesses(), 0u);
+}
+
+// Where the process can be reached, an access not wholly in runs is made
+// with process_vm_readv, as without runs.
+TEST(ProcessHostMemoryRuns, AnAccessPartlyOutsideTheRunsReadsTheProcess) {
+  std::vector<std::byte> buf(2 * kPage, std::byte{0x33});
+  std::vector<std::byte> shared(kPage, std::byte{0x44});
+  ProcessHostMemory m;
+  const uint64_t at = register_own(m, buf);
+  m.add_run(at, shared.data(), kPage);
+  std::array<std::byte, 8> out{};
+  ASSERT_TRUE(m.read_now(at + kPage - 4, out));
+  EXPECT_EQ(out[0], std::byte{0x33});  // the process's bytes, not the run's
+  EXPECT_EQ(m.system_calls(), 1u);
+  ASSERT_TRUE(m.read_now(at, out));
+  EXPECT_EQ(out[0], std::byte{0x44});
+  EXPECT_EQ(m.system_calls(), 1u);
+}
+
+// The newest run at an address wins (the program unmapped the pages of an
+// older one and shared new pages there).
+TEST(ProcessHostMemoryRuns, TheNewestRunWins) {
+  std::vector<std::byte> old_page(kPage, std::byte{1}), new_page(kPage, std::byte{2});
+  ProcessHostMemory m;
+  m.add_region(kProgram, kPage, 0);
+  m.add_run(kProgram, old_page.data(), kPage);
+  m.add_run(kProgram, new_page.data(), kPage);
+  std::array<std::byte, 1> out{};
+  ASSERT_TRUE(m.read(kProgram, out));
+  EXPECT_EQ(out[0], std::byte{2});
+  m.remove_run(new_page.data());
+  ASSERT_TRUE(m.read(kProgram + 1, out));
+  EXPECT_EQ(out[0], std::byte{1});
+}
+
+// map_run maps a memfd the program sent: only page-aligned runs of a memfd
+// sealed against shrinking, within its size; the daemon sees the program's
+// writes and the program the daemon's.
+TEST(ProcessHostMemoryRuns, MapRunTakesOnlySealedMemfds) {
+  const int unsealed = memfd_create("test-unsealed", MFD_CLOEXEC);
+  const int fd = memfd_create("test-sealed", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  ASSERT_GE(unsealed, 0);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(unsealed, 2 * kPage), 0);
+  ASSERT_EQ(ftruncate(fd, 2 * kPage), 0);
+  ASSERT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+  ProcessHostMemory m;
+  EXPECT_EQ(m.map_run(kProgram, kPage, unsealed, 0), nullptr);
+  EXPECT_EQ(m.map_run(kProgram + 1, kPage, fd, 0), nullptr);   // not page-aligned
+  EXPECT_EQ(m.map_run(kProgram, 100, fd, 0), nullptr);         // not whole pages
+  EXPECT_EQ(m.map_run(kProgram, kPage, fd, 2 * kPage), nullptr);  // past its end
+  std::byte* p = m.map_run(kProgram, kPage, fd, kPage);
+  ASSERT_NE(p, nullptr);
+  const char text[] = "program";
+  ASSERT_EQ(pwrite(fd, text, sizeof text, kPage + 8), static_cast<ssize_t>(sizeof text));
+  m.add_region(kProgram, kPage, nic::kAccessLocalWrite);
+  std::array<std::byte, sizeof text> out{};
+  ASSERT_TRUE(m.read(kProgram + 8, out));
+  EXPECT_EQ(std::memcmp(out.data(), text, sizeof text), 0);
+  const std::array<std::byte, 2> data{std::byte{'N'}, std::byte{'I'}};
+  ASSERT_TRUE(m.write(kProgram + 100, data));
+  char back[2] = {};
+  ASSERT_EQ(pread(fd, back, 2, kPage + 100), 2);
+  EXPECT_EQ(back[1], 'I');
+  m.remove_run(p);
+  EXPECT_FALSE(m.read(kProgram + 8, out));
+  close(unsealed);
+  close(fd);
 }
