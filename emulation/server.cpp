@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <memory>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "emulation/process_memory.hpp"
@@ -98,7 +100,10 @@ struct MrEntry {
   uint32_t ctx = 0;
   uint64_t addr = 0, length = 0;
   uint32_t access = 0;
+  std::vector<std::byte*> runs;  // shared pages the daemon mapped for it (ProcessHostMemory::map_run)
 };
+// The most runs of shared pages a session may have sent for a registration to come.
+constexpr size_t kMaxPendingRuns = 4096;
 
 // The context an object belongs to: the PD and AH maps hold it, the others an entry with it.
 uint32_t owner(uint32_t ctx) { return ctx; }
@@ -166,6 +171,8 @@ struct Session {
   int fd = -1;
   pid_t pid = 0;
   size_t host = SIZE_MAX;
+  // Runs of shared pages (ShareRuns) for the next RegMr or ReregMr.
+  std::vector<std::byte*> pending_runs;
 };
 
 // A SettleCq request waiting for the work in flight towards its CQ.
@@ -218,6 +225,11 @@ private:
   int to_address_vector(const Context& c, const proto::AhWire& ah, nic::AddressVector& av);
 
   int op_hello(Session& s, const proto::HelloReq& q, proto::DeviceInfo& info);
+  // Whether process_vm_readv reads the probe word of the Hello (errno set if not).
+  static bool can_read(pid_t pid, const proto::HelloReq& q);
+  int op_share_runs(Session& s, HostState& h, const proto::Received& r);
+  // Unmaps the runs of a registration.
+  static void drop_runs(HostState& h, std::vector<std::byte*>& runs);
   int op_open_context(Session& s, const proto::Received& r, proto::OpenContextRep& rep, std::vector<int>& fds);
   int op_create_cq(Context& c, const proto::CreateCqReq& q, int channel, proto::RingRep& rep);
   int op_create_qp(Context& c, const proto::CreateQpReq& q, proto::CreateQpRep& rep);
@@ -342,7 +354,7 @@ void Server::accept_client() {
   add_session(fd, cred.pid);
 }
 
-void Server::add_session(int fd, pid_t pid) { sessions_[fd] = Session{fd, pid, SIZE_MAX}; }
+void Server::add_session(int fd, pid_t pid) { sessions_[fd] = Session{fd, pid, SIZE_MAX, {}}; }
 
 bool Server::serve_session(int fd) {
   auto it = sessions_.find(fd);
@@ -359,6 +371,8 @@ Context* Server::context_of(const Session& s, uint32_t ctx) {
 }
 
 int Server::op_hello(Session& s, const proto::HelloReq& q, proto::DeviceInfo& info) {
+  const bool readable = can_read(s.pid, q);
+  const int read_error = errno;
   if (s.host == SIZE_MAX) {
     const std::string want(q.host, strnlen(q.host, sizeof q.host));
     size_t pick = SIZE_MAX;
@@ -376,6 +390,9 @@ int Server::op_hello(Session& s, const proto::HelloReq& q, proto::DeviceInfo& in
     if (h.owner != s.pid) out_ << "rnicsim serve: host " << h.host->name << " is process " << s.pid << '\n';
     h.owner = s.pid;
     h.memory.set_process(s.pid);
+    if (!readable)
+      out_ << "rnicsim serve: process " << s.pid << " cannot be read with process_vm_readv (" << std::strerror(read_error)
+           << "): it has to share its registered memory\n";
     ++h.sessions;
     s.host = pick;
   }
@@ -394,7 +411,18 @@ int Server::op_hello(Session& s, const proto::HelloReq& q, proto::DeviceInfo& in
   std::memcpy(info.gid, cfg.ip.data(), 16);
   std::memcpy(info.mac, cfg.mac.data(), 6);
   info.daemon_pid = getpid();
+  info.process_memory = readable ? 1 : 0;
   return 0;
+}
+
+bool Server::can_read(pid_t pid, const proto::HelloReq& q) {
+  uint64_t value = 0;
+  iovec local{&value, sizeof value};
+  iovec remote{reinterpret_cast<void*>(q.probe_addr), sizeof value};
+  if (q.probe_addr == 0) return errno = EFAULT, false;
+  if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(sizeof value)) return false;
+  if (value != q.probe_value) return errno = EIO, false;
+  return true;
 }
 
 int Server::op_open_context(Session& s, const proto::Received& r, proto::OpenContextRep& rep, std::vector<int>& fds) {
@@ -427,6 +455,37 @@ int Server::op_open_context(Session& s, const proto::Received& r, proto::OpenCon
   contexts_[c->id] = c.get();
   context_store_.push_back(std::move(c));
   return 0;
+}
+
+int Server::op_share_runs(Session& s, HostState& h, const proto::Received& r) {
+  // A failure dooms the registration these runs are for: its earlier runs go too.
+  auto refuse = [&](int error) {
+    drop_runs(h, s.pending_runs);
+    return error;
+  };
+  proto::ShareRunsReq q;
+  if (!proto::body_as(r, q)) return refuse(EPROTO);
+  if (q.count == 0 || q.count > proto::kRunsPerMessage || r.nfds != q.count) return refuse(EINVAL);
+  if (s.pending_runs.size() + q.count > kMaxPendingRuns) return refuse(ENOMEM);
+  std::vector<std::byte*> mapped;
+  for (uint32_t i = 0; i < q.count; ++i) {
+    const proto::MemoryRun& run = q.runs[i];
+    std::byte* p = h.memory.map_run(run.addr, run.length, r.fds[i], run.offset);
+    if (p == nullptr) {
+      drop_runs(h, mapped);
+      return refuse(EINVAL);
+    }
+    mapped.push_back(p);
+  }
+  // The mappings keep the pages; the descriptors are not needed any more.
+  for (uint32_t i = 0; i < q.count; ++i) close(r.fds[i]);
+  s.pending_runs.insert(s.pending_runs.end(), mapped.begin(), mapped.end());
+  return 0;
+}
+
+void Server::drop_runs(HostState& h, std::vector<std::byte*>& runs) {
+  for (std::byte* p : runs) h.memory.remove_run(p);
+  runs.clear();
 }
 
 int Server::op_create_cq(Context& c, const proto::CreateCqReq& q, int channel, proto::RingRep& rep) {
@@ -619,30 +678,43 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
       h.pds.erase(it);
       return 0;
     }
+    case Op::ShareRuns:
+      return op_share_runs(s, h, r);
     case Op::RegMr:
     case Op::ReregMr: {
+      // The runs the ShareRuns requests before this one sent: this region's,
+      // or unmapped if the registration fails.
+      std::vector<std::byte*> runs = std::exchange(s.pending_runs, {});
+      auto refuse = [&](int error) {
+        drop_runs(h, runs);
+        return error;
+      };
       proto::RegMrReq q;
-      if (!proto::body_as(r, q)) return EPROTO;
+      if (!proto::body_as(r, q)) return refuse(EPROTO);
+      if (q.shared_runs != runs.size()) return refuse(EINVAL);
       auto pd = h.pds.find(q.pd);
-      if (pd == h.pds.end() || pd->second != c->id) return EINVAL;
-      if (q.length == 0 || q.addr + q.length < q.addr) return EINVAL;
+      if (pd == h.pds.end() || pd->second != c->id) return refuse(EINVAL);
+      if (q.length == 0 || q.addr + q.length < q.addr) return refuse(EINVAL);
       // Remote write or atomic without local write is invalid (IBTA 10.6.3.1).
       if ((q.access & (nic::kAccessRemoteWrite | nic::kAccessRemoteAtomic)) && !(q.access & nic::kAccessLocalWrite))
-        return EINVAL;
+        return refuse(EINVAL);
       const uint32_t access = q.access & 0xF;
       if (op == Op::ReregMr) {
         auto it = h.mrs.find(q.lkey);
-        if (it == h.mrs.end() || it->second.ctx != c->id) return EINVAL;
+        if (it == h.mrs.end() || it->second.ctx != c->id) return refuse(EINVAL);
         h.memory.remove_region(it->second.addr, it->second.length, it->second.access);
         n.translation().modify(q.lkey, q.pd, q.addr, q.length, q.iova, access);
-        it->second = MrEntry{c->id, q.addr, q.length, access};
+        // New shared pages replace the region's; without any it keeps its own.
+        if (!runs.empty()) drop_runs(h, it->second.runs);
+        if (runs.empty()) runs = std::move(it->second.runs);
+        it->second = MrEntry{c->id, q.addr, q.length, access, std::move(runs)};
         h.memory.add_region(q.addr, q.length, access);
         const nic::MemoryRegion* mr = n.translation().by_lkey(q.lkey);
         reply_with(proto::RegMrRep{mr->lkey, mr->rkey});
         return 0;
       }
       const nic::MemoryRegion& mr = n.translation().add(q.pd, q.addr, q.length, q.iova, access);
-      h.mrs[mr.lkey] = MrEntry{c->id, q.addr, q.length, access};
+      h.mrs[mr.lkey] = MrEntry{c->id, q.addr, q.length, access, std::move(runs)};
       h.memory.add_region(q.addr, q.length, access);
       reply_with(proto::RegMrRep{mr.lkey, mr.rkey});
       return 0;
@@ -654,6 +726,7 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
       if (it == h.mrs.end() || it->second.ctx != c->id) return EINVAL;
       n.translation().remove(q.id);
       h.memory.remove_region(it->second.addr, it->second.length, it->second.access);
+      drop_runs(h, it->second.runs);
       h.mrs.erase(it);
       return 0;
     }
@@ -817,6 +890,7 @@ void Server::release_context(Context& c) {
     }
     n.translation().remove(it->first);
     h.memory.remove_region(it->second.addr, it->second.length, it->second.access);
+    drop_runs(h, it->second.runs);
     it = h.mrs.erase(it);
   }
   std::erase_if(h.pds, [&](const auto& e) { return e.second == c.id; });
@@ -833,7 +907,8 @@ void Server::release_context(Context& c) {
 void Server::end_session(int fd) {
   auto it = sessions_.find(fd);
   if (it == sessions_.end()) return;
-  const Session s = it->second;
+  Session& s = it->second;
+  if (s.host != SIZE_MAX) drop_runs(*hosts_[s.host], s.pending_runs);
   std::vector<Context*> mine;
   for (auto& [id, c] : contexts_)
     if (c->session_fd == fd) mine.push_back(c);
@@ -847,7 +922,7 @@ void Server::end_session(int fd) {
     }
   }
   close(fd);
-  sessions_.erase(it);
+  sessions_.erase(fd);
 }
 
 bool Server::scan_doorbells() {
@@ -1008,15 +1083,20 @@ int Server::run() {
     if (idle_too_long()) break;
   }
   if (tap_) tap_->flush();
-  uint64_t tx = 0, rx = 0, retx = 0, memory_calls = 0;
-  for (const auto& h : hosts_) memory_calls += h->memory.system_calls();
+  uint64_t tx = 0, rx = 0, retx = 0, memory_calls = 0, failed_calls = 0, shared = 0;
+  for (const auto& h : hosts_) {
+    memory_calls += h->memory.system_calls();
+    failed_calls += h->memory.failed_calls();
+    shared += h->memory.shared_accesses();
+  }
   for (const auto& h : world_.hosts()) {
     tx += h->nic->stats().tx_packets;
     rx += h->nic->stats().rx_frames;
     retx += h->nic->stats().retransmitted_packets;
   }
   out_ << "rnicsim serve: done; simulated " << sim::to_string(world_.sim().now()) << ", " << world_.sim().scheduler().events_fired()
-       << " events, " << tx << " packets sent, " << rx << " received, " << retx << " retransmitted; " << memory_calls << " process_vm_readv/writev calls; " << requests_
+       << " events, " << tx << " packets sent, " << rx << " received, " << retx << " retransmitted; " << memory_calls << " process_vm_readv/writev calls (" << failed_calls
+       << " failed), " << shared << " accesses through shared memory; " << requests_
        << " requests, " << doorbells_ << " doorbell scans with work, " << sleeps_ << " sleeps; lag p50 "
        << sim::to_string(sim::Duration::ps(static_cast<int64_t>(executor_.lag_ps().percentile(0.5)))) << " p99 "
        << sim::to_string(sim::Duration::ps(static_cast<int64_t>(executor_.lag_ps().percentile(0.99)))) << " max "

@@ -68,10 +68,10 @@ def packet_and_pcap_seeds(pcap_dir):
 
 
 # --- control protocol: records of the control fuzzer (see control_fuzzer.cpp) ---
-MAGIC, VERSION = 0x524E4943, 2
+MAGIC, VERSION = 0x524E4943, 3
 (HELLO, OPEN_CONTEXT, CLOSE_CONTEXT, ALLOC_PD, DEALLOC_PD, REG_MR, DEREG_MR, CREATE_CQ, DESTROY_CQ, CREATE_QP,
  MODIFY_QP, QUERY_QP, DESTROY_QP, CREATE_SRQ, MODIFY_SRQ, DESTROY_SRQ, CREATE_AH, REREG_MR, SETTLE_CQ,
- RESIZE_CQ) = range(1, 21)
+ RESIZE_CQ, SHARE_RUNS) = range(1, 22)
 
 
 def framed(op, body, client=0, with_fd=False):
@@ -84,6 +84,15 @@ def raw(op, body, client=0, magic=MAGIC, version=VERSION, length=None):
     """A record sent as is: header and body."""
     data = struct.pack('<IHHIi', magic, version, op, len(body) if length is None else length, 0) + body
     return bytes([client | 8, len(data)]) + data
+
+
+def hello_body(host=b''):
+    # pid, host, probe word address and value (none: the daemon cannot read it)
+    return struct.pack('<i64s4xQQ', 0, host, 0, 0)
+
+
+def reg_mr(ctx, pd, addr, length, access, lkey=0, shared_runs=0):
+    return struct.pack('<IIQQQIIII', ctx, pd, addr, length, addr, access, lkey, shared_runs, 0)
 
 
 def obj(ctx, oid, value=0):
@@ -100,12 +109,12 @@ def modify(ctx, qpn, mask, state, mtu=5, dgid=bytes(16)):
 
 
 def control_seeds():
-    hello = framed(HELLO, struct.pack('<i64s', 0, b''))
-    hello_host1 = framed(HELLO, struct.pack('<i64s', 0, b'host1'), client=1)
+    hello = framed(HELLO, hello_body())
+    hello_host1 = framed(HELLO, hello_body(b'host1'), client=1)
     opened = hello + framed(OPEN_CONTEXT, struct.pack('<I', 0), with_fd=True)
     ctx = 2  # the well-behaved client has context 1
     setup = (opened + framed(ALLOC_PD, obj(ctx, 0)) +
-             framed(REG_MR, struct.pack('<IIQQQII', ctx, 2, 0x10000, 4096, 0x10000, 0xF, 0)) +
+             framed(REG_MR, reg_mr(ctx, 2, 0x10000, 4096, 0xF)) +
              framed(CREATE_CQ, struct.pack('<4I', ctx, 64, 1, 7), with_fd=True) +
              framed(CREATE_CQ, struct.pack('<4I', ctx, 64, 0, 0)))
     qp = framed(CREATE_QP, struct.pack('<12I', ctx, 2, 2, 3, 0, 2, 0, 16, 16, 1, 1, 0))
@@ -125,16 +134,21 @@ def control_seeds():
           framed(CREATE_AH, struct.pack('<II', ctx, 2) + ah(gid)) +
           framed(DESTROY_SRQ, obj(ctx, 1)))
     write('control', 'rereg_dereg', setup +
-          framed(REREG_MR, struct.pack('<IIQQQII', ctx, 2, 0x20000, 8192, 0x20000, 0x1, 0x100)) +
+          framed(REREG_MR, reg_mr(ctx, 2, 0x20000, 8192, 0x1, lkey=0x100)) +
           framed(DEREG_MR, obj(ctx, 0x100)) + framed(DESTROY_CQ, obj(ctx, 2)) + framed(DEALLOC_PD, obj(ctx, 2)))
+    # Shared pages: a run whose descriptor is not a sealed memfd (the fuzzer
+    # attaches /dev/null), then a registration that counts on it.
+    runs = struct.pack('<II', ctx, 1) + struct.pack('<3Q', 0x10000, 4096, 0) + bytes(3 * 24)
+    write('control', 'share_runs', setup + framed(SHARE_RUNS, runs, with_fd=True) +
+          framed(REG_MR, reg_mr(ctx, 2, 0x10000, 4096, 0x1, shared_runs=1)))
     write('control', 'settle', setup + framed(SETTLE_CQ, obj(ctx, 2)))
     write('control', 'resize', setup + framed(RESIZE_CQ, obj(ctx, 2, 16)) + framed(RESIZE_CQ, obj(ctx, 2, 0)) +
           framed(RESIZE_CQ, obj(ctx, 2, 1 << 20)))
     # Another client's objects, and malformed headers.
     write('control', 'foreign', opened + framed(DESTROY_CQ, obj(1, 1)) + framed(DEALLOC_PD, obj(1, 1)))
-    write('control', 'raw', raw(HELLO, struct.pack('<i64s', 0, b'')) + raw(OPEN_CONTEXT, struct.pack('<I', 0)))
-    write('control', 'bad_headers', raw(HELLO, bytes(68), magic=0) + raw(HELLO, bytes(68), version=VERSION + 1, client=1) +
-          raw(HELLO, bytes(68), length=100, client=2))
+    write('control', 'raw', raw(HELLO, hello_body()) + raw(OPEN_CONTEXT, struct.pack('<I', 0)))
+    write('control', 'bad_headers', raw(HELLO, bytes(88), magic=0) + raw(HELLO, bytes(88), version=VERSION + 1, client=1) +
+          raw(HELLO, bytes(88), length=100, client=2))
     write('control', 'hang_up', opened + bytes([16, 0]) + opened)
 
 

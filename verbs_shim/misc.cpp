@@ -86,8 +86,12 @@ ibv_rate mbps_to_ibv_rate(int mbps) {
 }
 
 // The DMA of this device is done by the daemon through process_vm_readv/writev,
-// which a fork does not disturb.
-int ibv_fork_init(void) { return 0; }
+// which a fork does not disturb, or through pages shared with it, which a
+// child does not inherit once ibv_fork_init was called (MADV_DONTFORK).
+int ibv_fork_init(void) {
+  note_fork_init();
+  return 0;
+}
 ibv_fork_status ibv_is_fork_initialized(void) { return IBV_FORK_UNNEEDED; }
 int ibv_dontfork_range(void*, size_t) { return 0; }
 int ibv_dofork_range(void*, size_t) { return 0; }

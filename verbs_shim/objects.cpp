@@ -245,7 +245,7 @@ ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova, u
   req.iova = (access & IBV_ACCESS_ZERO_BASED) ? 0 : iova;
   req.access = access;
   proto::RegMrRep rep;
-  if (call(proto::Op::RegMr, req, rep) != 0) return nullptr;
+  if (register_region(proto::Op::RegMr, req, rep) != 0) return nullptr;
   auto* m = new (std::nothrow) Mr{};
   if (m == nullptr) return fail(ENOMEM, nullptr);
   m->mr.context = pd->context;
@@ -296,7 +296,7 @@ int ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t length, i
   req.access = new_access;
   req.lkey = mr->lkey;
   proto::RegMrRep rep;
-  if (call(proto::Op::ReregMr, req, rep) != 0) return IBV_REREG_MR_ERR_CMD;
+  if (register_region(proto::Op::ReregMr, req, rep) != 0) return IBV_REREG_MR_ERR_CMD;
   mr->pd = new_pd;
   mr->addr = new_addr;
   mr->length = new_length;

@@ -22,11 +22,14 @@
 namespace rnicsim::verbs_proto {
 
 inline constexpr uint32_t kMagic = 0x524E4943;  // "RNIC"
-inline constexpr uint16_t kVersion = 2;
+inline constexpr uint16_t kVersion = 3;
 
 // Environment the launcher sets for the program.
 inline constexpr const char* kSocketEnv = "RNICSIM_SOCKET";
 inline constexpr const char* kHostEnv = "RNICSIM_HOST";
+// How the daemon reaches registered memory: auto (the default), process
+// (process_vm_readv/writev only) or shared (memory shared with the daemon).
+inline constexpr const char* kHostMemoryEnv = "RNICSIM_HOST_MEMORY";
 
 enum class Op : uint16_t {
   Hello = 1,      // HelloReq -> DeviceInfo; claims a host for the process
@@ -49,6 +52,7 @@ enum class Op : uint16_t {
   ReregMr,        // RegMrReq with lkey: the region keeps its keys
   SettleCq,       // ObjectReq(cqn): answered once no completion is on its way to the CQ
   ResizeCq,       // ObjectReq(cqn, value = CQEs it holds)
+  ShareRuns,      // ShareRunsReq (+ one memfd per run): pages of the next RegMr/ReregMr
 };
 
 struct MsgHeader {
@@ -66,6 +70,10 @@ inline constexpr uint8_t kLinkLayerEthernet = 2;
 struct HelloReq {
   int32_t pid = 0;
   char host[64] = {};  // empty: the first free host
+  // A word of the process and its value: the daemon tries to read it with
+  // process_vm_readv and says in DeviceInfo whether it could.
+  uint64_t probe_addr = 0;
+  uint64_t probe_value = 0;
 };
 
 struct DeviceInfo {
@@ -80,6 +88,7 @@ struct DeviceInfo {
   uint8_t gid[16] = {};
   uint8_t mac[6] = {};
   int32_t daemon_pid = 0;
+  uint32_t process_memory = 0;  // 1: the daemon read the probe word (process_vm_readv works)
 };
 
 struct OpenContextReq {
@@ -107,6 +116,26 @@ struct RegMrReq {
   uint64_t addr = 0, length = 0, iova = 0;
   uint32_t access = 0;
   uint32_t lkey = 0;  // ReregMr: the region
+  // The runs of shared pages the ShareRuns requests just before this one sent
+  // (0: the daemon reaches the region with process_vm_readv/writev).
+  uint32_t shared_runs = 0;
+  uint32_t reserved = 0;
+};
+
+// Shared host memory (RNICSIM_HOST_MEMORY=shared, or auto where the daemon
+// cannot use process_vm_readv): the shim has moved a region's pages onto
+// memfds mapped MAP_SHARED at the same addresses, and sends them, up to
+// kRunsPerMessage runs (one descriptor each) per ShareRuns request. A run:
+// page-aligned `length` bytes at program address `addr`, at `offset` in its
+// memfd (sealed against shrinking).
+inline constexpr uint32_t kRunsPerMessage = 4;
+struct MemoryRun {
+  uint64_t addr = 0, length = 0, offset = 0;
+};
+struct ShareRunsReq {
+  uint32_t ctx = 0;
+  uint32_t count = 0;
+  MemoryRun runs[kRunsPerMessage] = {};
 };
 struct RegMrRep {
   uint32_t lkey = 0, rkey = 0;

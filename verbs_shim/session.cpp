@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -58,8 +59,17 @@ bool ensure_session() {
     }
     return fail(ENODEV, false);
   }
+  // The daemon reaches this process's registered memory (where ptrace
+  // restrictions apply, it has to be named), and tries at once.
+  ucred peer{};
+  socklen_t peer_len = sizeof peer;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) == 0)
+    prctl(PR_SET_PTRACER, static_cast<unsigned long>(peer.pid), 0, 0, 0);
   proto::HelloReq hello;
   hello.pid = getpid();
+  s.probe = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) | 1;
+  hello.probe_addr = reinterpret_cast<uint64_t>(&s.probe);
+  hello.probe_value = s.probe;
   if (const char* h = std::getenv(proto::kHostEnv)) std::snprintf(hello.host, sizeof hello.host, "%s", h);
   proto::MsgHeader h;
   h.op = static_cast<uint16_t>(proto::Op::Hello);
@@ -75,9 +85,6 @@ bool ensure_session() {
     if (rc == EPROTO) std::fprintf(stderr, "rnicsim: the daemon speaks another protocol version\n");
     return fail(rc, false);
   }
-  // The daemon reaches this process's registered memory (where ptrace
-  // restrictions apply, it has to be named).
-  prctl(PR_SET_PTRACER, static_cast<unsigned long>(s.info.daemon_pid), 0, 0, 0);
   s.fd = fd;
   s.connected = true;
   return true;

@@ -25,6 +25,8 @@ struct Session {
   int fd = -1;
   bool connected = false;
   proto::DeviceInfo info{};
+  // The word the daemon reads at Hello to learn whether process_vm_readv works.
+  uint64_t probe = 0;
   std::mutex mutex;
 };
 Session& session();
@@ -172,6 +174,13 @@ void publish_consumer(Cq& q);
 int req_notify_cq(ibv_cq* cq, int solicited_only);
 void init_qp_ex(Qp* qp, uint64_t send_ops_flags);
 void init_cq_ex(Cq* cq);
+
+// Registered memory (shared_memory.cpp). RegMr or ReregMr `op` for `req`: the
+// region's pages shared with the daemon first where RNICSIM_HOST_MEMORY and
+// the daemon's Hello say so. Returns 0 or an errno (also set in errno).
+int register_region(proto::Op op, proto::RegMrReq& req, proto::RegMrRep& rep);
+// ibv_fork_init was called: pages moved from now on are not inherited by a child.
+void note_fork_init();
 
 // Device attributes (device.cpp).
 int query_port(ibv_context* context, uint8_t port, ibv_port_attr* attr, size_t len);

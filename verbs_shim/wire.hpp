@@ -15,6 +15,7 @@
 namespace rnicsim::verbs_proto {
 
 inline constexpr size_t kMaxFds = 4;
+static_assert(kRunsPerMessage <= kMaxFds, "a ShareRuns request carries one descriptor per run");
 inline constexpr size_t kMaxBody = 512;
 
 // Sends header + body (+ fds). Returns 0 or an errno.

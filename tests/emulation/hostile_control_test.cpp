@@ -64,6 +64,9 @@ std::vector<Case> cases() {
   proto::ModifyQpReq modify_no_qp;
   modify_no_qp.ctx = kOwnCtx;
   modify_no_qp.qpn = 12345;
+  proto::ShareRunsReq runs_without_fds{kOwnCtx, 1, {{0x10000, 4096, 0}}};
+  proto::RegMrReq counting_unsent_runs{kOwnCtx, 1, 0x10000, 4096, 0x10000, 1, 0};
+  counting_unsent_runs.shared_runs = 1;
   using Op = proto::Op;
   return {
       {"empty datagram", false, {}, kSessionEnded},
@@ -105,6 +108,8 @@ std::vector<Case> cases() {
        EINVAL},
       {"address handle on another client's PD", true, message(Op::CreateAh, proto::CreateAhReq{kOwnCtx, 1, {}}),
        EINVAL},
+      {"shared pages without their memfds", true, message(Op::ShareRuns, runs_without_fds), EINVAL},
+      {"registration counting shared pages never sent", true, message(Op::RegMr, counting_unsent_runs), EINVAL},
   };
 }
 
