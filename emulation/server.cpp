@@ -391,8 +391,8 @@ int Server::op_hello(Session& s, const proto::HelloReq& q, proto::DeviceInfo& in
     h.owner = s.pid;
     h.memory.set_process(s.pid);
     if (!readable)
-      out_ << "rnicsim serve: process " << s.pid << " cannot be read with process_vm_readv (" << std::strerror(read_error)
-           << "): it has to share its registered memory\n";
+      out_ << "rnicsim serve: process " << s.pid << " cannot be read with process_vm_readv ("
+           << std::strerror(read_error) << "): it has to share its registered memory\n";
     ++h.sessions;
     s.host = pick;
   }

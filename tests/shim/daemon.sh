@@ -1,12 +1,14 @@
 # Sourced by the shim's test scripts: a daemon of their own on a private socket.
 # start_daemon RNICSIM LOG [SERVE ARGS...]: sets $tmp, $sock and $daemon, and
-# stops the daemon and removes $tmp when the script exits.
+# stops the daemon and removes $tmp when the script exits. $daemon_prefix, if
+# set, is a command (with its options) the daemon runs under.
 start_daemon() {
   local rnicsim=$1 log=$2
   shift 2
   tmp=$(mktemp -d /tmp/rnicsim-test.XXXXXX)
   sock=$tmp/daemon.sock
-  "$rnicsim" serve "$@" --socket "$sock" > "$log" 2>&1 &
+  # shellcheck disable=SC2086
+  ${daemon_prefix:-} "$rnicsim" serve "$@" --socket "$sock" > "$log" 2>&1 &
   daemon=$!
   trap 'kill $daemon 2>/dev/null; rm -rf "$tmp"' EXIT
   for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done

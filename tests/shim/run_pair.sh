@@ -10,6 +10,12 @@
 #   --expect: the client's output must match REGEX (grep -E), and the server's
 #     too unless the program reports on the client only (perftest's READ and
 #     atomic latency tests).
+#   --expect-daemon: a line of the daemon's log (its exit summary, say) must
+#     match REGEX (the option may be repeated).
+#   --daemon-without-ptrace: the daemon runs without CAP_SYS_PTRACE (setpriv),
+#     the programs keep every capability: as root, process_vm_readv of the
+#     programs fails (EPERM) and the daemon has to use shared memory. Skipped
+#     (exit 77) when not run as root.
 #   --last-ack-may-be-lost: on a lossy link, the server may fail its last SEND
 #     with "transport retry counter exceeded" once the client has received
 #     every message and left: the ACK of that SEND was lost and the client's
@@ -20,11 +26,15 @@
 set -u
 rnicsim=$1 out=$2 scenario=$3 port=$4
 shift 4
-pcap="" expect="" exec_opts="" last_ack=0
+pcap="" expect="" expect_daemon=() exec_opts="" last_ack=0 daemon_prefix=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case "$1" in
     --pcap) pcap="--pcap $out/capture.pcap" ;;
     --expect) expect=$2; shift ;;
+    --expect-daemon) expect_daemon+=("$2"); shift ;;
+    --daemon-without-ptrace)
+      [ "$(id -u)" -eq 0 ] || { echo "SKIP: only root's programs have capabilities the daemon can lack"; exit 77; }
+      daemon_prefix="setpriv --bounding-set=-sys_ptrace --inh-caps=-sys_ptrace" ;;
     --passthrough) exec_opts="--passthrough" ;;
     --last-ack-may-be-lost) last_ack=1 ;;
     *) echo "run_pair.sh: unknown option $1"; exit 2 ;;
@@ -66,4 +76,7 @@ if [ -n "$expect" ]; then
     grep -Eq "$expect" "$out/server.log" || { echo "FAIL: the server's output does not match '$expect'"; exit 1; } ;;
   esac
 fi
+for e in "${expect_daemon[@]}"; do
+  grep -Eq "$e" "$out/daemon.log" || { echo "FAIL: the daemon's log does not match '$e'"; exit 1; }
+done
 echo "PASS"
