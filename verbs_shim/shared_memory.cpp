@@ -164,6 +164,29 @@ int plan(SharedMemory& s, const std::vector<Mapping>& maps, uint64_t start, uint
   return refuse(EFAULT, start, end - start, "part of it is not mapped");
 }
 
+// Copies `length` bytes of this process at `addr` to `offset` of memfd `fd`:
+// whole pages, with whatever else lies on them (other allocations, a memory
+// checker's poisoned zones), so they are read through /proc/self/mem, which
+// no checker intercepts, into a mapping of the memfd (written with pwrite
+// where /proc is not there). Returns 0 or an errno.
+int copy_pages(uint64_t addr, uint64_t length, int fd, uint64_t offset) {
+  const int self = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+  void* dst = self < 0 ? MAP_FAILED
+                       : mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
+  int error = 0;
+  for (uint64_t done = 0; done < length && error == 0;) {
+    const ssize_t n = dst != MAP_FAILED
+                          ? pread(self, static_cast<char*>(dst) + done, length - done, static_cast<off_t>(addr + done))
+                          : pwrite(fd, reinterpret_cast<const char*>(addr) + done, length - done,
+                                   static_cast<off_t>(offset + done));
+    if (n <= 0) error = n < 0 ? errno : EIO;
+    done += n > 0 ? static_cast<uint64_t>(n) : 0;
+  }
+  if (dst != MAP_FAILED) munmap(dst, length);
+  if (self >= 0) close(self);
+  return error;
+}
+
 // Moves the pieces without a memfd onto one new memfd. Returns 0 or an errno.
 int move(SharedMemory& s, std::vector<Piece>& pieces, uint64_t start, uint64_t end) {
   uint64_t bytes = 0;
@@ -186,12 +209,8 @@ int move(SharedMemory& s, std::vector<Piece>& pieces, uint64_t start, uint64_t e
     if (p.fd >= 0) continue;
     // Copy the pages' contents, then map the memfd over them: from here to
     // the mmap a write by another thread to these pages would be lost.
-    const auto* src = reinterpret_cast<const char*>(p.addr);
-    for (uint64_t done = 0; done < p.length;) {
-      const ssize_t n = pwrite(fd, src + done, p.length - done, static_cast<off_t>(offset + done));
-      if (n <= 0) return refuse(n < 0 ? errno : EIO, start, end - start, "the pages could not be copied");
-      done += static_cast<uint64_t>(n);
-    }
+    if (const int error = copy_pages(p.addr, p.length, fd, offset); error != 0)
+      return refuse(error, start, end - start, "the pages could not be copied");
     if (mmap(reinterpret_cast<void*>(p.addr), p.length, p.prot, MAP_SHARED | MAP_FIXED, fd,
              static_cast<off_t>(offset)) == MAP_FAILED)
       return refuse(errno, start, end - start, "the memfd could not be mapped over the pages");

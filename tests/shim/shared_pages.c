@@ -104,6 +104,9 @@ int main(void) {
   CHECK(memfd_inode_at(q) != 0 && memfd_inode_at(q) != first);
   CHECK(d != NULL && ibv_dereg_mr(d) == 0);
 
+  free(heap);
+  munmap(q, 2 * kPage);
+  munmap(shared, kPage);
   ibv_dealloc_pd(pd);
   ibv_close_device(ctx);
   ibv_free_device_list(list);
