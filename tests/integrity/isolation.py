@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 
-MAGIC, VERSION = 0x524E4943, 2
+MAGIC, VERSION = 0x524E4943, 3
 HDR = struct.Struct("<IHHIi")  # magic, version, op, length, status
 (HELLO, OPEN_CONTEXT, CLOSE_CONTEXT, ALLOC_PD, DEALLOC_PD, REG_MR, DEREG_MR, CREATE_CQ, DESTROY_CQ, CREATE_QP,
  MODIFY_QP, QUERY_QP, DESTROY_QP, CREATE_SRQ, MODIFY_SRQ, DESTROY_SRQ, CREATE_AH, REREG_MR, SETTLE_CQ) = range(1, 20)
@@ -73,7 +73,7 @@ class Client:
         return struct.unpack_from(fmt, rep) if fmt else rep
 
     def setup(self, with_objects):
-        self.ok(HELLO, struct.pack("<i64s", os.getpid(), b""))
+        self.ok(HELLO, struct.pack("<i64s4xQQ", os.getpid(), b"", 0, 0))
         r, w = os.pipe()
         self.keep += [r, w]
         self.ctx = self.ok(OPEN_CONTEXT, struct.pack("<I", 0), fds=[w], fmt="<IIQ")[0]
@@ -81,8 +81,8 @@ class Client:
             return
         self.pd = self.ok(ALLOC_PD, object_req(self.ctx), fmt="<II")[0]
         self.buf = ctypes.create_string_buffer(8192)
-        self.lkey = self.ok(REG_MR, struct.pack("<IIQQQII", self.ctx, self.pd, ctypes.addressof(self.buf), 8192,
-                                                ctypes.addressof(self.buf), ACCESS_ALL, 0), fmt="<II")[0]
+        self.lkey = self.ok(REG_MR, struct.pack("<IIQQQIIII", self.ctx, self.pd, ctypes.addressof(self.buf), 8192,
+                                                ctypes.addressof(self.buf), ACCESS_ALL, 0, 0, 0), fmt="<II")[0]
         self.cqn = self.ok(CREATE_CQ, struct.pack("<IIII", self.ctx, 16, 0, 0), fmt="<I")[0]
         self.qpn = self.ok(CREATE_QP, struct.pack("<12I", self.ctx, self.pd, self.cqn, self.cqn, 0, IBV_QPT_RC, 0,
                                                   8, 8, 1, 1, 0), fmt="<I")[0]
@@ -108,7 +108,7 @@ def other_uid_refused(path, log):
             os.setgid(65534)
             os.setuid(65534)
             c = Client(path)
-            c.call(HELLO, struct.pack("<i64s", os.getpid(), b""))
+            c.call(HELLO, struct.pack("<i64s4xQQ", os.getpid(), b"", 0, 0))
             code = 1  # answered
         except (ConnectionResetError, BrokenPipeError, ConnectionRefusedError):
             code = 0
@@ -142,8 +142,8 @@ def attack(a, b):
         (MODIFY_QP, modify_qp_req(a.ctx, b.qpn, IBV_QPS_ERR)), (DEREG_MR, object_req(a.ctx, b.lkey)),
         (DESTROY_CQ, object_req(a.ctx, b.cqn)), (DEALLOC_PD, object_req(a.ctx, b.pd)),
         (SETTLE_CQ, object_req(a.ctx, b.cqn)),
-        (REG_MR, struct.pack("<IIQQQII", a.ctx, b.pd, ctypes.addressof(b.buf), 8192, 0, ACCESS_ALL, 0)),
-        (REREG_MR, struct.pack("<IIQQQII", a.ctx, b.pd, ctypes.addressof(b.buf), 8192, 0, ACCESS_ALL, b.lkey)),
+        (REG_MR, struct.pack("<IIQQQIIII", a.ctx, b.pd, ctypes.addressof(b.buf), 8192, 0, ACCESS_ALL, 0, 0, 0)),
+        (REREG_MR, struct.pack("<IIQQQIIII", a.ctx, b.pd, ctypes.addressof(b.buf), 8192, 0, ACCESS_ALL, b.lkey, 0, 0)),
         (CREATE_QP, struct.pack("<12I", a.ctx, b.pd, b.cqn, b.cqn, 0, IBV_QPT_RC, 0, 8, 8, 1, 1, 0)),
         (CREATE_SRQ, struct.pack("<6I", a.ctx, b.pd, 8, 1, 0, 0)),
         (CREATE_AH, struct.pack("<II", a.ctx, b.pd) + bytes(28)),
