@@ -18,6 +18,14 @@ void Frame::elide_from(size_t kept) {
   length_ = static_cast<uint32_t>(kept);
 }
 
+void Frame::return_buffer() noexcept {
+  if (pool_ != nullptr) pool_->give_back(buf_);
+  buf_ = nullptr;
+  pool_ = nullptr;
+  length_ = elided_ = capacity_ = 0;
+  sealer_ = nullptr;
+}
+
 Frame FramePool::acquire(size_t length) {
   if (length > buffer_size_) throw std::length_error("frame larger than the pool's buffers");
   if (free_.empty()) {

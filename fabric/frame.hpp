@@ -122,7 +122,12 @@ private:
     o.length_ = o.elided_ = o.capacity_ = 0;
     o.sealer_ = nullptr;
   }
-  inline void release() noexcept;
+  // Gives the buffer back. Inline, because most frames it is called on (moved
+  // from, default-constructed slots of a queue) have none.
+  void release() noexcept {
+    if (buf_ != nullptr) return_buffer();
+  }
+  void return_buffer() noexcept;
 
   std::byte* buf_ = nullptr;
   FramePool* pool_ = nullptr;
@@ -153,14 +158,5 @@ private:
   std::vector<std::byte*> free_;
 };
 
-inline void Frame::release() noexcept {
-  if (buf_ != nullptr) {
-    if (pool_ != nullptr) pool_->give_back(buf_);
-    buf_ = nullptr;
-    pool_ = nullptr;
-    length_ = elided_ = capacity_ = 0;
-    sealer_ = nullptr;
-  }
-}
 
 }  // namespace rnicsim::fabric
