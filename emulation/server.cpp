@@ -705,8 +705,10 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
         h.memory.remove_region(it->second.addr, it->second.length, it->second.access);
         n.translation().modify(q.lkey, q.pd, q.addr, q.length, q.iova, access);
         // New shared pages replace the region's; without any it keeps its own.
-        if (!runs.empty()) drop_runs(h, it->second.runs);
-        if (runs.empty()) runs = std::move(it->second.runs);
+        if (runs.empty())
+          runs = std::move(it->second.runs);
+        else
+          drop_runs(h, it->second.runs);
         it->second = MrEntry{c->id, q.addr, q.length, access, std::move(runs)};
         h.memory.add_region(q.addr, q.length, access);
         const nic::MemoryRegion* mr = n.translation().by_lkey(q.lkey);

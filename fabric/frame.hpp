@@ -158,5 +158,4 @@ private:
   std::vector<std::byte*> free_;
 };
 
-
 }  // namespace rnicsim::fabric

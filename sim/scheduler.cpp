@@ -10,15 +10,9 @@ Event::~Event() {
 }
 
 Scheduler::~Scheduler() {
-  for (const Slot& s : heap_) {
-    s.event->heap_index_ = Event::kIdle;
-    s.event->owner_ = nullptr;
-  }
+  for (const Slot& s : heap_) make_idle(*s.event);
   for (size_t i = now_head_; i < now_queue_.size(); ++i)
-    if (Event* e = now_queue_[i]) {
-      e->heap_index_ = Event::kIdle;
-      e->owner_ = nullptr;
-    }
+    if (Event* e = now_queue_[i]) make_idle(*e);
 }
 
 void Scheduler::refuse(const Event& e, Time t) const {
@@ -65,8 +59,7 @@ Event* Scheduler::pop_front() {
     }
     sift_up(hole, last);
   }
-  e->heap_index_ = Event::kIdle;
-  e->owner_ = nullptr;
+  make_idle(*e);
   return e;
 }
 
@@ -81,8 +74,7 @@ void Scheduler::remove_at(uint32_t i) {
   } else {
     heap_.pop_back();
   }
-  victim->heap_index_ = Event::kIdle;
-  victim->owner_ = nullptr;
+  make_idle(*victim);
 }
 
 void Scheduler::run_until(Time until) {

@@ -91,9 +91,8 @@ public:
     if (!e.scheduled()) return;
     if (e.heap_index_ & kInNowQueue) {
       now_queue_[e.heap_index_ & ~kInNowQueue] = nullptr;  // skipped when its turn comes
-      --now_live_;
-      e.heap_index_ = Event::kIdle;
-      e.owner_ = nullptr;
+      left_now_queue();
+      make_idle(e);
     } else {
       remove_at(e.heap_index_);
     }
@@ -164,6 +163,11 @@ private:
     }
     place(i, s);
   }
+  // The event is in no queue any more.
+  static void make_idle(Event& e) {
+    e.heap_index_ = Event::kIdle;
+    e.owner_ = nullptr;
+  }
   void sift_down(uint32_t i);
   Event* pop_front();
   void remove_at(uint32_t i);
@@ -171,18 +175,22 @@ private:
   // Events scheduled for the present (a third of all in a packet stream) skip
   // the heap: they fire in the order they were scheduled, after the heap's
   // events of the same time, which is the order (time, sequence) the heap would
-  // give them. Cancelled ones leave a null behind. Empty whenever time moves.
+  // give them. Cancelled ones leave a null behind. Emptied as soon as no live
+  // event is left in it, so it is empty whenever time moves.
   static constexpr uint32_t kInNowQueue = 0x8000'0000u;  // in Event::heap_index_, with the position
   Event* pop_now_queue() {
     Event* e = nullptr;
     while (e == nullptr) e = now_queue_[now_head_++];
+    left_now_queue();
+    make_idle(*e);
+    return e;
+  }
+  // One live event fewer in the now queue (fired or cancelled).
+  void left_now_queue() {
     if (--now_live_ == 0) {
       now_queue_.clear();
       now_head_ = 0;
     }
-    e->heap_index_ = Event::kIdle;
-    e->owner_ = nullptr;
-    return e;
   }
   std::vector<Event*> now_queue_;
   size_t now_head_ = 0;
