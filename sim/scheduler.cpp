@@ -32,8 +32,8 @@ void Scheduler::sift_down(uint32_t i) {
   for (;;) {
     uint32_t child = 2 * i + 1;
     if (child >= n) break;
-    if (child + 1 < n && heap_[child + 1].key < heap_[child].key) ++child;
-    if (!(heap_[child].key < s.key)) break;
+    if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
+    if (!before(heap_[child], s)) break;
     place(i, heap_[child]);
     i = child;
   }
@@ -53,7 +53,7 @@ Event* Scheduler::pop_front() {
     for (;;) {
       uint32_t child = 2 * hole + 1;
       if (child >= n) break;
-      if (child + 1 < n && heap_[child + 1].key < heap_[child].key) ++child;
+      if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
       place(hole, heap_[child]);
       hole = child;
     }

@@ -81,7 +81,7 @@ public:
       return;
     }
     heap_.emplace_back();  // a hole at the end, filled by the sift
-    sift_up(static_cast<uint32_t>(heap_.size() - 1), Slot{key(t, next_seq_++), &e});
+    sift_up(static_cast<uint32_t>(heap_.size() - 1), Slot{static_cast<uint64_t>(t.picoseconds()), next_seq_++, &e});
   }
   void schedule_in(Event& e, Duration d) { schedule(e, now_ + d); }
   // Moves an event (scheduled or not) to time `t`.
@@ -136,28 +136,30 @@ public:
 
 private:
   // The heap keeps each event's ordering key beside its pointer, so that sifting
-  // compares without touching the events: (time, insertion sequence) as one
-  // unsigned 128-bit number (times are never negative).
-  using Key = unsigned __int128;
+  // compares without touching the events: (time, insertion sequence), compared
+  // as one unsigned 128-bit number (times are never negative). The two halves
+  // are separate words, written and read as such: a slot read back as one
+  // 16-byte load right after two 8-byte stores cannot be forwarded from the
+  // store buffer and stalls.
   struct Slot {
-    Key key;
+    uint64_t time;
+    uint64_t seq;
     Event* event;
   };
-  static Key key(Time t, uint64_t seq) {
-    return (static_cast<Key>(static_cast<uint64_t>(t.picoseconds())) << 64) | seq;
+  static bool before(const Slot& a, const Slot& b) {
+    using Key = unsigned __int128;
+    return ((Key{a.time} << 64) | a.seq) < ((Key{b.time} << 64) | b.seq);
   }
   [[noreturn]] void refuse(const Event& e, Time t) const;
   void place(uint32_t i, const Slot& s) {
     heap_[i] = s;
     s.event->heap_index_ = i;
   }
-  // Moves the hole at `i` up until `s` fits there. `s` is passed by value, not
-  // read back from the heap: a 16-byte load right after two 8-byte stores of the
-  // same slot cannot be forwarded from the store buffer and stalls.
+  // Moves the hole at `i` up until `s` fits there.
   void sift_up(uint32_t i, const Slot s) {
     while (i > 0) {
       const uint32_t parent = (i - 1) / 2;
-      if (!(s.key < heap_[parent].key)) break;
+      if (!before(s, heap_[parent])) break;
       place(i, heap_[parent]);
       i = parent;
     }
