@@ -48,11 +48,12 @@ public:
   using Sealer = void (*)(std::span<std::byte> bytes) noexcept;
 
   Frame() = default;
-  Frame(Frame&& o) noexcept { take(o); }
+  Frame(Frame&& o) noexcept : n_(o.n_) { o.n_ = nullptr; }
   Frame& operator=(Frame&& o) noexcept {
     if (this != &o) {
       release();
-      take(o);
+      n_ = o.n_;
+      o.n_ = nullptr;
     }
     return *this;
   }
@@ -60,20 +61,20 @@ public:
   Frame& operator=(const Frame&) = delete;
   ~Frame() { release(); }
 
-  explicit operator bool() const { return buf_ != nullptr; }
+  explicit operator bool() const { return n_ != nullptr; }
   // The frame's bytes, CRCs included (a deferred seal is completed first); for a
   // size-only frame, the headers only.
   std::span<std::byte> bytes() {
     complete_seal();
-    return {buf_, length_};
+    return n_ == nullptr ? std::span<std::byte>() : std::span<std::byte>(n_->data(), n_->length);
   }
   std::span<const std::byte> bytes() const {
     complete_seal();
-    return {buf_, length_};
+    return bytes_as_built();
   }
   // The length on the wire (size-only frames included).
-  size_t size() const { return length_ + elided_; }
-  size_t capacity() const { return capacity_; }
+  size_t size() const { return n_ == nullptr ? 0 : size_t{n_->length} + n_->elided; }
+  size_t capacity() const { return n_ == nullptr ? 0 : n_->capacity; }
   // Sets the frame length (<= capacity); the frame is no longer size-only.
   void resize(size_t n);
 
@@ -81,61 +82,59 @@ public:
   // Keeps the first `kept` bytes, the rest is elided: size() stays.
   void elide_from(size_t kept);
   // Bytes of the frame on the wire that are not materialised.
-  size_t elided() const { return elided_; }
+  size_t elided() const { return n_ == nullptr ? 0 : n_->elided; }
   // The writable area of the whole buffer, for builders that learn the length later.
   std::span<std::byte> buffer() {
     complete_seal();
-    return {buf_, capacity_};
+    return n_ == nullptr ? std::span<std::byte>() : std::span<std::byte>(n_->data(), n_->capacity);
   }
-  FrameMeta& meta() { return meta_; }
-  const FrameMeta& meta() const { return meta_; }
+  // A frame's metadata; only a frame that holds a buffer has them.
+  FrameMeta& meta() { return n_->meta; }
+  const FrameMeta& meta() const { return n_->meta; }
 
   // --- deferred CRCs (see the top of this file) ---
   // The frame is correct except for the CRC fields `sealer` computes.
-  void defer_seal(Sealer sealer) { sealer_ = sealer; }
+  void defer_seal(Sealer sealer) { n_->sealer = sealer; }
   // No one has seen or changed the bytes since a builder deferred the seal.
-  bool intact() const { return sealer_ != nullptr; }
+  bool intact() const { return n_ != nullptr && n_->sealer != nullptr; }
   // The bytes without completing the seal: for an intact frame the CRC fields
   // hold garbage. For receivers that skip the CRC check of intact frames.
-  std::span<const std::byte> bytes_as_built() const { return {buf_, length_}; }
+  std::span<const std::byte> bytes_as_built() const {
+    return n_ == nullptr ? std::span<const std::byte>() : std::span<const std::byte>(n_->data(), n_->length);
+  }
   // Computes the deferred CRCs now (a no-op for a frame that is not intact).
   void complete_seal() const {
-    if (sealer_ != nullptr) [[unlikely]] {
-      const Sealer s = sealer_;
-      sealer_ = nullptr;
-      s({buf_, length_});
+    if (n_ != nullptr && n_->sealer != nullptr) [[unlikely]] {
+      const Sealer s = n_->sealer;
+      n_->sealer = nullptr;
+      s({n_->data(), n_->length});
     }
   }
 
 private:
   friend class FramePool;
-  void take(Frame& o) noexcept {
-    buf_ = o.buf_;
-    pool_ = o.pool_;
-    length_ = o.length_;
-    elided_ = o.elided_;
-    capacity_ = o.capacity_;
-    sealer_ = o.sealer_;
-    meta_ = o.meta_;
-    o.buf_ = nullptr;
-    o.pool_ = nullptr;
-    o.length_ = o.elided_ = o.capacity_ = 0;
-    o.sealer_ = nullptr;
-  }
+  // A pooled buffer with everything known about the frame in it, so that a Frame
+  // is one pointer: moving a frame from queue to queue copies eight bytes. The
+  // frame's bytes follow the node in the same allocation.
+  struct alignas(std::max_align_t) Node {
+    FramePool* pool = nullptr;
+    uint32_t length = 0;
+    uint32_t elided = 0;  // bytes after length not materialised (size-only frames)
+    uint32_t capacity = 0;
+    Sealer sealer = nullptr;  // set while intact (the CRCs are computed on first look)
+    FrameMeta meta;
+    std::byte* data() { return reinterpret_cast<std::byte*>(this + 1); }
+  };
+  static_assert(sizeof(Node) % alignof(std::max_align_t) == 0, "the bytes after a node stay aligned");
+  explicit Frame(Node* n) : n_(n) {}
   // Gives the buffer back. Inline, because most frames it is called on (moved
   // from, default-constructed slots of a queue) have none.
   void release() noexcept {
-    if (buf_ != nullptr) return_buffer();
+    if (n_ != nullptr) return_buffer();
   }
   void return_buffer() noexcept;
 
-  std::byte* buf_ = nullptr;
-  FramePool* pool_ = nullptr;
-  uint32_t length_ = 0;
-  uint32_t elided_ = 0;  // bytes after length_ not materialised (size-only frames)
-  uint32_t capacity_ = 0;
-  mutable Sealer sealer_ = nullptr;  // set while intact (the CRCs are computed on first look)
-  FrameMeta meta_;
+  Node* n_ = nullptr;
 };
 
 class FramePool {
@@ -152,10 +151,10 @@ public:
 
 private:
   friend class Frame;
-  void give_back(std::byte* b) { free_.push_back(b); }
+  void give_back(Frame::Node* n) { free_.push_back(n); }
   size_t buffer_size_;
   std::vector<std::unique_ptr<std::byte[]>> storage_;
-  std::vector<std::byte*> free_;
+  std::vector<Frame::Node*> free_;
 };
 
 }  // namespace rnicsim::fabric
