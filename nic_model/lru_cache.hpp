@@ -4,8 +4,8 @@
 // model's context structures; the cache decides what an access costs.
 #pragma once
 
+#include <bit>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 namespace rnicsim::nic {
@@ -16,7 +16,8 @@ public:
   explicit LruCache(uint32_t capacity = 0) : capacity_(capacity) {
     if (capacity_ > 0) {
       nodes_.resize(capacity_);
-      index_.reserve(capacity_ * 2);
+      // At most half full, so that probe sequences stay short.
+      index_.assign(std::bit_ceil(uint64_t{capacity_} * 2), Entry{});
     }
   }
 
@@ -31,9 +32,9 @@ public:
       ++hits_;
       return true;
     }
-    auto it = index_.find(key);
-    if (it != index_.end()) {
-      move_to_front(it->second);
+    size_t at = find(key);
+    if (index_[at].slot != kNone) {
+      move_to_front(index_[at].slot);
       ++hits_;
       return true;
     }
@@ -44,19 +45,21 @@ public:
     } else {
       slot = tail_;
       unlink(slot);
-      index_.erase(nodes_[slot].key);
+      remove_from_index(nodes_[slot].key);
+      at = find(key);  // the removal may have moved entries
     }
     nodes_[slot].key = key;
     push_front(slot);
-    index_.emplace(key, slot);
+    index_[at] = Entry{key, slot};
     return false;
   }
   void erase(uint64_t key) {
-    auto it = index_.find(key);
-    if (it == index_.end()) return;
+    if (capacity_ == 0) return;
+    const uint32_t slot = index_[find(key)].slot;
+    if (slot == kNone) return;
     // Leave the slot in the list with a key nobody asks for; it ages out.
-    nodes_[it->second].key = UINT64_MAX - it->second;
-    index_.erase(it);
+    remove_from_index(key);
+    nodes_[slot].key = UINT64_MAX - slot;
   }
 
   uint32_t capacity() const { return capacity_; }
@@ -69,6 +72,41 @@ private:
     uint64_t key = 0;
     uint32_t prev = kNone, next = kNone;
   };
+  // The index: open addressing with linear probing, keys beside their slots.
+  struct Entry {
+    uint64_t key = 0;
+    uint32_t slot = kNone;  // kNone: empty
+  };
+  // Where a key's probe sequence starts. The callers' keys count up in their low
+  // 32 bits (pages of a region, QP numbers), which stay in order, so that a
+  // stream touching page after page walks the index sequentially; the high bits
+  // (which region) are scattered.
+  size_t home(uint64_t key) const {
+    return static_cast<size_t>(key + (key >> 32) * 0x9E3779B97F4A7C15ull) & (index_.size() - 1);
+  }
+  // The entry holding `key`, or the empty one where it would go.
+  size_t find(uint64_t key) const {
+    const size_t mask = index_.size() - 1;
+    size_t i = home(key);
+    while (index_[i].slot != kNone && index_[i].key != key) i = (i + 1) & mask;
+    return i;
+  }
+  // Removes `key` if present; later entries of its probe sequence move back
+  // into the gap (no tombstones).
+  void remove_from_index(uint64_t key) {
+    const size_t mask = index_.size() - 1;
+    size_t gap = find(key);
+    if (index_[gap].slot == kNone) return;
+    for (size_t j = (gap + 1) & mask; index_[j].slot != kNone; j = (j + 1) & mask) {
+      const size_t h = home(index_[j].key);
+      // The entry at j may fill the gap unless its home lies cyclically in (gap, j].
+      const bool stays = gap <= j ? (gap < h && h <= j) : (gap < h || h <= j);
+      if (stays) continue;
+      index_[gap] = index_[j];
+      gap = j;
+    }
+    index_[gap] = Entry{};
+  }
   void unlink(uint32_t i) {
     Node& n = nodes_[i];
     if (n.prev != kNone) nodes_[n.prev].next = n.next; else head_ = n.next;
@@ -93,7 +131,7 @@ private:
   uint32_t used_ = 0;
   uint32_t head_ = kNone, tail_ = kNone;
   std::vector<Node> nodes_;
-  std::unordered_map<uint64_t, uint32_t> index_;
+  std::vector<Entry> index_;
   uint64_t hits_ = 0, misses_ = 0;
 };
 
