@@ -34,23 +34,32 @@ bool MemoryTranslation::remove(uint32_t lkey) {
   if (it == by_lkey_.end()) return false;
   rkey_to_lkey_.erase(it->second.rkey);
   by_lkey_.erase(it);
+  last_lkey_ = last_rkey_ = nullptr;
   return true;
 }
 
 const MemoryRegion* MemoryTranslation::by_lkey(uint32_t lkey) const {
+  if (last_lkey_ != nullptr && last_lkey_->lkey == lkey) return last_lkey_;
   auto it = by_lkey_.find(lkey);
-  return it == by_lkey_.end() ? nullptr : &it->second;
+  if (it == by_lkey_.end()) return nullptr;
+  last_lkey_ = &it->second;
+  return last_lkey_;
 }
 
 const MemoryRegion* MemoryTranslation::by_rkey(uint32_t rkey) const {
+  if (last_rkey_ != nullptr && last_rkey_->rkey == rkey) return last_rkey_;
   auto it = rkey_to_lkey_.find(rkey);
-  return it == rkey_to_lkey_.end() ? nullptr : by_lkey(it->second);
+  if (it == rkey_to_lkey_.end()) return nullptr;
+  const MemoryRegion* mr = by_lkey(it->second);
+  last_rkey_ = mr;
+  return mr;
 }
 
 void MemoryTranslation::touch(const MemoryRegion& mr, uint64_t va, uint64_t len) const {
   if (cache_.capacity() == 0) return;
-  const uint64_t first = (va - mr.iova) / page_bytes_;
-  const uint64_t last = (va - mr.iova + (len == 0 ? 0 : len - 1)) / page_bytes_;
+  const uint64_t from = va - mr.iova, to = from + (len == 0 ? 0 : len - 1);
+  const uint64_t first = page_shift_ >= 0 ? from >> page_shift_ : from / page_bytes_;
+  const uint64_t last = page_shift_ >= 0 ? to >> page_shift_ : to / page_bytes_;
   for (uint64_t page = first; page <= last; ++page)
     if (!cache_.access((uint64_t{mr.lkey >> 8} << 40) | page)) ++pending_misses_;
 }
@@ -102,6 +111,7 @@ bool MemoryTranslation::invalidate_rkey(uint32_t rkey) {
   auto it = rkey_to_lkey_.find(rkey);
   if (it == rkey_to_lkey_.end()) return false;
   rkey_to_lkey_.erase(it);
+  last_rkey_ = nullptr;
   return true;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -35,11 +36,15 @@ struct SgeMap {
 
 class MemoryTranslation {
 public:
+  MemoryTranslation() = default;
+  MemoryTranslation(const MemoryTranslation&) = delete;  // it keeps pointers into itself
+  MemoryTranslation& operator=(const MemoryTranslation&) = delete;
   // Models the NIC's translation cache: every checked access touches the pages it
   // covers; misses are counted until the block that made them takes them.
   void set_cache(uint32_t entries, uint32_t page_bytes) {
     cache_ = LruCache(entries);
     page_bytes_ = page_bytes == 0 ? 4096 : page_bytes;
+    page_shift_ = std::has_single_bit(page_bytes_) ? std::countr_zero(page_bytes_) : -1;
   }
   // Translation misses since the last call.
   uint32_t take_misses() {
@@ -82,6 +87,11 @@ private:
   mutable LruCache cache_;
   mutable uint32_t pending_misses_ = 0;
   uint32_t page_bytes_ = 4096;
+  int page_shift_ = 12;  // log2(page_bytes_), -1 if it is not a power of two
+  // The regions found last by each key: a stream of packets asks for the same
+  // ones again and again. Cleared whenever a region or an rkey goes.
+  mutable const MemoryRegion* last_lkey_ = nullptr;
+  mutable const MemoryRegion* last_rkey_ = nullptr;
 };
 
 }  // namespace rnicsim::nic
