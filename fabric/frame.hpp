@@ -19,6 +19,17 @@
 // which is what serialisation, buffers and credits count; bytes() is the part
 // that exists. A fault that would change elided bytes marks the frame corrupted
 // (meta().corrupted) instead, and the receiver drops it as an ICRC failure.
+//
+// Borrowed payload. The DMA read that fills a frame's payload from host memory
+// may lend the bytes instead of copying them (lend_payload): the payload stays
+// where it is in host memory, and the frame's buffer does not hold it. Whoever
+// looks at or changes the frame's bytes (the same calls that complete a deferred
+// seal) makes the frame copy it in first. A receiver that moves the payload
+// straight into its own host memory reads it where it lies (source_of), so a
+// packet's payload is copied once instead of twice. The lender keeps a list of
+// the frames that borrow from it (BorrowList) and makes them copy their bytes in
+// before it changes those bytes, and before it goes away: the bytes a frame
+// carries are always the ones the DMA read saw, as if it had copied them then.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +43,7 @@
 namespace rnicsim::fabric {
 
 class FramePool;
+class BorrowList;
 
 struct FrameMeta {
   uint8_t priority = 0;      // egress priority (802.1p / VL) 0..7
@@ -102,17 +114,37 @@ public:
   std::span<const std::byte> bytes_as_built() const {
     return n_ == nullptr ? std::span<const std::byte>() : std::span<const std::byte>(n_->data(), n_->length);
   }
-  // Computes the deferred CRCs now (a no-op for a frame that is not intact).
+  // Copies a borrowed payload in, then computes the deferred CRCs (a no-op for
+  // a frame that borrows nothing and is not intact).
   void complete_seal() const {
-    if (n_ != nullptr && n_->sealer != nullptr) [[unlikely]] {
-      const Sealer s = n_->sealer;
-      n_->sealer = nullptr;
-      s({n_->data(), n_->length});
-    }
+    if (n_ != nullptr && (n_->lender != nullptr || n_->sealer != nullptr)) [[unlikely]] complete();
   }
+
+  // --- borrowed payload (see the top of this file) ---
+  // The `length` bytes at `offset` of the frame are the `length` bytes at `src`
+  // in `lender`'s memory, which lends them until the frame copies them in.
+  void lend_payload(BorrowList& lender, uint32_t offset, const std::byte* src, uint32_t length);
+  bool borrowing() const { return n_ != nullptr && n_->lender != nullptr; }
+  // The bytes as built, writable, for the builder finishing its own headers
+  // (pad, checksums): a borrowed payload is not copied in, as the builder
+  // writes none of it, and nothing deferred is computed.
+  std::span<std::byte> builder_bytes() {
+    return n_ == nullptr ? std::span<std::byte>() : std::span<std::byte>(n_->data(), n_->length);
+  }
+  // Copies a borrowed payload in now (a no-op if there is none).
+  void copy_in_payload() {
+    if (borrowing()) n_->copy_in();
+  }
+  // Where the bytes of `part` (a span of bytes_as_built()) are: in host memory
+  // if they are borrowed, in the buffer otherwise. Bytes only partly borrowed
+  // are copied in first.
+  std::span<const std::byte> source_of(std::span<const std::byte> part);
 
 private:
   friend class FramePool;
+  friend class BorrowList;
+  // The slow part of complete_seal.
+  void complete() const;
   // A pooled buffer with everything known about the frame in it, so that a Frame
   // is one pointer: moving a frame from queue to queue copies eight bytes. The
   // frame's bytes follow the node in the same allocation.
@@ -123,6 +155,15 @@ private:
     uint32_t capacity = 0;
     Sealer sealer = nullptr;  // set while intact (the CRCs are computed on first look)
     FrameMeta meta;
+    // Borrowed payload: bytes [lent_offset, lent_offset + lent_length) of the
+    // frame are at `lent` while `lender` is set; the node is on lender's list.
+    BorrowList* lender = nullptr;
+    const std::byte* lent = nullptr;
+    uint32_t lent_offset = 0, lent_length = 0;
+    Node* lend_prev = nullptr;
+    Node* lend_next = nullptr;
+    // Copies the borrowed bytes in and leaves the lender's list.
+    void copy_in();
     std::byte* data() { return reinterpret_cast<std::byte*>(this + 1); }
   };
   static_assert(sizeof(Node) % alignof(std::max_align_t) == 0, "the bytes after a node stay aligned");
@@ -155,6 +196,38 @@ private:
   size_t buffer_size_;
   std::vector<std::unique_ptr<std::byte[]>> storage_;
   std::vector<Frame::Node*> free_;
+};
+
+// What a lender of payload bytes (host memory) keeps: the frames that borrow
+// from it. The range summary makes the common check, a change to bytes no frame
+// borrows, two comparisons.
+class BorrowList {
+public:
+  BorrowList() = default;
+  BorrowList(const BorrowList&) = delete;
+  BorrowList& operator=(const BorrowList&) = delete;
+  // Every borrower copies its bytes in: they are about to go.
+  ~BorrowList();
+  // The bytes [from, to) of the lender are about to change: the frames that
+  // borrow any of them copy theirs in now.
+  void settle(const std::byte* from, const std::byte* to) {
+    if (head_ != nullptr && from < hi_ && lo_ < to) settle_range(from, to);
+  }
+  size_t borrowers() const { return count_; }
+  // Borrowers made to copy their bytes in by settle() so far.
+  uint64_t settled() const { return settled_; }
+
+private:
+  friend class Frame;
+  void add(Frame::Node* n);
+  void remove(Frame::Node* n);
+  void settle_range(const std::byte* from, const std::byte* to);
+  Frame::Node* head_ = nullptr;
+  size_t count_ = 0;
+  uint64_t settled_ = 0;
+  // Every borrowed byte lies in [lo_, hi_) (which only grows until the list empties).
+  const std::byte* lo_ = nullptr;
+  const std::byte* hi_ = nullptr;
 };
 
 }  // namespace rnicsim::fabric

@@ -20,22 +20,25 @@ DmaEngine::DmaEngine(sim::Simulator& sim, PcieLink& pcie, HostMemory& memory)
       read_event_([this] { on_read_done(); }, "dma.read_done"),
       write_event_([this] { on_write_done(); }, "dma.write_done") {}
 
-void DmaEngine::read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag, bool now) {
+void DmaEngine::read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag, bool now,
+                     bool lendable) {
   static std::byte nothing;  // a zero-length read still needs a non-null target (null marks size-only)
-  issue_read(addr, dst.empty() ? &nothing : dst.data(), dst.size(), client, tag, now);
+  issue_read(addr, dst.empty() ? &nothing : dst.data(), dst.size(), client, tag, now, lendable && !dst.empty());
 }
 
 void DmaEngine::read_elided(uint64_t addr, size_t length, DmaClient* client, uint64_t tag) {
   issue_read(addr, nullptr, length, client, tag);
 }
 
-void DmaEngine::issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag, bool now) {
+void DmaEngine::issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag, bool now,
+                           bool lendable) {
   Read& r = read_q_.emplace_back();
   r.done = pcie_.read(sim_.now(), length);
   r.addr = addr;
   r.dst = dst;
   r.length = length;
   r.now = now;
+  r.lendable = lendable && client != nullptr;
   r.client = client;
   r.tag = tag;
   ++reads_;
@@ -76,6 +79,9 @@ void DmaEngine::scatter(std::span<const DmaPiece> pieces, std::span<const std::b
     scatter_elided(pieces);
     return;
   }
+  // Only the last piece's write holds the frame and can find a borrowed
+  // payload; with more pieces, the frame copies it in now.
+  if (held && pieces.size() > 1) holder.copy_in_payload();
   for (size_t i = 0; i < pieces.size(); ++i) {
     const auto part = src.subspan(pieces[i].offset, pieces[i].length);
     if (!held)
@@ -101,12 +107,25 @@ void DmaEngine::on_read_done() {
   const std::span<std::byte> dst(r.dst, r.dst == nullptr ? 0 : r.length);
   const bool ok = r.dst == nullptr ? memory_.holds(r.addr, r.length)
                   : r.now          ? memory_.read_now(r.addr, dst)
+                  : r.lendable     ? lend(r) || memory_.read(r.addr, dst)
                                    : memory_.read(r.addr, dst);
   if (r.client != nullptr) r.client->dma_done(r.tag, ok);
 }
 
+bool DmaEngine::lend(const Read& r) {
+  const Loan loan = memory_.loan(r.addr, r.length);
+  return loan.bytes != nullptr && r.client->take_loan(r.tag, r.dst, r.length, loan);
+}
+
 void DmaEngine::on_write_done() {
   Write& w = write_q_.front();
+  if (w.holder.borrowing()) {
+    // The payload is still in the sender's memory: take it from there. Frames
+    // that borrow the bytes about to change copy theirs in first, this one too
+    // if its payload overlaps its own destination.
+    memory_.settle(w.addr, w.length);
+    w.src = w.holder.source_of({w.src, w.length}).data();
+  }
   const bool small = w.src == nullptr;
   const bool ok = w.src == kEventEntry ? true
                   : w.src == kElided  ? memory_.write_elided(w.addr, w.length)

@@ -42,8 +42,23 @@ bool SimulatedHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
   uint64_t off = 0;
   const Region* r = find(addr, src.size(), off);
   if (r == nullptr) return false;
-  if (!src.empty()) std::memcpy(r->bytes.get() + off, src.data(), src.size());
+  if (src.empty()) return true;
+  std::byte* dst = r->bytes.get() + off;
+  borrowers_.settle(dst, dst + src.size());
+  std::memcpy(dst, src.data(), src.size());
   return true;
+}
+
+Loan SimulatedHostMemory::loan(uint64_t addr, size_t len) {
+  uint64_t off = 0;
+  const Region* r = find(addr, len, off);
+  if (r == nullptr || len == 0 || !lending_) return {};
+  return {r->bytes.get() + off, &borrowers_};
+}
+
+void SimulatedHostMemory::settle(uint64_t addr, size_t len) {
+  uint64_t off = 0;
+  if (const Region* r = find(addr, len, off)) borrowers_.settle(r->bytes.get() + off, r->bytes.get() + off + len);
 }
 
 bool SimulatedHostMemory::holds(uint64_t addr, size_t len) const {
@@ -66,6 +81,7 @@ std::span<std::byte> SimulatedHostMemory::span(uint64_t addr, size_t len) {
   uint64_t off = 0;
   const Region* r = find(addr, len, off);
   if (r == nullptr) throw std::out_of_range("address outside simulated host memory");
+  borrowers_.settle(r->bytes.get() + off, r->bytes.get() + off + len);
   return {r->bytes.get() + off, len};
 }
 

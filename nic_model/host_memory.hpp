@@ -9,7 +9,16 @@
 #include <memory>
 #include <span>
 
+#include "fabric/frame.hpp"
+
 namespace rnicsim::nic {
+
+// Bytes of host memory lent to a frame instead of copied (see fabric::Frame,
+// "Borrowed payload").
+struct Loan {
+  const std::byte* bytes = nullptr;  // nullptr: no loan; copy them
+  fabric::BorrowList* lender = nullptr;
+};
 
 class HostMemory {
 public:
@@ -31,6 +40,13 @@ public:
   // A size-only write of `len` bytes at `addr`: holds(), and whatever the memory
   // keeps track of (see SimulatedHostMemory::watch).
   virtual bool write_elided(uint64_t addr, size_t len) { return holds(addr, len); }
+  // The `len` bytes at `addr` as a loan to a frame, if this memory lends (it
+  // then keeps them as they are until the frame copies them in). By default it
+  // does not: they are read().
+  virtual Loan loan(uint64_t /*addr*/, size_t /*len*/) { return {}; }
+  // The `len` bytes at `addr` are about to be written: frames that borrow any
+  // of them copy theirs in first. write() does this itself.
+  virtual void settle(uint64_t /*addr*/, size_t /*len*/) {}
 };
 
 // Simulated host memory: regions allocated on demand at increasing addresses.
@@ -42,11 +58,18 @@ public:
   bool write(uint64_t addr, std::span<const std::byte> src) override;
   bool holds(uint64_t addr, size_t len) const override;
   bool write_elided(uint64_t addr, size_t len) override;
+  Loan loan(uint64_t addr, size_t len) override;
+  void settle(uint64_t addr, size_t len) override;
+  // Whether loan() lends (default) or makes every read copy; either way the
+  // bytes a frame carries are the same.
+  void set_lending(bool on) { lending_ = on; }
+  const fabric::BorrowList& borrowers() const { return borrowers_; }
   // Size-only runs: counts the size-only writes that cover the byte at `addr`
   // (a host spinning on a byte that payload would change watches those writes).
   void watch(uint64_t addr) { watched_.try_emplace(addr, 0); }
   uint64_t writes_seen(uint64_t addr) const;
-  // Direct access for the host-side code of a scenario (workload drivers, checks).
+  // Direct access for the host-side code of a scenario (workload drivers, checks);
+  // frames that borrow these bytes copy them in first, as the caller may write.
   std::span<std::byte> span(uint64_t addr, size_t len);
   size_t bytes_allocated() const { return allocated_; }
 
@@ -65,6 +88,10 @@ private:
   std::map<uint64_t, uint64_t> watched_;  // address -> size-only writes that covered it
   uint64_t next_ = 0x1000'0000;
   size_t allocated_ = 0;
+  bool lending_ = true;
+  // Frames that borrow bytes of the regions; declared after them, so that it
+  // goes first and its borrowers can still copy their bytes in.
+  fabric::BorrowList borrowers_;
 };
 
 }  // namespace rnicsim::nic

@@ -29,10 +29,14 @@ void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout
   } else if (!pieces.empty()) {
     std::byte* payload = p.frame.bytes().data() + layout.payload_offset;
     // A request's payload is the requester's own posted buffer; a response's is
-    // the responder's memory, which its owner may change at any time.
+    // the responder's memory, which its owner may change at any time. A
+    // request's payload in one piece may stay in host memory until needed (see
+    // fabric::Frame, "Borrowed payload").
     const bool now = origin == TxOrigin::Response;
+    const bool lendable = !now && pieces.size() == 1;
     for (const DmaPiece& piece : pieces)
-      nic_.dma().read(piece.host_addr, std::span<std::byte>(payload + piece.offset, piece.length), this, id, now);
+      nic_.dma().read(piece.host_addr, std::span<std::byte>(payload + piece.offset, piece.length), this, id, now,
+                      lendable);
   }
   drain();
 }
@@ -43,6 +47,13 @@ void TxPipeline::dma_done(uint64_t tag, bool ok) {
   --p.reads_left;
   if (!ok) p.failed = true;
   drain_and_wake();
+}
+
+bool TxPipeline::take_loan(uint64_t tag, std::byte* dst, size_t length, const Loan& loan) {
+  fabric::Frame& frame = pending_[tag - front_id_].frame;
+  const auto offset = static_cast<uint32_t>(dst - frame.bytes_as_built().data());
+  frame.lend_payload(*loan.lender, offset, loan.bytes, static_cast<uint32_t>(length));
+  return true;
 }
 
 void TxPipeline::drain_and_wake() {
@@ -81,7 +92,7 @@ void TxPipeline::drain() {
       packet::seal_headers(frame.bytes(), layout);  // a size-only frame has no pad or CRCs
     } else {
       // Pad and checksums now; the CRCs when (if ever) someone looks at the frame.
-      packet::seal_without_crc(frame.bytes(), layout);
+      packet::seal_without_crc(frame.builder_bytes(), layout);
       frame.defer_seal(packet::is_roce(layout.link) ? &packet::complete_seal_ethernet
                                                     : &packet::complete_seal_infiniband);
     }

@@ -32,6 +32,7 @@ public:
   void submit(fabric::Frame&& frame, const packet::FrameLayout& layout, std::span<const DmaPiece> pieces,
               uint32_t qpn, TxOrigin origin);
   void dma_done(uint64_t tag, bool ok) override;
+  bool take_loan(uint64_t tag, std::byte* dst, size_t length, const Loan& loan) override;
   size_t depth() const { return pending_.size(); }
 
 private:

@@ -3,6 +3,7 @@
 // signalling, UC, PSN wrap-around.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <vector>
 
 #include "nic_fixture.hpp"
@@ -384,6 +385,49 @@ TEST(Psn, TransferAcrossThe24BitWrap) {
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(q->next_psn, packet::Psn(0xFFFFF0) + 1025);
   EXPECT_EQ(q->una, q->next_psn);
+}
+
+
+// A request's payload stays in the sender's memory until the receiver's DMA
+// write takes it (fabric::Frame, "Borrowed payload"). Bytes changed while their
+// packets are on the way must not leak into them: here the peer writes over the
+// start of the sender's source buffer while its first packets are in flight
+// (they were read before, so they carry the old bytes), and over a part the
+// sender reads only later (which then carries the new ones). Every byte lands
+// as in a run where each DMA read copies.
+TEST(BorrowedPayload, OverwrittenSourceGivesTheBytesOfCopyingReads) {
+  constexpr uint32_t kSize = 1 << 20, kChunk = 64 << 10, kLater = 512 << 10;
+  auto run = [&](bool lending, uint64_t& settled) {
+    TestBed bed;
+    QpOptions o;
+    auto [x, y] = bed.pair(o);
+    bed.a().memory.set_lending(lending);
+    bed.b().memory.set_lending(lending);
+    fill_random(x->bytes(0, kSize), 5);
+    fill_random(y->bytes(kSize, 2 * kChunk), 6);
+    x->post_send(x->write_wqe(1, 0, kSize, *y, 0));
+    y->post_send(y->write_wqe(2, kSize, kChunk, *x, 0));
+    y->post_send(y->write_wqe(3, kSize + kChunk, kChunk, *x, kLater));
+    bed.run();
+    EXPECT_EQ(x->cqes.size(), 1u);
+    EXPECT_EQ(y->cqes.size(), 2u);
+    settled = bed.a().memory.borrowers().settled();
+    EXPECT_EQ(bed.a().memory.borrowers().borrowers(), 0u);
+    const auto got = y->bytes(0, kSize);
+    return std::vector<std::byte>(got.begin(), got.end());
+  };
+  uint64_t settled_lending = 0, settled_copying = 0;
+  const std::vector<std::byte> lending = run(true, settled_lending);
+  const std::vector<std::byte> copying = run(false, settled_copying);
+  EXPECT_GT(settled_lending, 0u) << "no packet in flight borrowed the bytes the peer overwrote";
+  EXPECT_EQ(settled_copying, 0u);
+  EXPECT_TRUE(lending == copying) << "a borrowed payload changed after its DMA read";
+  std::vector<std::byte> original(kSize), peer(2 * kChunk);
+  fill_random(std::span(original), 5);
+  fill_random(std::span(peer), 6);
+  EXPECT_EQ(std::memcmp(lending.data(), original.data(), kLater), 0) << "read before the overwrite";
+  EXPECT_EQ(std::memcmp(lending.data() + kLater, peer.data() + kChunk, kChunk), 0) << "read after the overwrite";
+  EXPECT_EQ(std::memcmp(lending.data() + kLater + kChunk, original.data() + kLater + kChunk, kSize - kLater - kChunk), 0);
 }
 
 }  // namespace
