@@ -347,7 +347,8 @@ constexpr bool is_valid_pmtu(std::size_t n) noexcept {
 
 /// Decodes BTH..ICRC in frame[l.bth_offset, end), end = one past the ICRC, of
 /// which the bytes from frame.size() on may be missing (see parse()).
-std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std::size_t end, ParsedPacket& out) noexcept {
+std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std::size_t end, ParsedPacket& out,
+                                          bool read_crcs) noexcept {
   FrameLayout& l = out.layout;
   PacketFields& f = out.fields;
   const std::size_t avail = end - l.bth_offset;
@@ -415,12 +416,13 @@ std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std:
   l.pad_count = f.pad_count;
   l.icrc_offset = static_cast<std::uint32_t>(end - kIcrcSize);
   out.payload = frame.subspan(l.payload_offset, std::min<std::size_t>(f.payload_length, frame.size() - l.payload_offset));
-  if (l.icrc_offset + kIcrcSize <= frame.size()) out.icrc = load_le32(frame.data() + l.icrc_offset);
+  if (read_crcs && l.icrc_offset + kIcrcSize <= frame.size()) out.icrc = load_le32(frame.data() + l.icrc_offset);
   return std::nullopt;
 }
 
 // `size` is the frame's length on the wire, at least frame.size() (see parse()).
-std::optional<ParseError> parse_ethernet(std::span<const std::byte> frame, std::size_t size, ParsedPacket& out) noexcept {
+std::optional<ParseError> parse_ethernet(std::span<const std::byte> frame, std::size_t size, ParsedPacket& out,
+                                         bool read_crcs) noexcept {
   PacketFields& f = out.fields;
   FrameLayout& l = out.layout;
   const auto eth = try_view<ConstEthernet>(frame);
@@ -494,13 +496,14 @@ std::optional<ParseError> parse_ethernet(std::span<const std::byte> frame, std::
   f.udp_src_port = udp->src_port();
   out.udp_checksum = udp->checksum();
   l.bth_offset = static_cast<std::uint16_t>(udp_off + Udp::kSize);
-  if (auto e = parse_transport(frame, ip_end, out)) return *e;
+  if (auto e = parse_transport(frame, ip_end, out, read_crcs)) return *e;
   l.frame_length = static_cast<std::uint32_t>(size);
   if (frame.size() >= ip_end) out.trailer_length = static_cast<std::uint32_t>(frame.size() - ip_end);
   return std::nullopt;
 }
 
-std::optional<ParseError> parse_ib(std::span<const std::byte> frame, std::size_t size, ParsedPacket& out) noexcept {
+std::optional<ParseError> parse_ib(std::span<const std::byte> frame, std::size_t size, ParsedPacket& out,
+                                   bool read_crcs) noexcept {
   PacketFields& f = out.fields;
   FrameLayout& l = out.layout;
   const auto lrh = try_view<ConstLrh>(frame);
@@ -536,10 +539,10 @@ std::optional<ParseError> parse_ib(std::span<const std::byte> frame, std::size_t
   l.l3_offset = 0;
   l.l3_header_length = static_cast<std::uint16_t>(hl);
   l.bth_offset = static_cast<std::uint16_t>(hl);
-  if (auto e = parse_transport(frame, pkt_bytes, out)) return *e;
+  if (auto e = parse_transport(frame, pkt_bytes, out, read_crcs)) return *e;
   l.frame_length = static_cast<std::uint32_t>(pkt_bytes + kVcrcSize);
   if (frame.size() >= l.frame_length) {
-    out.vcrc = load_le16(frame.data() + pkt_bytes);
+    if (read_crcs) out.vcrc = load_le16(frame.data() + pkt_bytes);
     out.trailer_length = static_cast<std::uint32_t>(frame.size() - l.frame_length);
   }
   return std::nullopt;
@@ -547,13 +550,14 @@ std::optional<ParseError> parse_ib(std::span<const std::byte> frame, std::size_t
 
 }  // namespace
 
-ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_type, std::size_t wire_length) noexcept {
+ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_type, std::size_t wire_length,
+                                bool read_crcs) noexcept {
   const std::size_t size = std::max(wire_length, frame.size());
   // Decoded in place: a ParsedPacket is a few hundred bytes, and this runs per packet.
   ParseResult<ParsedPacket> r(std::in_place);
   ParsedPacket& out = *r;
   const std::optional<ParseError> e =
-      link_type == LinkType::Ethernet ? parse_ethernet(frame, size, out) : parse_ib(frame, size, out);
+      link_type == LinkType::Ethernet ? parse_ethernet(frame, size, out, read_crcs) : parse_ib(frame, size, out, read_crcs);
   if (e) {
     r = *e;
   } else {

@@ -257,9 +257,11 @@ struct ParsedPacket {
 /// checksums (see icrc_ok / vcrc_ok / ipv4_checksum_ok / udp_checksum_ok).
 /// `wire_length`, when larger than frame.size(), is the frame's real length and
 /// `frame` its first bytes: every header must be there, the payload and CRCs
-/// need not (ParsedPacket::missing says how much is not).
+/// need not (ParsedPacket::missing says how much is not). With `read_crcs`
+/// false, icrc and vcrc stay 0: a receiver that will not check them need not
+/// touch the end of the frame.
 ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_type,
-                                std::size_t wire_length = 0) noexcept;
+                                std::size_t wire_length = 0, bool read_crcs = true) noexcept;
 
 /// The ICRC recomputed over `frame` equals the one received.
 bool icrc_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept;

@@ -79,6 +79,29 @@ TEST(Icrc, AcceptsScapyFrames) {
   }
 }
 
+// A receiver that will not check the CRCs parses without reading them: the
+// same decode, with icrc and vcrc left 0.
+TEST(Icrc, ParseWithoutCrcsLeavesThemZero) {
+  for (const LinkKind kind : {LinkKind::RoceV2Ipv4, LinkKind::IbLocal}) {
+    const PacketFields f = sample_fields(Opcode::RcRdmaWriteOnly, {kind, false}, 100);
+    const std::vector<std::byte> frame = sample_frame(f, 3);
+    const LinkType type = kind == LinkKind::IbLocal ? LinkType::Infiniband : LinkType::Ethernet;
+    const auto with = parse(frame, type);
+    const auto without = parse(frame, type, 0, /*read_crcs=*/false);
+    ASSERT_TRUE(with && without);
+    EXPECT_NE(with->icrc, 0u);
+    EXPECT_EQ(without->icrc, 0u);
+    EXPECT_EQ(without->vcrc, 0u);
+    if (kind == LinkKind::IbLocal) {
+      EXPECT_NE(with->vcrc, 0u);
+    }
+    EXPECT_EQ(without->layout.payload_offset, with->layout.payload_offset);
+    EXPECT_EQ(without->fields.psn, with->fields.psn);
+    EXPECT_EQ(without->payload.size(), with->payload.size());
+    EXPECT_EQ(without->trailer_length, with->trailer_length);
+  }
+}
+
 TEST(Icrc, BuildsTheSameBytesAsScapy) {
   PacketFields f = sample_fields(Opcode::RcSendOnly, {LinkKind::RoceV2Ipv4, false}, 16);
   f.dscp = 26;
