@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
+#include <new>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -50,8 +52,13 @@ private:
   }
   void drop_front() {
     // Leave the slot as a fresh T, so that what it held (a frame, a buffer) is
-    // released now and a later emplace_back finds it clean.
-    slots_[head_] = T();
+    // released now and a later emplace_back finds it clean. Made in place, not
+    // assigned from a temporary: an assignment copies a temporary just written
+    // field by field with wider loads, which stall on the stores before them.
+    static_assert(std::is_nothrow_default_constructible_v<T>, "a popped slot is made anew in place");
+    T& slot = slots_[head_];
+    std::destroy_at(&slot);
+    ::new (static_cast<void*>(&slot)) T();
     head_ = (head_ + 1) & mask_;
     --size_;
   }
