@@ -110,7 +110,8 @@ public:
   // No one has seen or changed the bytes since a builder deferred the seal.
   bool intact() const { return n_ != nullptr && n_->sealer != nullptr; }
   // The bytes without completing the seal: for an intact frame the CRC fields
-  // hold garbage. For receivers that skip the CRC check of intact frames.
+  // hold garbage, and a borrowed payload is not there (source_of finds it).
+  // For receivers that skip the CRC check of intact frames.
   std::span<const std::byte> bytes_as_built() const {
     return n_ == nullptr ? std::span<const std::byte>() : std::span<const std::byte>(n_->data(), n_->length);
   }
