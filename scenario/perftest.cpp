@@ -298,6 +298,47 @@ void PerftestWorkload::bw_check_done() {
   if (totccnt_ == n && (!needs_recv(spec_.op) || totrcnt_ == n)) end_phase();
 }
 
+double best_stretch_ps(std::span<const sim::Time> tposted, std::span<const sim::Time> tcompleted,
+                       std::span<const uint64_t> completed_at, uint64_t step) {
+  // min over i <= j of (C[j] - P[i]) / (j - i + 1) is the least slope from
+  // the point (j, C[j]) to a point (i - 1, P[i]) on its left, which lies on the
+  // upper convex hull of those points: the hull grows as j does, and for each j
+  // a binary search finds the vertex (exact integer arithmetic). The value is
+  // computed from the same pair, as the search over every pair would.
+  struct Point {
+    int64_t x, y;
+    uint64_t i;
+  };
+  auto cross = [](const Point& o, const Point& a, int64_t bx, int64_t by) {
+    using Wide = __int128;
+    return Wide{a.x - o.x} * (by - o.y) - Wide{a.y - o.y} * (bx - o.x);
+  };
+  const uint64_t n = tposted.size();
+  std::vector<Point> hull;
+  uint64_t next_i = 0;
+  double best = std::numeric_limits<double>::infinity();
+  for (uint64_t j : completed_at) {
+    for (; next_i <= j && next_i < n; next_i += step) {
+      const Point p{static_cast<int64_t>(next_i) - 1, tposted[next_i].picoseconds(), next_i};
+      while (hull.size() >= 2 && cross(hull[hull.size() - 2], hull.back(), p.x, p.y) >= 0) hull.pop_back();
+      hull.push_back(p);
+    }
+    if (hull.empty()) continue;
+    const auto bx = static_cast<int64_t>(j);
+    const int64_t by = tcompleted[j].picoseconds();
+    // The first vertex whose next edge's line passes below (j, C[j]), or on it.
+    size_t lo = 0, hi = hull.size() - 1;
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      if (cross(hull[mid], hull[mid + 1], bx, by) >= 0) hi = mid; else lo = mid + 1;
+    }
+    const uint64_t i = hull[lo].i;
+    best = std::min(best, (static_cast<double>(by) - static_cast<double>(tposted[i].picoseconds())) /
+                              static_cast<double>(j - i + 1));
+  }
+  return best;
+}
+
 PerftestRow PerftestWorkload::bw_row() const {
   PerftestRow row;
   const uint64_t n = tposted_.size();
@@ -309,34 +350,7 @@ PerftestRow PerftestWorkload::bw_row() const {
   row.msg_rate_mpps = static_cast<double>(n) / total_ps * 1e6;
 
   // Peak: the best stretch, from a post (every post_list-th) to a completion.
-  const uint64_t step = spec_.post_list;
-  const uint64_t starts = (n + step - 1) / step;
-  auto P = [&](uint64_t i) { return static_cast<double>(tposted_[i].picoseconds()); };
-  auto C = [&](uint64_t j) { return static_cast<double>(tcompleted_[j].picoseconds()); };
-  double best = std::numeric_limits<double>::infinity();
-  if (static_cast<double>(starts) * static_cast<double>(completed_at_.size()) <= 2e7) {
-    for (uint64_t i = 0; i < n; i += step)
-      for (auto it = std::lower_bound(completed_at_.begin(), completed_at_.end(), i); it != completed_at_.end(); ++it)
-        best = std::min(best, (C(*it) - P(i)) / static_cast<double>(*it - i + 1));
-  } else {
-    // The same minimum found by bisection on t: some i <= j has
-    // C[j] - P[i] <= t (j - i + 1)  iff  min_j (C[j] - t (j+1)) - max_{i<=j} (P[i] - t i) <= 0.
-    auto feasible = [&](double t) {
-      double max_p = -std::numeric_limits<double>::infinity();
-      uint64_t next_i = 0;
-      for (uint64_t j : completed_at_) {
-        for (; next_i <= j && next_i < n; next_i += step) max_p = std::max(max_p, P(next_i) - t * static_cast<double>(next_i));
-        if (C(j) - t * static_cast<double>(j + 1) - max_p <= 0) return true;
-      }
-      return false;
-    };
-    double lo = 0, hi = total_ps / static_cast<double>(n);
-    for (int k = 0; k < 100 && hi - lo > 1e-9 * hi; ++k) {
-      const double mid = (lo + hi) / 2;
-      (feasible(mid) ? hi : lo) = mid;
-    }
-    best = hi;
-  }
+  const double best = best_stretch_ps(tposted_, tcompleted_, completed_at_, spec_.post_list);
   if (best > 0 && std::isfinite(best)) row.bw_peak_gbps = static_cast<double>(size_) * 8.0 / best * 1e3;
   return row;
 }

@@ -35,11 +35,20 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "scenario/workload.hpp"
 
 namespace rnicsim::scenario {
+
+// perftest's peak bandwidth, as the least time per message over any stretch
+// from a post (every `step`-th) to a later completion: the minimum over i <= j,
+// i a multiple of `step`, j in `completed_at`, of
+// (tcompleted[j] - tposted[i]) / (j - i + 1), in picoseconds (infinity if
+// there is no such pair).
+double best_stretch_ps(std::span<const sim::Time> tposted, std::span<const sim::Time> tcompleted,
+                       std::span<const uint64_t> completed_at, uint64_t step);
 
 class PerftestWorkload : public Workload {
 public:
