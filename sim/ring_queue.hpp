@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <memory>
 #include <new>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -38,7 +39,8 @@ public:
     drop_front();
     return v;
   }
-  // Removes the front element without returning it.
+  // Removes the front element without returning it. Popping an empty queue
+  // (either way) throws std::logic_error.
   void pop() { drop_front(); }
   void clear() {
     while (!empty()) drop_front();
@@ -51,6 +53,7 @@ private:
     return c;
   }
   void drop_front() {
+    if (size_ == 0) [[unlikely]] throw std::logic_error("pop from an empty queue");
     // Leave the slot as a fresh T, so that what it held (a frame, a buffer) is
     // released now and a later emplace_back finds it clean. Made in place, not
     // assigned from a temporary: an assignment copies a temporary just written
