@@ -20,25 +20,25 @@ DmaEngine::DmaEngine(sim::Simulator& sim, PcieLink& pcie, HostMemory& memory)
       read_event_([this] { on_read_done(); }, "dma.read_done"),
       write_event_([this] { on_write_done(); }, "dma.write_done") {}
 
-void DmaEngine::read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag, bool now,
-                     bool lendable) {
+void DmaEngine::read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag, ReadMode mode) {
   static std::byte nothing;  // a zero-length read still needs a non-null target (null marks size-only)
-  issue_read(addr, dst.empty() ? &nothing : dst.data(), dst.size(), client, tag, now, lendable && !dst.empty());
+  // Nothing to lend without bytes or without a client to take them.
+  if (mode == ReadMode::Lend && (dst.empty() || client == nullptr)) mode = ReadMode::Copy;
+  issue_read(addr, dst.empty() ? &nothing : dst.data(), dst.size(), client, tag, mode);
 }
 
 void DmaEngine::read_elided(uint64_t addr, size_t length, DmaClient* client, uint64_t tag) {
   issue_read(addr, nullptr, length, client, tag);
 }
 
-void DmaEngine::issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag, bool now,
-                           bool lendable) {
+void DmaEngine::issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag,
+                           ReadMode mode) {
   Read& r = read_q_.emplace_back();
   r.done = pcie_.read(sim_.now(), length);
   r.addr = addr;
   r.dst = dst;
   r.length = length;
-  r.now = now;
-  r.lendable = lendable && client != nullptr;
+  r.mode = mode;
   r.client = client;
   r.tag = tag;
   ++reads_;
@@ -105,10 +105,10 @@ void DmaEngine::on_read_done() {
   read_q_.pop();
   if (!read_q_.empty()) sim_.scheduler().schedule(read_event_, read_q_.front().done);
   const std::span<std::byte> dst(r.dst, r.dst == nullptr ? 0 : r.length);
-  const bool ok = r.dst == nullptr ? memory_.holds(r.addr, r.length)
-                  : r.now          ? memory_.read_now(r.addr, dst)
-                  : r.lendable     ? lend(r) || memory_.read(r.addr, dst)
-                                   : memory_.read(r.addr, dst);
+  const bool ok = r.dst == nullptr              ? memory_.holds(r.addr, r.length)
+                  : r.mode == ReadMode::Now  ? memory_.read_now(r.addr, dst)
+                  : r.mode == ReadMode::Lend ? lend(r) || memory_.read(r.addr, dst)
+                                             : memory_.read(r.addr, dst);
   if (r.client != nullptr) r.client->dma_done(r.tag, ok);
 }
 

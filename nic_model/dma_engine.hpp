@@ -25,12 +25,24 @@ struct DmaPiece {
   uint32_t length = 0;
 };
 
+// How a DMA read takes host memory's bytes.
+enum class ReadMode : uint8_t {
+  // As the memory gives them (which may be from bytes it read ahead).
+  Copy,
+  // A remote party's bytes, read as they are when the read completes
+  // (HostMemory::read_now), not from anything read ahead.
+  Now,
+  // Payload of a frame: the client may take the bytes as a loan
+  // (DmaClient::take_loan) if the memory lends them, else as Copy.
+  Lend,
+};
+
 class DmaClient {
 public:
   virtual ~DmaClient() = default;
   // `ok` is false if the host memory access failed (address not backed).
   virtual void dma_done(uint64_t tag, bool ok) = 0;
-  // A lendable read (DmaEngine::read) whose memory lends: the client may take
+  // A ReadMode::Lend read whose memory lends: the client may take
   // the bytes as a loan for the frame `dst` is in, instead of a copy into `dst`.
   // Returns whether it took them; dma_done follows either way.
   virtual bool take_loan(uint64_t /*tag*/, std::byte* /*dst*/, size_t /*length*/, const Loan& /*loan*/) { return false; }
@@ -43,12 +55,8 @@ public:
   DmaEngine& operator=(const DmaEngine&) = delete;
 
   // Reads host memory into `dst`, which must stay valid until dma_done.
-  // `now`: the bytes are a remote party's, read as they are when the read
-  // completes (HostMemory::read_now), not from anything read ahead.
-  // `lendable`: `dst` is payload of a frame, and the client may take the bytes
-  // as a loan (DmaClient::take_loan) if the memory lends them.
-  void read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag, bool now = false,
-            bool lendable = false);
+  void read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag,
+            ReadMode mode = ReadMode::Copy);
   // Writes `src` to host memory; `src` lives in `holder` (a received frame), which
   // the engine keeps until the write is done.
   void write(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder, DmaClient* client, uint64_t tag);
@@ -80,8 +88,7 @@ private:
     uint64_t addr = 0;
     std::byte* dst = nullptr;  // nullptr: a size-only read
     size_t length = 0;
-    bool now = false;  // HostMemory::read_now
-    bool lendable = false;
+    ReadMode mode = ReadMode::Copy;
     DmaClient* client = nullptr;
     uint64_t tag = 0;
   };
@@ -97,12 +104,12 @@ private:
   using Small = std::array<std::byte, 64>;
   void on_read_done();
   void on_write_done();
-  // Offers a lendable read's bytes to its client as a loan; true if taken.
+  // Offers a ReadMode::Lend read's bytes to its client as a loan; true if taken.
   bool lend(const Read& r);
   // Size-only writes of the pieces, as read_elided reads.
   void scatter_elided(std::span<const DmaPiece> pieces);
-  void issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag, bool now = false,
-                  bool lendable = false);
+  void issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag,
+                  ReadMode mode = ReadMode::Copy);
   void issue_write(sim::Time done, uint64_t addr, const std::byte* src, size_t length, fabric::Frame&& holder,
                    DmaClient* client, uint64_t tag);
 

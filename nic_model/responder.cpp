@@ -241,7 +241,7 @@ Responder::Verdict Responder::start_atomic(QpContext& qp, const packet::ParsedPa
   ++counters_.atomics;
   // Read, modify, write while the receive pipeline waits: the atomic is atomic
   // with respect to every other request this NIC executes.
-  nic_.dma().read(host, atomic_.value, this, 0, true);
+  nic_.dma().read(host, atomic_.value, this, 0, ReadMode::Now);
   return Verdict::Wait;
 }
 

@@ -32,11 +32,11 @@ void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout
     // the responder's memory, which its owner may change at any time. A
     // request's payload in one piece may stay in host memory until needed (see
     // fabric::Frame, "Borrowed payload").
-    const bool now = origin == TxOrigin::Response;
-    const bool lendable = !now && pieces.size() == 1;
+    const ReadMode mode = origin == TxOrigin::Response ? ReadMode::Now
+                          : pieces.size() == 1           ? ReadMode::Lend
+                                                         : ReadMode::Copy;
     for (const DmaPiece& piece : pieces)
-      nic_.dma().read(piece.host_addr, std::span<std::byte>(payload + piece.offset, piece.length), this, id, now,
-                      lendable);
+      nic_.dma().read(piece.host_addr, std::span<std::byte>(payload + piece.offset, piece.length), this, id, mode);
   }
   drain();
 }
