@@ -55,10 +55,11 @@ public:
   }
   void erase(uint64_t key) {
     if (capacity_ == 0) return;
-    const uint32_t slot = index_[find(key)].slot;
+    const size_t at = find(key);
+    const uint32_t slot = index_[at].slot;
     if (slot == kNone) return;
     // Leave the slot in the list with a key nobody asks for; it ages out.
-    remove_from_index(key);
+    remove_at(at);
     nodes_[slot].key = UINT64_MAX - slot;
   }
 
@@ -91,12 +92,15 @@ private:
     while (index_[i].slot != kNone && index_[i].key != key) i = (i + 1) & mask;
     return i;
   }
-  // Removes `key` if present; later entries of its probe sequence move back
-  // into the gap (no tombstones).
+  // Removes `key` if present.
   void remove_from_index(uint64_t key) {
+    const size_t at = find(key);
+    if (index_[at].slot != kNone) remove_at(at);
+  }
+  // Empties the entry at `gap`; later entries of its probe sequence move back
+  // into the gap (no tombstones).
+  void remove_at(size_t gap) {
     const size_t mask = index_.size() - 1;
-    size_t gap = find(key);
-    if (index_[gap].slot == kNone) return;
     for (size_t j = (gap + 1) & mask; index_[j].slot != kNone; j = (j + 1) & mask) {
       const size_t h = home(index_[j].key);
       // The entry at j may fill the gap unless its home lies cyclically in (gap, j].
