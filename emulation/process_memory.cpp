@@ -21,10 +21,12 @@ bool page_aligned(uint64_t v) { return v % kPage == 0; }
 }  // namespace
 
 ProcessHostMemory::~ProcessHostMemory() {
+  borrowers_.settle_all();
   for (const Run& r : runs_) unmap(r);
 }
 
 void ProcessHostMemory::set_process(pid_t pid) {
+  borrowers_.settle_all();
   pid_ = pid;
   pending_.clear();
   window_bytes_ = 0;
@@ -32,10 +34,12 @@ void ProcessHostMemory::set_process(pid_t pid) {
 }
 
 void ProcessHostMemory::add_region(uint64_t addr, uint64_t length, uint32_t access) {
+  borrowers_.settle_all();
   regions_.emplace(addr, Region{length, access});
 }
 
 void ProcessHostMemory::remove_region(uint64_t addr, uint64_t length, uint32_t access) {
+  borrowers_.settle_all();
   flush_writes();
   window_bytes_ = 0;
   auto [lo, hi] = regions_.equal_range(addr);
@@ -57,6 +61,7 @@ std::byte* ProcessHostMemory::map_run(uint64_t addr, uint64_t bytes, int fd, uin
     return nullptr;
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
   if (p == MAP_FAILED) return nullptr;
+  borrowers_.settle_all();  // the new run may hide bytes that are lent
   runs_.push_back({addr, static_cast<std::byte*>(p), bytes, true});
   return static_cast<std::byte*>(p);
 }
@@ -66,6 +71,7 @@ void ProcessHostMemory::unmap(const Run& r) {
 }
 
 void ProcessHostMemory::remove_run(std::byte* local) {
+  borrowers_.settle_all();
   flush_writes();
   window_bytes_ = 0;
   auto it = std::find_if(runs_.begin(), runs_.end(), [&](const Run& r) { return r.local == local; });
@@ -75,6 +81,7 @@ void ProcessHostMemory::remove_run(std::byte* local) {
 }
 
 void ProcessHostMemory::clear() {
+  borrowers_.settle_all();
   regions_.clear();
   segments_.clear();
   for (const Run& r : runs_) unmap(r);
@@ -120,13 +127,18 @@ std::byte* ProcessHostMemory::in_segment(uint64_t addr, uint64_t len) const {
 }
 
 uint64_t ProcessHostMemory::region_end(uint64_t addr, uint64_t len, bool write) const {
+  const uint64_t end = allowed_end(addr, len, write);
+  if (end == 0) ++denied_;
+  return end;
+}
+
+uint64_t ProcessHostMemory::allowed_end(uint64_t addr, uint64_t len, bool write) const {
   uint64_t end = 0;
   for (const auto& [base, r] : regions_) {
     if (base > addr) break;
     if (addr - base <= r.length && len <= r.length - (addr - base) && (!write || (r.access & kWriteRights) != 0))
       end = std::max(end, base + r.length);
   }
-  if (end == 0) ++denied_;
   return end;
 }
 
@@ -196,10 +208,29 @@ bool ProcessHostMemory::read_process(uint64_t addr, std::span<std::byte> dst) co
   return ok;
 }
 
+nic::Loan ProcessHostMemory::loan(uint64_t addr, size_t len) {
+  if (!lending_ || len == 0 || runs_.empty() || in_segment(addr, len) != nullptr) return {};
+  const Run* r = run_at(addr);
+  if (r == nullptr || len > r->addr + r->bytes - addr || allowed_end(addr, len, false) == 0) return {};
+  flush_writes();  // a read sees every write before it
+  ++shared_accesses_;
+  return {r->local + (addr - r->addr), &borrowers_};
+}
+
+void ProcessHostMemory::settle(uint64_t addr, size_t len) {
+  if (borrowers_.borrowers() == 0) return;
+  for (const Run& r : runs_) {
+    const uint64_t lo = std::max(addr, r.addr), hi = std::min(addr + len, r.addr + r.bytes);
+    if (lo < hi) borrowers_.settle(r.local + (lo - r.addr), r.local + (hi - r.addr));
+  }
+}
+
 bool ProcessHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
   if (std::byte* p = in_segment(addr, src.size())) {
     flush_writes();  // a CQE after the data it completes
     if (src.size() == sizeof(nic::Cqe)) {
+      // The program may change the buffers of the work this completes.
+      borrowers_.settle_all();
       // A CQE: everything but the owner byte first, so a program that sees the
       // owner flip reads a whole entry.
       constexpr size_t kOwner = offsetof(nic::Cqe, owner);
@@ -216,6 +247,7 @@ bool ProcessHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
   if (window_bytes_ != 0 && addr < window_addr_ + window_bytes_ && window_addr_ < addr + src.size()) window_bytes_ = 0;
   if (in_runs(addr, src.size())) {
     flush_writes();  // in the order the NIC made them
+    settle(addr, src.size());
     for_runs(addr, src.size(), [&](std::byte* p, uint64_t done, uint64_t n) { std::memcpy(p, src.data() + done, n); });
     return true;
   }

@@ -4,6 +4,17 @@
 // maps too), by copying to and from them directly; only inside a region and
 // only with the rights its registration granted. The rings it shares with the
 // daemon are reached through the daemon's own mapping of the segment.
+//
+// Borrowed payload (see fabric::Frame). Bytes in shared pages are lent to the
+// frames a DMA read fills, as in simulated memory, so a packet's payload is
+// copied once, from the sender's pages straight into the receiver's. The
+// daemon cannot see a program's own stores, so lending leans on the verbs'
+// rule that a program leaves the buffers of its posted work alone until the
+// work completes, and makes every borrower copy its bytes in whenever that
+// rule stops holding or the pages could go: before a CQE reaches the program
+// (a completion frees the buffers of the work before it, unsignaled work
+// included), when registrations or runs change, and when the process goes.
+// Writes by the NIC settle the bytes they change, as in simulated memory.
 #pragma once
 
 #include <sys/types.h>
@@ -53,6 +64,12 @@ public:
   // bytes at any time (an RDMA READ's or an atomic's target).
   bool read_now(uint64_t addr, std::span<std::byte> dst) const override;
   bool write(uint64_t addr, std::span<const std::byte> src) override;
+  // Lends bytes that lie in one run (nothing else lends).
+  nic::Loan loan(uint64_t addr, size_t len) override;
+  void settle(uint64_t addr, size_t len) override;
+  // Whether loan() lends (default) or every read copies.
+  void set_lending(bool on) { lending_ = on; }
+  const fabric::BorrowList& borrowers() const { return borrowers_; }
 
   // Batching, to spend one system call on many packets. Reads: a read that
   // continues the previous one (the next packet of the same message) fills a
@@ -114,8 +131,10 @@ private:
   void unmap(const Run& r);
   mutable uint64_t denied_ = 0;
   // The region [addr, addr + length) lies in, with `write` rights if asked:
-  // its end, or 0.
+  // its end, or 0 (counted as denied).
   uint64_t region_end(uint64_t addr, uint64_t len, bool write) const;
+  // The same, not counted.
+  uint64_t allowed_end(uint64_t addr, uint64_t len, bool write) const;
   bool flush_writes() const;
   // read() (`ahead`: through the read-ahead window) and read_now().
   bool read_from(uint64_t addr, std::span<std::byte> dst, bool ahead) const;
@@ -133,6 +152,9 @@ private:
   mutable std::vector<std::byte> pending_;
   mutable uint64_t pending_addr_ = 0;
   mutable uint64_t calls_ = 0, failed_calls_ = 0, shared_accesses_ = 0;
+  bool lending_ = true;
+  // Frames that borrow bytes of the runs.
+  fabric::BorrowList borrowers_;
 };
 
 }  // namespace rnicsim::emulation

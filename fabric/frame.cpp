@@ -82,6 +82,10 @@ BorrowList::~BorrowList() {
   while (head_ != nullptr) head_->copy_in();
 }
 
+void BorrowList::settle_all() {
+  for (; head_ != nullptr; ++settled_) head_->copy_in();
+}
+
 void BorrowList::add(Frame::Node* n) {
   n->lender = this;
   n->lend_prev = nullptr;

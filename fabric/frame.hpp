@@ -214,6 +214,9 @@ public:
   void settle(const std::byte* from, const std::byte* to) {
     if (head_ != nullptr && from < hi_ && lo_ < to) settle_range(from, to);
   }
+  // Every borrower copies its bytes in now (the lender is about to change
+  // bytes it cannot name, or to unmap them).
+  void settle_all();
   size_t borrowers() const { return count_; }
   // Borrowers made to copy their bytes in by settle() so far.
   uint64_t settled() const { return settled_; }

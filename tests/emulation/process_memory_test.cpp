@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "nic_model/queue_format.hpp"
@@ -313,4 +314,67 @@ TEST(ProcessHostMemoryRuns, MapRunTakesOnlySealedMemfds) {
   EXPECT_FALSE(m.read(kProgram + 8, out));
   close(unsealed);
   close(fd);
+}
+
+// Bytes wholly in one run are lent to frames (see fabric::Frame, "Borrowed
+// payload"). A frame copies them in before the NIC writes over them, before a
+// CQE reaches the program (which may then change its buffers) and before the
+// run goes; a borrower whose bytes nobody changes keeps borrowing.
+TEST(ProcessHostMemoryRuns, LentBytesAreCopiedInBeforeTheyCanChange) {
+  std::vector<std::byte> page(kPage, std::byte{0x11});
+  std::vector<std::byte> ring(kPage, std::byte{0});
+  ProcessHostMemory m;
+  m.add_region(kProgram, kPage, nic::kAccessLocalWrite);
+  m.add_run(kProgram, page.data(), kPage);
+  const uint64_t cq = ProcessHostMemory::segment_address(0);
+  m.add_segment(cq, ring.data(), ring.size());
+  rnicsim::fabric::FramePool pool;
+  auto borrow = [&](uint64_t addr, uint32_t len) {
+    rnicsim::fabric::Frame f = pool.acquire(len);
+    const nic::Loan loan = m.loan(addr, len);
+    EXPECT_EQ(loan.bytes, page.data() + (addr - kProgram));
+    if (loan.bytes != nullptr) f.lend_payload(*loan.lender, 0, loan.bytes, len);
+    return f;
+  };
+  rnicsim::fabric::Frame a = borrow(kProgram, 64);
+  rnicsim::fabric::Frame b = borrow(kProgram + 1024, 64);
+  EXPECT_EQ(m.borrowers().borrowers(), 2u);
+
+  const std::array<std::byte, 4> data{std::byte{0x22}, std::byte{0x22}, std::byte{0x22}, std::byte{0x22}};
+  ASSERT_TRUE(m.write(kProgram + 8, data));  // the NIC writes into a's bytes
+  EXPECT_FALSE(a.borrowing());
+  EXPECT_TRUE(b.borrowing());
+  EXPECT_EQ(a.bytes()[8], std::byte{0x11});  // what was lent, not what came after
+
+  nic::Cqe cqe{};
+  ASSERT_TRUE(m.write(cq, std::as_bytes(std::span(&cqe, 1))));
+  EXPECT_FALSE(b.borrowing());
+  page[1024] = std::byte{0x44};  // the program reuses a completed buffer
+  EXPECT_EQ(b.bytes()[0], std::byte{0x11});
+
+  rnicsim::fabric::Frame c = borrow(kProgram + 2048, 64);
+  m.remove_run(page.data());
+  EXPECT_FALSE(c.borrowing());
+  EXPECT_EQ(m.loan(kProgram, 16).bytes, nullptr);  // in no run any more
+  EXPECT_EQ(m.borrowers().settled(), 3u);
+}
+
+// Only bytes wholly in one run, inside a registration, are lent; no loan is
+// counted as a denied access (the read that follows it is).
+TEST(ProcessHostMemoryRuns, WhatIsNotLent) {
+  std::vector<std::byte> first(kPage), second(kPage), ring(kPage);
+  ProcessHostMemory m;
+  m.add_region(kProgram, kPage + 512, 0);
+  m.add_run(kProgram, first.data(), kPage);
+  m.add_run(kProgram + kPage, second.data(), kPage);
+  const uint64_t seg = ProcessHostMemory::segment_address(0);
+  m.add_segment(seg, ring.data(), ring.size());
+  EXPECT_EQ(m.loan(kProgram + kPage - 8, 16).bytes, nullptr);  // across two runs
+  EXPECT_EQ(m.loan(kProgram + kPage + 500, 16).bytes, nullptr);  // past the region
+  EXPECT_EQ(m.loan(seg, 16).bytes, nullptr);                     // a ring
+  EXPECT_EQ(m.loan(kProgram, 0).bytes, nullptr);
+  EXPECT_EQ(m.denied(), 0u);
+  EXPECT_NE(m.loan(kProgram + kPage, 512).bytes, nullptr);
+  m.set_lending(false);
+  EXPECT_EQ(m.loan(kProgram + kPage, 512).bytes, nullptr);
 }
