@@ -38,8 +38,11 @@ uint64_t RealTimeExecutor::run_due() {
   {
     std::lock_guard<std::mutex> lock(inbox_mutex_);
     running_.swap(inbox_);
+    // post() writes the eventfd under this lock whenever it adds work, so it
+    // is readable exactly when there was work: a round with none makes no
+    // system call.
     uint64_t drained = 0;
-    if (read(inbox_fd_, &drained, sizeof drained) < 0) drained = 0;
+    if (!running_.empty() && read(inbox_fd_, &drained, sizeof drained) < 0) drained = 0;
   }
   const Time now = wall_time();
   if (!scheduler_.empty() && scheduler_.next_time() < now) {
