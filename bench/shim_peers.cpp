@@ -37,7 +37,7 @@ void pin(int cpu) {
   sched_setaffinity(0, sizeof set, &set);
 }
 
-double vm_readv_gbps() {
+double vm_readv_gbps(int rounds) {
   constexpr size_t kBytes = 1 << 20;
   std::vector<char> buf(kBytes, 'x');  // the child has the same buffer at the same address
   int hold[2];
@@ -54,28 +54,26 @@ double vm_readv_gbps() {
   std::vector<char> dst(kBytes);
   iovec local{dst.data(), kBytes}, remote{buf.data(), kBytes};
   process_vm_readv(child, &local, 1, &remote, 1, 0);  // warm up
-  constexpr int kRounds = 2000;
   const auto t0 = Clock::now();
-  for (int i = 0; i < kRounds; ++i)
+  for (int i = 0; i < rounds; ++i)
     if (process_vm_readv(child, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(kBytes)) return 0;
   const double s = seconds_since(t0);
   close(hold[1]);
   waitpid(child, nullptr, 0);
-  return static_cast<double>(kBytes) * kRounds / s / 1e9;
+  return static_cast<double>(kBytes) * rounds / s / 1e9;
 }
 
-double shm_round_trip_us() {
+double shm_round_trip_us(uint64_t rounds) {
   struct alignas(64) Line {
     std::atomic<uint64_t> v;
   };
   auto* lines = static_cast<Line*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   new (&lines[0]) Line{};
   new (&lines[1]) Line{};
-  constexpr uint64_t kRounds = 200000;
   const pid_t child = fork();
   if (child == 0) {
     pin(1);
-    for (uint64_t i = 1; i <= kRounds; ++i) {
+    for (uint64_t i = 1; i <= rounds; ++i) {
       while (lines[0].v.load(std::memory_order_acquire) != i) {
       }
       lines[1].v.store(i, std::memory_order_release);
@@ -84,8 +82,8 @@ double shm_round_trip_us() {
   }
   pin(0);
   std::vector<double> samples;
-  samples.reserve(kRounds);
-  for (uint64_t i = 1; i <= kRounds; ++i) {
+  samples.reserve(rounds);
+  for (uint64_t i = 1; i <= rounds; ++i) {
     const auto t = Clock::now();
     lines[0].v.store(i, std::memory_order_release);
     while (lines[1].v.load(std::memory_order_acquire) != i) {
@@ -97,15 +95,14 @@ double shm_round_trip_us() {
   return median(samples);
 }
 
-double wakeup_us() {
+double wakeup_us(int rounds) {
   int ping[2], pong[2];
   if (pipe(ping) != 0 || pipe(pong) != 0) return 0;
-  constexpr int kRounds = 5000;
   const pid_t child = fork();
   if (child == 0) {
     pin(1);
     char c;
-    for (int i = 0; i < kRounds; ++i) {
+    for (int i = 0; i < rounds; ++i) {
       if (read(ping[0], &c, 1) != 1 || write(pong[1], &c, 1) != 1) break;
     }
     _exit(0);
@@ -113,7 +110,7 @@ double wakeup_us() {
   pin(0);
   std::vector<double> samples;
   char c = 'p';
-  for (int i = 0; i < kRounds; ++i) {
+  for (int i = 0; i < rounds; ++i) {
     const auto t = Clock::now();
     if (write(ping[1], &c, 1) != 1 || read(pong[0], &c, 1) != 1) break;
     // A round trip is two wake-ups, one on each CPU.
@@ -125,9 +122,11 @@ double wakeup_us() {
 
 }  // namespace
 
-int main() {
-  std::printf("process_vm_readv_1MiB %.2f GB/s\n", vm_readv_gbps());
-  std::printf("shm_ring_round_trip %.3f us\n", shm_round_trip_us());
-  std::printf("cross_cpu_wakeup %.2f us\n", wakeup_us());
+// usage: shim_peers [--smoke]   (--smoke: a fiftieth of the rounds, for CI)
+int main(int argc, char** argv) {
+  const int scale = argc > 1 && std::strcmp(argv[1], "--smoke") == 0 ? 50 : 1;
+  std::printf("process_vm_readv_1MiB %.2f GB/s\n", vm_readv_gbps(2000 / scale));
+  std::printf("shm_ring_round_trip %.3f us\n", shm_round_trip_us(200000 / scale));
+  std::printf("cross_cpu_wakeup %.2f us\n", wakeup_us(5000 / scale));
   return 0;
 }
