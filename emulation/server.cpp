@@ -43,6 +43,8 @@ constexpr uint32_t kMaxQueueEntries = 32768;
 // An event due sooner than this is waited for by spinning.
 constexpr std::chrono::microseconds kHotWindow{50};
 constexpr std::chrono::milliseconds kLookEvery{1};
+// ... and while it spins with nothing due soon (a request waits this long at most).
+constexpr std::chrono::microseconds kIdleLookEvery{50};
 constexpr uint32_t kIbvQptRc = 2, kIbvQptUc = 3, kIbvQptUd = 4;
 
 // ibv_mtu (1..5) <-> bytes.
@@ -1027,9 +1029,16 @@ int Server::run() {
     // least every kLookEvery of wall time (a round that catches up with the
     // wall clock can take long; a program that died must not wait for 1024).
     const auto round_end = Clock::now();
-    if (executor_.until_next() < kHotWindow && ++spins % 1024 != 0 && round_end - last_look < kLookEvery) {
-      if (fired || rang) last_activity = round_end;
-      continue;
+    if (fired || rang) last_activity = round_end;
+    if (++spins % 1024 != 0 && round_end - last_look < kLookEvery) {
+      if (executor_.until_next() < kHotWindow) continue;
+      // Spinning with nothing due soon: let the programs (which spin too)
+      // have the CPU; on a machine with fewer CPUs than spinners that is what
+      // moves work. The sockets wait for the next look, a short while.
+      if (round_end - last_look < kIdleLookEvery && round_end - last_activity <= options_.spin) {
+        if (!fired && !rang) sched_yield();
+        continue;
+      }
     }
     last_look = round_end;
     // Sockets: a zero-timeout look while busy.
