@@ -40,6 +40,14 @@ void Responder::nak(QpContext& qp, NakCode code, Psn psn) {
   send_ack(qp, aeth_nak(code), psn);
 }
 
+void Responder::class_c_error(QpContext& qp, NakCode code, Psn psn) {
+  nak(qp, code, psn);
+  if (qp.type != QpType::Rc) return;
+  nic_.async_event(code == NakCode::RemoteAccessError ? AsyncEvent::QpAccessErr : AsyncEvent::QpReqErr,
+                   qp.qpn.value());
+  nic_.qp_fatal(qp, WcStatus::WrFlushErr);
+}
+
 sim::RingQueue<RecvWqe>& Responder::recv_queue(QpContext& qp) {
   if (qp.srq != 0) {
     if (SrqContext* s = nic_.srq(qp.srq)) return s->wqes;
@@ -162,7 +170,7 @@ bool Responder::execute_write(QpContext& qp, const packet::ParsedPacket& p, fabr
     if (!(qp.access_flags & kAccessRemoteWrite) ||
         nic_.translation().check_remote(r.rkey, qp.pd, r.va, r.dma_length, kAccessRemoteWrite, host) !=
             AccessCheck::Ok) {
-      nak(qp, NakCode::RemoteAccessError, psn);
+      class_c_error(qp, NakCode::RemoteAccessError, psn);
       return false;
     }
     qp.write_addr = host;
@@ -171,7 +179,7 @@ bool Responder::execute_write(QpContext& qp, const packet::ParsedPacket& p, fabr
   }
   const uint32_t len = p.fields.payload_length;
   if (len > qp.write_remaining || (ends && len != qp.write_remaining)) {
-    nak(qp, NakCode::InvalidRequest, psn);
+    class_c_error(qp, NakCode::InvalidRequest, psn);
     return false;
   }
   const DmaPiece piece{qp.write_addr, 0, len};
@@ -188,11 +196,11 @@ bool Responder::queue_read(QpContext& qp, const packet::ParsedPacket& p) {
   uint64_t host = 0;
   if (!(qp.access_flags & kAccessRemoteRead) ||
       nic_.translation().check_remote(r.rkey, qp.pd, r.va, r.dma_length, kAccessRemoteRead, host) != AccessCheck::Ok) {
-    nak(qp, NakCode::RemoteAccessError, psn);
+    class_c_error(qp, NakCode::RemoteAccessError, psn);
     return false;
   }
   if (qp.responses_queued >= qp.max_dest_rd_atomic) {  // more than IRD outstanding
-    nak(qp, NakCode::InvalidRequest, psn);
+    class_c_error(qp, NakCode::InvalidRequest, psn);
     return false;
   }
   ResponseJob job;
@@ -218,17 +226,17 @@ Responder::Verdict Responder::start_atomic(QpContext& qp, const packet::ParsedPa
   const Psn psn(p.fields.psn);
   const auto& a = *p.fields.atomic_eth;
   if ((a.va & 7) != 0) {  // atomics need natural alignment
-    nak(qp, NakCode::InvalidRequest, psn);
+    class_c_error(qp, NakCode::InvalidRequest, psn);
     return Verdict::Done;
   }
   uint64_t host = 0;
   if (!(qp.access_flags & kAccessRemoteAtomic) ||
       nic_.translation().check_remote(a.rkey, qp.pd, a.va, 8, kAccessRemoteAtomic, host) != AccessCheck::Ok) {
-    nak(qp, NakCode::RemoteAccessError, psn);
+    class_c_error(qp, NakCode::RemoteAccessError, psn);
     return Verdict::Done;
   }
   if (qp.responses_queued >= qp.max_dest_rd_atomic) {
-    nak(qp, NakCode::InvalidRequest, psn);
+    class_c_error(qp, NakCode::InvalidRequest, psn);
     return Verdict::Done;
   }
   atomic_.qpn = qp.qpn.value();
@@ -454,8 +462,7 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
     ++counters_.dropped;
     ++counters_.bad_opcode_sequence;
     if (rc) {
-      nak(qp, NakCode::InvalidRequest, psn);
-      nic_.qp_fatal(qp, WcStatus::WrFlushErr);
+      class_c_error(qp, NakCode::InvalidRequest, psn);
       return Verdict::Done;
     }
     if (!starts) {
@@ -500,7 +507,7 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
       if (!rc) return Verdict::Done;
       return start_atomic(qp, p);  // advances the QP when the atomic is done
     default:
-      nak(qp, NakCode::InvalidRequest, psn);
+      class_c_error(qp, NakCode::InvalidRequest, psn);
       return Verdict::Done;
   }
   // Its completion found the CQ overrun and broke the QP: nothing is acknowledged.

@@ -47,6 +47,12 @@ private:
   static bool sequence_ok(const QpContext& qp, const packet::OpcodeInfo& info);
   void send_ack(QpContext& qp, uint8_t syndrome, Psn psn);
   void nak(QpContext& qp, NakCode code, Psn psn);
+  // A Class C error of a request that no receive WQE answers for (RDMA WRITE,
+  // READ, atomic; IBTA C9-222.1.1): on RC the requester gets the NAK, the
+  // responder's client an affiliated asynchronous error (QP access error for a
+  // remote access error, invalid request otherwise) and the QP goes to the
+  // error state. UC drops the packet.
+  void class_c_error(QpContext& qp, NakCode code, Psn psn);
   // The receive queue a QP takes WQEs from (its own or its SRQ's).
   sim::RingQueue<RecvWqe>& recv_queue(QpContext& qp);
   Verdict need_recv_wqe(QpContext& qp);

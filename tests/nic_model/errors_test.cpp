@@ -542,3 +542,50 @@ TEST(CqOverrun, FullReceiveCqStopsTheResponderAcknowledging) {
 }
 
 }  // namespace
+
+namespace {
+
+// A Class C error at the responder that no receive WQE answers for (IBTA
+// C9-222.1.1): the requester gets the NAK's status, the responder's client an
+// affiliated asynchronous error, and the responder's QP goes to the error
+// state, flushing the receive WQEs it holds.
+TEST(ResponderClassC, WrongRkeyRaisesAnAccessErrorAndBreaksTheResponderQp) {
+  TestBed bed;
+  auto [x, y] = bed.pair();
+  AsyncRecorder events;
+  y->nic().set_async_listener(&events);
+  y->post_recv(y->recv_wqe(70, 0, 64));
+  SendWqe bad = x->write_wqe(1, 0, 64, *y, 0);
+  bad.rkey = y->mr.rkey ^ 0x100;
+  x->post_send(bad);
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::RemAccessErr);
+  ASSERT_EQ(events.events.size(), 1u);
+  EXPECT_EQ(events.events[0], std::make_pair(AsyncEvent::QpAccessErr, y->qpn.value()));
+  EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Err);
+  ASSERT_EQ(y->cqes.size(), 1u);
+  EXPECT_EQ(y->cqes[0].cqe.wr_id, 70u);
+  EXPECT_EQ(y->cqes[0].cqe.status, WcStatus::WrFlushErr);
+}
+
+// A WRITE FIRST that carries more than its RETH asks for is an invalid
+// request: a QP request error, and nothing of it written. (A WRITE ONLY whose
+// length disagrees with its RETH does not parse, and is dropped as malformed.)
+TEST(ResponderClassC, WriteLongerThanItsRethRaisesARequestError) {
+  TestBed bed;
+  auto [x, y] = bed.pair();
+  AsyncRecorder events;
+  y->nic().set_async_listener(&events);
+  packet::PacketFields f = peer_packet(bed, *y, packet::Opcode::RcRdmaWriteFirst, 0, 4096);
+  f.reth = packet::RethFields{y->buffer, y->mr.rkey, 8};
+  packet::derive_fields(f);
+  deliver_to_b(bed, build_packet(f, std::byte{0x5A}));
+  EXPECT_EQ(y->nic().responder().counters().invalid_requests, 1u);
+  ASSERT_EQ(events.events.size(), 1u);
+  EXPECT_EQ(events.events[0], std::make_pair(AsyncEvent::QpReqErr, y->qpn.value()));
+  EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Err);
+  EXPECT_TRUE(all_zero(y->bytes(0, 4096)));
+}
+
+}  // namespace
