@@ -186,6 +186,8 @@ public:
   void reset_qp(QpContext& qp);
   // Completes a receive WQE of a QP in ERR with WR_FLUSH_ERR.
   void flush_recv(QpContext& qp, const RecvWqe& w);
+  // The QP has just entered ERR: the events that says.
+  void entered_error(QpContext& qp);
 
   NicCounters& stats() { return counters_; }
   const NicCounters& stats() const { return counters_; }

@@ -363,4 +363,29 @@ TEST(Srq, QpsShareItsReceivesAndTheLimitEventFiresOnce) {
   EXPECT_TRUE(std::equal(x1->bytes(0, 500).begin(), x1->bytes(0, 500).end(), y1->bytes(0, 500).begin()));
 }
 
+// A QP on an SRQ that goes to ERR raises Last WQE Reached, once; a QP with a
+// receive queue of its own raises nothing.
+TEST(Srq, AQpEnteringErrorRaisesLastWqeReached) {
+  TestBed bed;
+  Nic& nb = *bed.b().nic;
+  const uint64_t ring = bed.b().memory.allocate(16 * sizeof(RecvWqe), 4096);
+  const uint32_t srqn = nb.create_srq(1, WorkRing{ring, 16});
+  SrqEvents listener;
+  nb.set_async_listener(&listener);
+  QpOptions ox, oy;
+  oy.srq = srqn;
+  auto [x1, y1] = bed.pair(ox, oy);
+  auto [x2, y2] = bed.pair();
+  QpAttr err;
+  err.state = QpState::Err;
+  ASSERT_EQ(nb.modify_qp(y2->qpn, err, kQpState), 0);
+  EXPECT_TRUE(listener.events.empty());
+  ASSERT_EQ(nb.modify_qp(y1->qpn, err, kQpState), 0);
+  ASSERT_EQ(nb.modify_qp(y1->qpn, err, kQpState), 0);  // already in ERR: no second event
+  ASSERT_EQ(listener.events.size(), 1u);
+  EXPECT_EQ(listener.events[0], std::make_pair(AsyncEvent::QpLastWqeReached, y1->qpn.value()));
+  (void)x1;
+  (void)x2;
+}
+
 }  // namespace
