@@ -215,6 +215,12 @@ void Linter::add_frame(std::uint64_t frame, std::span<const std::byte> data, std
       add(frame, Severity::Error, "reserved AETH syndrome " + hex(f.aeth->syndrome, 2), &st);
     }
   }
+  if (info.operation == Operation::RdmaWrite && info.position == Position::Only && f.reth &&
+      f.reth->dma_length != f.payload_length)
+    add(frame, Severity::Error,
+        "RDMA WRITE ONLY whose RETH asks for " + std::to_string(f.reth->dma_length) + " bytes carries " +
+            std::to_string(f.payload_length) + " (an invalid request)",
+        &st);
   // Path MTU is per QP: learnt from the stream's own full-size FIRST/MIDDLE payloads.
   if (info.position == Position::First || info.position == Position::Middle) {
     std::uint32_t& m = seq_[key].pmtu;

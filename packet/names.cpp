@@ -45,7 +45,6 @@ std::string_view to_string(ParseError e) noexcept {
     case ParseError::UnexpectedPayload: return "payload on an opcode that carries none";
     case ParseError::BadMtuPayload: return "FIRST/MIDDLE payload is not a valid PMTU (256..4096, power of 2, no pad)";
     case ParseError::PayloadTooLong: return "payload longer than the largest MTU (4096)";
-    case ParseError::DmaLengthMismatch: return "RDMA WRITE ONLY with RETH DMA length != payload length";
   }
   return "unknown parse error";
 }

@@ -407,9 +407,6 @@ std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std:
     return ParseError::PayloadTooLong;
   }
   f.payload_length = static_cast<std::uint32_t>(bytes - f.pad_count);
-  if (info.operation == Operation::RdmaWrite && info.position == Position::Only && f.reth &&
-      f.reth->dma_length != f.payload_length)
-    return ParseError::DmaLengthMismatch;
 
   l.payload_offset = static_cast<std::uint16_t>(l.bth_offset + info.header_length);
   l.payload_length = f.payload_length;

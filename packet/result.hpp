@@ -49,7 +49,6 @@ enum class ParseError : std::uint8_t {
   UnexpectedPayload,      ///< payload on an opcode that carries none (ACK, READ REQUEST, ...)
   BadMtuPayload,          ///< FIRST/MIDDLE payload is not a power of two in [256, 4096] or has pad
   PayloadTooLong,         ///< payload larger than the largest IB MTU (4096)
-  DmaLengthMismatch,      ///< RDMA WRITE ONLY whose RETH DMALen differs from its payload
 };
 
 /// Why write_headers()/build() refused a PacketFields.

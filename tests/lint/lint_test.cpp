@@ -321,6 +321,18 @@ TEST(Lint, BadOpcodeSequencesAreErrors) {
   }
 }
 
+TEST(Lint, WriteOnlyWithAnotherDmaLengthIsAnError) {
+  PacketFields f = sample_fields(Opcode::RcRdmaWriteOnly, kV4);
+  f.psn = 5;
+  f.reth->dma_length = f.payload_length + 4;
+  const auto r = lint_frames({sample_frame(f)});
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("frame 1: error: RDMA WRITE ONLY whose RETH asks for " + std::to_string(f.payload_length + 4) +
+                       " bytes carries " + std::to_string(f.payload_length) + " (an invalid request)"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(Lint, ReadResponseWhoseFirstWasLostIsAGap) {
   // The responder's ACK for PSN 1, then a READ response for PSNs 2..4 whose FIRST
   // (PSN 2) never reached the capture point.

@@ -569,23 +569,32 @@ TEST(ResponderClassC, WrongRkeyRaisesAnAccessErrorAndBreaksTheResponderQp) {
   EXPECT_EQ(y->cqes[0].cqe.status, WcStatus::WrFlushErr);
 }
 
-// A WRITE FIRST that carries more than its RETH asks for is an invalid
-// request: a QP request error, and nothing of it written. (A WRITE ONLY whose
-// length disagrees with its RETH does not parse, and is dropped as malformed.)
-TEST(ResponderClassC, WriteLongerThanItsRethRaisesARequestError) {
-  TestBed bed;
-  auto [x, y] = bed.pair();
-  AsyncRecorder events;
-  y->nic().set_async_listener(&events);
-  packet::PacketFields f = peer_packet(bed, *y, packet::Opcode::RcRdmaWriteFirst, 0, 4096);
-  f.reth = packet::RethFields{y->buffer, y->mr.rkey, 8};
-  packet::derive_fields(f);
-  deliver_to_b(bed, build_packet(f, std::byte{0x5A}));
-  EXPECT_EQ(y->nic().responder().counters().invalid_requests, 1u);
-  ASSERT_EQ(events.events.size(), 1u);
-  EXPECT_EQ(events.events[0], std::make_pair(AsyncEvent::QpReqErr, y->qpn.value()));
-  EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Err);
-  EXPECT_TRUE(all_zero(y->bytes(0, 4096)));
+// A WRITE that carries another length than its RETH asks for is an invalid
+// request: a NAK, a QP request error, and nothing of it written.
+TEST(ResponderClassC, WriteOfAnotherLengthThanItsRethRaisesARequestError) {
+  struct Case {
+    packet::Opcode op;
+    uint32_t payload, dma_length;
+  };
+  for (const Case c : {Case{packet::Opcode::RcRdmaWriteFirst, 4096, 8}, Case{packet::Opcode::RcRdmaWriteOnly, 64, 8},
+                       Case{packet::Opcode::RcRdmaWriteOnly, 64, 128}}) {
+    SCOPED_TRACE(std::string(packet::opcode_info(c.op).name) + " of " + std::to_string(c.payload) + " bytes, RETH " +
+                 std::to_string(c.dma_length));
+    TestBed bed;
+    auto [x, y] = bed.pair();
+    AsyncRecorder events;
+    y->nic().set_async_listener(&events);
+    packet::PacketFields f = peer_packet(bed, *y, c.op, 0, c.payload);
+    f.reth = packet::RethFields{y->buffer, y->mr.rkey, c.dma_length};
+    packet::derive_fields(f);
+    deliver_to_b(bed, build_packet(f, std::byte{0x5A}));
+    EXPECT_EQ(y->nic().rx_pipeline().counters().malformed, 0u);
+    EXPECT_EQ(y->nic().responder().counters().invalid_requests, 1u);
+    ASSERT_EQ(events.events.size(), 1u);
+    EXPECT_EQ(events.events[0], std::make_pair(AsyncEvent::QpReqErr, y->qpn.value()));
+    EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Err);
+    EXPECT_TRUE(all_zero(y->bytes(0, c.payload)));
+  }
 }
 
 }  // namespace

@@ -96,13 +96,6 @@ const std::vector<Row>& rows() {
        &C::malformed},
       {"WRITE MIDDLE shorter than a PMTU", [](const Target& t) { return build(from_peer(t, packet::Opcode::RcRdmaWriteMiddle, 100)); },
        &C::malformed},
-      {"WRITE ONLY whose DMA length disagrees with its payload",
-       [](const Target& t) {
-         auto f = from_peer(t, packet::Opcode::RcRdmaWriteOnly);
-         f.reth->dma_length = 4096;
-         return build(f);
-       },
-       &C::malformed},
       // Intact headers, changed on the way: the ICRC says so.
       {"payload byte changed", [](const Target& t) {
          auto b = write_only(t);

@@ -249,16 +249,26 @@ TEST(ParseErrors, Typed) {
   EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_bth(0, 0x11)), ParseError::UnexpectedPayload);
   EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::RoceV2Ipv4, 8, set_bth(0, 0x00)), ParseError::BadMtuPayload);
   EXPECT_EQ(parse_error_after(Opcode::RcSendFirst, L::RoceV2Ipv4, 256, set_bth(1, 0x10)), ParseError::BadMtuPayload);
-  EXPECT_EQ(parse_error_after(Opcode::RcRdmaWriteOnly, L::RoceV2Ipv4, 8,
-                              [](std::vector<std::byte>& b, const FrameLayout& l) { b[l.bth_offset + 12 + 15] = std::byte{9}; }),
-            ParseError::DmaLengthMismatch);
   EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::IbLocal, 8, set_byte(0, 0x11)), ParseError::BadLver);
   EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::IbLocal, 8, set_byte(1, 0x01)), ParseError::NotIbaTransport);
   EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::IbLocal, 8, set_byte(5, 0xFF)), ParseError::LrhLengthMismatch);
   EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::IbGlobal, 8, set_byte(8 + 6, 0x11)), ParseError::BadGrh);
   EXPECT_EQ(parse_error_after(Opcode::RcSendOnly, L::IbGlobal, 8, set_byte(8 + 5, 0x00)), ParseError::GrhLengthMismatch);
-  for (unsigned e = 0; e <= static_cast<unsigned>(ParseError::DmaLengthMismatch); ++e)
+  for (unsigned e = 0; e <= static_cast<unsigned>(ParseError::PayloadTooLong); ++e)
     EXPECT_FALSE(to_string(static_cast<ParseError>(e)).empty());
+}
+
+// A WRITE ONLY whose RETH asks for another length than it carries is well
+// formed: answering it (an Invalid Request NAK) is the responder's business,
+// and the parse gives it both lengths.
+TEST(ParseErrors, WriteOnlyWithAnotherDmaLengthParses) {
+  PacketFields f = sample_fields(Opcode::RcRdmaWriteOnly, {LinkKind::RoceV2Ipv4, false}, 8);
+  f.reth->dma_length = 9;
+  const auto frame = sample_frame(f);
+  const auto r = parse(frame, LinkType::Ethernet);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->fields.reth->dma_length, 9u);
+  EXPECT_EQ(r->fields.payload_length, 8u);
 }
 
 TEST(ParseErrors, PayloadNotAlignedAndTooLong) {
