@@ -1048,7 +1048,6 @@ int Server::run() {
     pfds.push_back({executor_.inbox_fd(), POLLIN, 0});
     for (const auto& [fd, s] : sessions_) pfds.push_back({fd, POLLIN, 0});
     const auto now = Clock::now();
-    if (fired || rang) last_activity = now;
     const auto next = executor_.until_next();
     int timeout_ms = 0;
     bool sleeping = false;
