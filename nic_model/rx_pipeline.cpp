@@ -112,7 +112,7 @@ void RxPipeline::process() {
   // computed and needs no check; a size-only frame has none to check, and says
   // whether a fault changed it; every other frame is checked.
   const std::span<const std::byte> bytes = frame.bytes_as_built();
-  auto parsed = packet::parse(bytes, nic_.capture_link_type(), frame.size(), /*read_crcs=*/!frame.intact());
+  const auto& parsed = prediction_.parse(bytes, nic_.capture_link_type(), frame.size(), /*read_crcs=*/!frame.intact());
   const bool crc_fails = !parsed                ? false
                          : frame.elided() > 0   ? frame.meta().corrupted || parsed->missing != frame.elided()
                          : !frame.intact()      ? !packet::icrc_ok(bytes, *parsed) || !packet::vcrc_ok(bytes, *parsed)

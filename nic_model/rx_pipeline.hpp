@@ -1,4 +1,5 @@
-// The receive pipeline: frames from the port are parsed by the packet layer and
+// The receive pipeline: frames from the port are parsed by the packet layer (with
+// header prediction: see packet/header_prediction.hpp) and
 // their ICRC (and VCRC) checked; malformed packets and bad CRCs are counted and
 // dropped. Then the transport header checks (IBTA 9.6): the destination QP
 // exists, the opcode is of the QP's service, the P_Key matches, and a connected
@@ -11,6 +12,7 @@
 #include <cstdint>
 
 #include "fabric/frame.hpp"
+#include "packet/header_prediction.hpp"
 #include "packet/packet.hpp"
 #include "sim/ring_queue.hpp"
 #include "sim/scheduler.hpp"
@@ -46,6 +48,7 @@ private:
   bool admit(const QpContext* qp, const packet::ParsedPacket& p);
   uint32_t payload_cycles(uint32_t bytes) const;
   Nic& nic_;
+  packet::HeaderPrediction prediction_;  // parse(), answered from the QP's last packet where it can be
   sim::RingQueue<fabric::Frame> queue_;
   sim::RingQueue<sim::Time> effective_;  // when each frame of queue_ may take effect (rx latency)
   sim::RingQueue<fabric::Frame> reinjected_;

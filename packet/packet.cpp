@@ -547,11 +547,11 @@ std::optional<ParseError> parse_ib(std::span<const std::byte> frame, std::size_t
 
 }  // namespace
 
-ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_type, std::size_t wire_length,
-                                bool read_crcs) noexcept {
+void parse(std::span<const std::byte> frame, LinkType link_type, std::size_t wire_length, bool read_crcs,
+           ParseResult<ParsedPacket>& r) noexcept {
   const std::size_t size = std::max(wire_length, frame.size());
   // Decoded in place: a ParsedPacket is a few hundred bytes, and this runs per packet.
-  ParseResult<ParsedPacket> r(std::in_place);
+  r.emplace();
   ParsedPacket& out = *r;
   const std::optional<ParseError> e =
       link_type == LinkType::Ethernet ? parse_ethernet(frame, size, out, read_crcs) : parse_ib(frame, size, out, read_crcs);
@@ -561,6 +561,12 @@ ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_
     out.layout.link = out.fields.link;
     out.missing = static_cast<std::uint32_t>(size - frame.size());
   }
+}
+
+ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_type, std::size_t wire_length,
+                                bool read_crcs) noexcept {
+  ParseResult<ParsedPacket> r(std::in_place);
+  parse(frame, link_type, wire_length, read_crcs, r);
   return r;
 }
 

@@ -262,6 +262,9 @@ struct ParsedPacket {
 /// touch the end of the frame.
 ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_type,
                                 std::size_t wire_length = 0, bool read_crcs = true) noexcept;
+/// The same, decoded into `out` (which it resets first): no copy of the result.
+void parse(std::span<const std::byte> frame, LinkType link_type, std::size_t wire_length, bool read_crcs,
+           ParseResult<ParsedPacket>& out) noexcept;
 
 /// The ICRC recomputed over `frame` equals the one received.
 bool icrc_ok(std::span<const std::byte> frame, const ParsedPacket& p) noexcept;

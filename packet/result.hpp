@@ -79,6 +79,9 @@ class [[nodiscard]] Result {
   constexpr explicit Result(std::in_place_t) noexcept(std::is_nothrow_default_constructible_v<T>)
       : v_(std::in_place_index<0>) {}
 
+  /// Makes this a default-constructed value again, to be filled in place.
+  constexpr T& emplace() noexcept(std::is_nothrow_default_constructible_v<T>) { return v_.template emplace<0>(); }
+
   constexpr bool has_value() const noexcept { return v_.index() == 0; }
   constexpr explicit operator bool() const noexcept { return has_value(); }
 
