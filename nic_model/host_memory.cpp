@@ -22,11 +22,21 @@ uint64_t SimulatedHostMemory::allocate(size_t size, size_t align) {
 }
 
 const SimulatedHostMemory::Region* SimulatedHostMemory::find(uint64_t addr, size_t len, uint64_t& offset) const {
+  // The last two regions found first: the NIC goes back and forth between a few.
+  for (Found& f : found_) {
+    if (f.region != nullptr && addr - f.start <= f.region->size && len <= f.region->size - (addr - f.start)) {
+      std::swap(f, found_[0]);
+      offset = addr - found_[0].start;
+      return found_[0].region;
+    }
+  }
   auto it = regions_.upper_bound(addr);
   if (it == regions_.begin()) return nullptr;
   --it;
   offset = addr - it->first;
   if (offset > it->second.size || len > it->second.size - offset) return nullptr;
+  found_[1] = found_[0];
+  found_[0] = Found{it->first, &it->second};
   return &it->second;
 }
 

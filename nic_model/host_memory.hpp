@@ -3,6 +3,7 @@
 // real process's memory (a later implementation of the same interface).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -84,7 +85,12 @@ private:
     std::unique_ptr<std::byte[], Free> bytes;
   };
   const Region* find(uint64_t addr, size_t len, uint64_t& offset) const;
-  std::map<uint64_t, Region> regions_;
+  std::map<uint64_t, Region> regions_;  // never removed: found_ may point into it
+  struct Found {
+    uint64_t start = 0;
+    const Region* region = nullptr;
+  };
+  mutable std::array<Found, 2> found_{};  // the regions find() found last, the latest first
   std::map<uint64_t, uint64_t> watched_;  // address -> size-only writes that covered it
   uint64_t next_ = 0x1000'0000;
   size_t allocated_ = 0;
