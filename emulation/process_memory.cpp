@@ -36,6 +36,17 @@ void ProcessHostMemory::set_process(pid_t pid) {
 void ProcessHostMemory::add_region(uint64_t addr, uint64_t length, uint32_t access) {
   borrowers_.settle_all();
   regions_.emplace(addr, Region{length, access});
+  regions_changed();
+}
+
+void ProcessHostMemory::regions_changed() {
+  last_region_ = regions_.end();
+  disjoint_ = true;
+  uint64_t reach = 0;  // the furthest end of the regions so far, in address order
+  for (const auto& [base, r] : regions_) {
+    if (base < reach) disjoint_ = false;
+    reach = std::max(reach, base + r.length);
+  }
 }
 
 void ProcessHostMemory::remove_region(uint64_t addr, uint64_t length, uint32_t access) {
@@ -46,6 +57,7 @@ void ProcessHostMemory::remove_region(uint64_t addr, uint64_t length, uint32_t a
   for (auto it = lo; it != hi; ++it)
     if (it->second.length == length && it->second.access == access) {
       regions_.erase(it);
+      regions_changed();
       return;
     }
 }
@@ -83,6 +95,7 @@ void ProcessHostMemory::remove_run(std::byte* local) {
 void ProcessHostMemory::clear() {
   borrowers_.settle_all();
   regions_.clear();
+  regions_changed();
   segments_.clear();
   for (const Run& r : runs_) unmap(r);
   runs_.clear();
@@ -133,11 +146,17 @@ uint64_t ProcessHostMemory::region_end(uint64_t addr, uint64_t len, bool write) 
 }
 
 uint64_t ProcessHostMemory::allowed_end(uint64_t addr, uint64_t len, bool write) const {
+  auto holds = [&](uint64_t base, const Region& r) { return addr - base <= r.length && len <= r.length - (addr - base); };
+  auto allows = [&](const Region& r) { return !write || (r.access & kWriteRights) != 0; };
+  // Disjoint regions: at most one holds the range, and the NIC keeps to one for a while.
+  if (disjoint_ && last_region_ != regions_.end() && addr >= last_region_->first &&
+      holds(last_region_->first, last_region_->second))
+    return allows(last_region_->second) ? last_region_->first + last_region_->second.length : 0;
   uint64_t end = 0;
-  for (const auto& [base, r] : regions_) {
-    if (base > addr) break;
-    if (addr - base <= r.length && len <= r.length - (addr - base) && (!write || (r.access & kWriteRights) != 0))
-      end = std::max(end, base + r.length);
+  for (auto it = regions_.begin(); it != regions_.end() && it->first <= addr; ++it) {
+    if (!holds(it->first, it->second)) continue;
+    if (disjoint_) last_region_ = it;
+    if (allows(it->second)) end = std::max(end, it->first + it->second.length);
   }
   return end;
 }

@@ -112,6 +112,10 @@ private:
     uint32_t access;
   };
   std::multimap<uint64_t, Region> regions_;
+  // Whether no two regions overlap, and the one allowed_end found last (end(): none).
+  bool disjoint_ = true;
+  mutable std::multimap<uint64_t, Region>::const_iterator last_region_ = regions_.end();
+  void regions_changed();
   struct Run {
     uint64_t addr;
     std::byte* local;

@@ -57,6 +57,36 @@ TEST(ProcessHostMemory, WritesNeedAWriteRight) {
   EXPECT_EQ(buf[1], std::byte{2});
 }
 
+// The region found last is remembered while the regions are disjoint; every
+// change of the regions is seen at once, overlapping ones included.
+TEST(ProcessHostMemory, RightsFollowEveryChangeOfTheRegions) {
+  std::vector<std::byte> buf(512, std::byte{0});
+  ProcessHostMemory m;
+  m.set_process(getpid());
+  const uint64_t a = addr_of(buf.data());
+  const std::array<std::byte, 8> data{std::byte{7}};
+  m.add_region(a, 128, nic::kAccessRemoteRead);           // read only
+  m.add_region(a + 256, 128, nic::kAccessLocalWrite);     // disjoint, writable
+  for (int i = 0; i < 2; ++i) {  // back and forth between the two
+    EXPECT_FALSE(m.write(a + 8, data));
+    EXPECT_TRUE(m.write(a + 264, data));
+  }
+  m.add_region(a, 256, nic::kAccessLocalWrite);  // overlaps the read-only one
+  EXPECT_TRUE(m.write(a + 8, data));
+  m.remove_region(a, 256, nic::kAccessLocalWrite);
+  EXPECT_FALSE(m.write(a + 8, data));
+  EXPECT_TRUE(m.write(a + 264, data));
+  m.remove_region(a + 256, 128, nic::kAccessLocalWrite);
+  EXPECT_FALSE(m.write(a + 264, data));
+  std::array<std::byte, 8> out{};
+  EXPECT_TRUE(m.read(a + 8, out));
+  m.clear();
+  EXPECT_FALSE(m.read(a + 8, out));
+  m.flush();
+  EXPECT_EQ(buf[264], std::byte{7});
+  EXPECT_EQ(buf[8], std::byte{7});
+}
+
 // Writes that continue each other go out as one process_vm_writev, at flush()
 // or before a CQE (which must not overtake the data it completes).
 TEST(ProcessHostMemory, ConsecutiveWritesGoOutTogetherBeforeTheCqe) {
