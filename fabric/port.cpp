@@ -8,6 +8,7 @@ Port::Port(sim::Simulator& sim, std::string name, PortParams params)
     : sim_(sim),
       name_(std::move(name)),
       params_(params),
+      wire_times_(params.rate_bps),
       loss_rng_(sim.random(name_ + ".loss")),
       burst_rng_(sim.random(name_ + ".gilbert_elliott")),
       pause_expiry_([this] { on_pause_expiry(); }, "port.pause_expiry"),
@@ -78,7 +79,7 @@ void Port::connect(Port& a, Port& b) {
 
 sim::Duration Port::wire_time(size_t frame_bytes) const {
   const size_t on_wire = std::max<size_t>(frame_bytes, params_.min_frame_bytes) + params_.wire_overhead_bytes;
-  return sim::serialization_time(on_wire, params_.rate_bps);
+  return wire_times_(on_wire);
 }
 
 bool Port::send(Frame&& frame) {

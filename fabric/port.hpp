@@ -217,6 +217,7 @@ private:
   sim::Simulator& sim_;
   std::string name_;
   PortParams params_;
+  sim::SerializationTimes wire_times_;  // at params_.rate_bps
   Port* peer_ = nullptr;
   FrameSink* receiver_ = nullptr;
   EgressListener* egress_listener_ = nullptr;

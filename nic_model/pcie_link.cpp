@@ -14,16 +14,17 @@ uint64_t PcieParams::data_rate_bps() const {
   return g.mtps * 1'000'000 * lanes * g.num / g.den;
 }
 
-sim::Time PcieLink::reserve(sim::Time& next_free, sim::Time start, uint64_t wire_bytes) {
+sim::Time PcieLink::reserve(sim::Time& next_free, sim::Time start, uint64_t wire_bytes,
+                            const sim::SerializationTimes& time) {
   const sim::Time begin = std::max(start, next_free);
-  next_free = begin + sim::serialization_time(wire_bytes, rate_bps_);
+  next_free = begin + time(wire_bytes);
   return next_free;
 }
 
 sim::Time PcieLink::write(sim::Time now, uint64_t bytes) {
   const uint64_t wire = bytes + tlps(bytes, p_.max_payload_bytes) * p_.tlp_overhead_bytes;
   up_bytes_ += wire;
-  return reserve(up_free_, now, wire) + p_.latency;
+  return reserve(up_free_, now, wire, up_time_) + p_.latency;
 }
 
 sim::Time PcieLink::read(sim::Time now, uint64_t bytes) {
@@ -65,10 +66,10 @@ sim::Time PcieLink::take_tags(sim::Time now, uint32_t n) {
 sim::Time PcieLink::read_with_tags(sim::Time now, uint64_t bytes) {
   const uint64_t req_wire = tlps(bytes, p_.max_read_request_bytes) * p_.tlp_overhead_bytes;
   up_bytes_ += req_wire;
-  const sim::Time at_host = reserve(up_free_, now, req_wire) + p_.latency + p_.host_memory_latency;
+  const sim::Time at_host = reserve(up_free_, now, req_wire, up_time_) + p_.latency + p_.host_memory_latency;
   const uint64_t cpl_wire = bytes + tlps(bytes, p_.max_payload_bytes) * p_.tlp_overhead_bytes;
   down_bytes_ += cpl_wire;
-  return reserve(down_free_, at_host, cpl_wire) + p_.latency;
+  return reserve(down_free_, at_host, cpl_wire, down_time_) + p_.latency;
 }
 
 sim::Time PcieLink::mmio_write(sim::Time now, uint64_t bytes) {
@@ -78,7 +79,7 @@ sim::Time PcieLink::mmio_write(sim::Time now, uint64_t bytes) {
   // back in turn, which overstates the link by one small TLP per MMIO write.
   const uint64_t wire = bytes + p_.tlp_overhead_bytes;
   down_bytes_ += wire;
-  return reserve(mmio_free_, now, wire) + p_.latency;
+  return reserve(mmio_free_, now, wire, mmio_time_) + p_.latency;
 }
 
 }  // namespace rnicsim::nic

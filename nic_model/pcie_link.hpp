@@ -6,6 +6,7 @@
 // header overhead.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 #include "sim/ring_queue.hpp"
@@ -35,7 +36,8 @@ struct PcieParams {
 
 class PcieLink {
 public:
-  explicit PcieLink(PcieParams p) : p_(p), rate_bps_(p.data_rate_bps()) {}
+  explicit PcieLink(PcieParams p)
+      : p_(p), up_time_(p.data_rate_bps()), down_time_(p.data_rate_bps()), mmio_time_(p.data_rate_bps()) {}
   const PcieParams& params() const { return p_; }
 
   // A DMA write of `bytes` issued at `now`: when it is visible in host memory.
@@ -59,15 +61,21 @@ private:
     sim::Time at;
     uint32_t count = 0;
   };
-  static uint64_t tlps(uint64_t bytes, uint32_t unit) { return bytes == 0 ? 1 : (bytes + unit - 1) / unit; }
-  sim::Time reserve(sim::Time& next_free, sim::Time start, uint64_t wire_bytes);
+  static uint64_t tlps(uint64_t bytes, uint32_t unit) {
+    if (bytes == 0) return 1;
+    // MPS and MRRS are powers of two in every real configuration: a shift, not a division.
+    return std::has_single_bit(unit) ? (bytes + unit - 1) >> std::countr_zero(unit) : (bytes + unit - 1) / unit;
+  }
+  static sim::Time reserve(sim::Time& next_free, sim::Time start, uint64_t wire_bytes,
+                           const sim::SerializationTimes& time);
   // The read's timing once its requests have tags, from `start`.
   sim::Time read_with_tags(sim::Time start, uint64_t bytes);
   // When `n` tags are free for a read issued at `now`; takes them.
   sim::Time take_tags(sim::Time now, uint32_t n);
 
   PcieParams p_;
-  uint64_t rate_bps_;
+  // Serialization times at the link's rate, one memo per queue (each sees few sizes).
+  sim::SerializationTimes up_time_, down_time_, mmio_time_;
   sim::Time up_free_, down_free_;
   sim::Time mmio_free_;  // MMIO writes among themselves (they pass completions)
   uint64_t up_bytes_ = 0, down_bytes_ = 0;

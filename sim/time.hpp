@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace rnicsim::sim {
 
@@ -75,6 +76,27 @@ constexpr Duration serialization_time(uint64_t bytes, uint64_t bits_per_second) 
   const unsigned __int128 num = static_cast<unsigned __int128>(bytes) * 8u * 1'000'000'000'000u;
   return Duration::ps(static_cast<int64_t>((num + bits_per_second - 1) / bits_per_second));
 }
+
+// serialization_time at one rate, remembering its last two answers: a link
+// carries few distinct sizes, and each answer costs a 64-bit division.
+class SerializationTimes {
+public:
+  constexpr explicit SerializationTimes(uint64_t bits_per_second) : bps_(bits_per_second) {}
+  Duration operator()(uint64_t bytes) const {
+    if (bytes == known_[0].bytes) return known_[0].time;
+    if (bytes != known_[1].bytes) known_[1] = Known{bytes, serialization_time(bytes, bps_)};
+    std::swap(known_[0], known_[1]);
+    return known_[0].time;
+  }
+
+private:
+  struct Known {
+    uint64_t bytes = UINT64_MAX;  // no size: nothing known yet
+    Duration time;
+  };
+  uint64_t bps_;
+  mutable Known known_[2];
+};
 
 // "12.345us" style rendering, choosing a unit that keeps 3-4 significant digits.
 std::string to_string(Duration d);

@@ -31,6 +31,21 @@ Time read_burst(PcieLink& link, int reads, uint64_t bytes) {
 
 double gbytes_per_s(uint64_t bytes, Time done) { return static_cast<double>(bytes) / done.since_start().seconds() / 1e9; }
 
+TEST(PcieTlps, EachTlpCarriesItsHeaderWhateverTheMaxPayload) {
+  // A write of `bytes` is ceil(bytes / MPS) TLPs (at least one), each with its
+  // overhead, for power-of-two and other payload sizes alike.
+  for (const uint32_t mps : {128u, 256u, 384u, 4096u}) {
+    for (const uint64_t bytes : {0ull, 1ull, 127ull, 128ull, 129ull, 4096ull, 4097ull, 1048576ull}) {
+      PcieParams p;
+      p.max_payload_bytes = mps;
+      PcieLink link(p);
+      (void)link.write(Time::zero(), bytes);
+      const uint64_t tlps = bytes == 0 ? 1 : (bytes + mps - 1) / mps;
+      EXPECT_EQ(link.upstream_bytes(), bytes + tlps * p.tlp_overhead_bytes) << bytes << " B, MPS " << mps;
+    }
+  }
+}
+
 TEST(PcieReadTags, FewTagsBoundReadBandwidth) {
   for (const uint32_t tags : {1u, 2u, 4u, 8u}) {
     PcieLink link(params(tags));

@@ -29,6 +29,13 @@ TEST(Time, SerializationTimeAtLineRate) {
   EXPECT_EQ(serialization_time(1, 3'000'000'000), 2667_ps);
 }
 
+TEST(Time, RememberedSerializationTimesAreTheComputedOnes) {
+  // Sizes that repeat, alternate and change, as a link and a PCIe queue see them.
+  SerializationTimes at(3'000'000'000);
+  const uint64_t sizes[] = {4154, 4154, 64, 4154, 64, 64, 1, 5000, 4154, 0, 0, 1 << 22, 4154};
+  for (uint64_t n : sizes) EXPECT_EQ(at(n), serialization_time(n, 3'000'000'000)) << n;
+}
+
 TEST(Time, ClockDomainConvertsCycles) {
   ClockDomain nic(250'000'000);  // 4 ns period
   EXPECT_EQ(nic.period(), 4_ns);
