@@ -9,10 +9,13 @@
 // rnicsim / ns-3. rnicsim runs with full payload bytes (ns-3's packets carry no
 // bytes), and then once more with `payload: size_only`, which carries none
 // either; the second ratio is printed beside the first. Wall time is measured around each whole simulation (set-up,
-// run, tear-down) with the same clock. The program fails if either side does
-// not move every packet; it never fails on timing.
+// run, tear-down) with the same clock. The three runs make a round; rounds
+// alternate (ns-3, rnicsim, rnicsim size-only, ns-3, ...), every round is
+// printed, and each side's figure is its fastest round, so that a slow spell of
+// a shared machine does not fall on one side only. The program fails if either
+// side does not move every packet; it never fails on timing.
 //
-//   sim_speed [--packets N] [--smoke]
+//   sim_speed [--packets N] [--rounds R] [--smoke]
 
 #include <chrono>
 #include <ctime>
@@ -37,9 +40,12 @@ constexpr std::uint64_t kPacketsPerMessage = kMessageBytes / kPayloadBytes;
 constexpr std::uint64_t kDefaultPackets = 1048576;
 constexpr std::uint64_t kSmokePackets = 20480;
 constexpr std::uint64_t kMaxPackets = 0xffffffffULL;   // ns-3 UdpClient's MaxPackets is 32-bit
+constexpr unsigned kDefaultRounds = 3;
+constexpr unsigned kMaxRounds = 100;
 
 struct Options {
   std::uint64_t packets = kDefaultPackets;
+  unsigned rounds = kDefaultRounds;
   bool smoke = false;
 };
 
@@ -69,12 +75,13 @@ double cpu_now() {
 
 void usage(std::FILE* to) {
   std::fprintf(to,
-               "usage: sim_speed [--packets N] [--smoke]\n"
+               "usage: sim_speed [--packets N] [--rounds R] [--smoke]\n"
                "  --packets N  data packets per simulator (default %llu; rounded up to\n"
                "               whole 1 MiB messages of %llu packets)\n"
-               "  --smoke      short run (%llu packets) that checks both sides, for CI\n",
+               "  --rounds R   alternating rounds; each side counts its fastest (default %u)\n"
+               "  --smoke      short run (%llu packets, one round) that checks both sides, for CI\n",
                static_cast<unsigned long long>(kDefaultPackets),
-               static_cast<unsigned long long>(kPacketsPerMessage),
+               static_cast<unsigned long long>(kPacketsPerMessage), kDefaultRounds,
                static_cast<unsigned long long>(kSmokePackets));
 }
 
@@ -85,6 +92,16 @@ std::optional<Options> parse_args(int argc, char** argv) {
     if (arg == "--smoke") {
       options.smoke = true;
       options.packets = kSmokePackets;
+      options.rounds = 1;
+    } else if (arg == "--rounds" && i + 1 < argc) {
+      char* end = nullptr;
+      const std::string_view value = argv[++i];
+      const unsigned long n = std::strtoul(argv[i], &end, 10);
+      if (value.empty() || *end != '\0' || n == 0 || n > kMaxRounds) {
+        std::fprintf(stderr, "sim_speed: --rounds wants an integer in [1, %u], got '%s'\n", kMaxRounds, argv[i]);
+        return std::nullopt;
+      }
+      options.rounds = static_cast<unsigned>(n);
     } else if (arg == "--packets" && i + 1 < argc) {
       char* end = nullptr;
       const std::string_view value = argv[++i];
@@ -197,18 +214,40 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(messages), options->smoke ? " [smoke]" : "");
   std::fflush(stdout);
 
-  const double ns3_cpu_start = cpu_now();
-  const rnicsim::bench::Ns3Result ns3 = rnicsim::bench::run_ns3_p2p(packets, kPayloadBytes);
-  const double ns3_cpu_seconds = cpu_now() - ns3_cpu_start;
-
+  // Each side's fastest round counts; every round is printed.
+  rnicsim::bench::Ns3Result ns3;
+  double ns3_cpu_seconds = 0;
   RnicsimResult rn, rn_size_only;
-  try {
-    rn = run_rnicsim_stream(messages, false);
-    rn_size_only = run_rnicsim_stream(messages, true);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "sim_speed: rnicsim scenario failed: %s\n", e.what());
-    return 1;
+  std::vector<RnicsimResult> all_rn, all_size_only;
+  std::vector<rnicsim::bench::Ns3Result> all_ns3;
+  for (unsigned round = 1; round <= options->rounds; ++round) {
+    const double ns3_cpu_start = cpu_now();
+    const rnicsim::bench::Ns3Result n = rnicsim::bench::run_ns3_p2p(packets, kPayloadBytes);
+    const double n_cpu = cpu_now() - ns3_cpu_start;
+    RnicsimResult r, so;
+    try {
+      r = run_rnicsim_stream(messages, false);
+      so = run_rnicsim_stream(messages, true);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "sim_speed: rnicsim scenario failed: %s\n", e.what());
+      return 1;
+    }
+    std::printf("round %u: ns-3 wall %.3f s, rnicsim wall %.3f s (ratio %.2fx), size-only wall %.3f s (ratio %.2fx)\n",
+                round, n.wall_seconds, r.wall_seconds,
+                r.wall_seconds > 0 ? n.wall_seconds / r.wall_seconds : 0.0, so.wall_seconds,
+                so.wall_seconds > 0 ? n.wall_seconds / so.wall_seconds : 0.0);
+    std::fflush(stdout);
+    if (round == 1 || n.wall_seconds < ns3.wall_seconds) {
+      ns3 = n;
+      ns3_cpu_seconds = n_cpu;
+    }
+    if (round == 1 || r.wall_seconds < rn.wall_seconds) rn = r;
+    if (round == 1 || so.wall_seconds < rn_size_only.wall_seconds) rn_size_only = so;
+    all_ns3.push_back(n);
+    all_rn.push_back(r);
+    all_size_only.push_back(so);
   }
+  if (options->rounds > 1) std::printf("fastest of %u rounds, each side:\n", options->rounds);
 
   const double ns3_rate = per_second(ns3.packets_received, ns3.wall_seconds);
   const double rn_rate = per_second(rn.data_packets, rn.wall_seconds);
@@ -250,36 +289,41 @@ int main(int argc, char** argv) {
               floor_rate > 0 && rn_rate > 0 ? floor_rate / rn_rate : 0.0);
 
   bool ok = true;
-  if (ns3.packets_received != packets || ns3.packets_sent != packets || ns3.packets_lost != 0) {
-    std::fprintf(stderr, "sim_speed: ns-3 moved %llu of %llu packets (%llu sent, %llu lost)\n",
-                 static_cast<unsigned long long>(ns3.packets_received),
-                 static_cast<unsigned long long>(packets),
-                 static_cast<unsigned long long>(ns3.packets_sent),
-                 static_cast<unsigned long long>(ns3.packets_lost));
-    ok = false;
-  }
-  if (rn_size_only.data_packets != rn.data_packets || rn_size_only.events != rn.events) {
-    std::fprintf(stderr, "sim_speed: size-only run differs: %llu data packets, %llu events\n",
-                 static_cast<unsigned long long>(rn_size_only.data_packets),
-                 static_cast<unsigned long long>(rn_size_only.events));
-    ok = false;
-  }
-  if (!rn.completed || rn.messages != messages || rn.bytes != messages * kMessageBytes ||
-      rn.data_packets - rn.retransmissions != packets || rn.total_packets < rn.data_packets) {
-    std::fprintf(stderr,
-                 "sim_speed: rnicsim %s: %llu of %llu messages, %llu of %llu bytes, "
-                 "%llu data packets (%llu retransmitted) of %llu, %llu frames on the wire%s%s\n",
-                 rn.completed ? "completed" : "did not complete",
-                 static_cast<unsigned long long>(rn.messages),
-                 static_cast<unsigned long long>(messages),
-                 static_cast<unsigned long long>(rn.bytes),
-                 static_cast<unsigned long long>(messages * kMessageBytes),
-                 static_cast<unsigned long long>(rn.data_packets),
-                 static_cast<unsigned long long>(rn.retransmissions),
-                 static_cast<unsigned long long>(packets),
-                 static_cast<unsigned long long>(rn.total_packets),
-                 rn.failure.empty() ? "" : "; ", rn.failure.c_str());
-    ok = false;
+  for (size_t round = 0; round < all_ns3.size(); ++round) {
+    const rnicsim::bench::Ns3Result& n = all_ns3[round];
+    const RnicsimResult& r = all_rn[round];
+    const RnicsimResult& so = all_size_only[round];
+    if (n.packets_received != packets || n.packets_sent != packets || n.packets_lost != 0) {
+      std::fprintf(stderr, "sim_speed: round %zu: ns-3 moved %llu of %llu packets (%llu sent, %llu lost)\n", round + 1,
+                   static_cast<unsigned long long>(n.packets_received),
+                   static_cast<unsigned long long>(packets),
+                   static_cast<unsigned long long>(n.packets_sent),
+                   static_cast<unsigned long long>(n.packets_lost));
+      ok = false;
+    }
+    if (so.data_packets != r.data_packets || so.events != r.events) {
+      std::fprintf(stderr, "sim_speed: round %zu: size-only run differs: %llu data packets, %llu events\n", round + 1,
+                   static_cast<unsigned long long>(so.data_packets),
+                   static_cast<unsigned long long>(so.events));
+      ok = false;
+    }
+    if (!r.completed || r.messages != messages || r.bytes != messages * kMessageBytes ||
+        r.data_packets - r.retransmissions != packets || r.total_packets < r.data_packets) {
+      std::fprintf(stderr,
+                   "sim_speed: round %zu: rnicsim %s: %llu of %llu messages, %llu of %llu bytes, "
+                   "%llu data packets (%llu retransmitted) of %llu, %llu frames on the wire%s%s\n",
+                   round + 1, r.completed ? "completed" : "did not complete",
+                   static_cast<unsigned long long>(r.messages),
+                   static_cast<unsigned long long>(messages),
+                   static_cast<unsigned long long>(r.bytes),
+                   static_cast<unsigned long long>(messages * kMessageBytes),
+                   static_cast<unsigned long long>(r.data_packets),
+                   static_cast<unsigned long long>(r.retransmissions),
+                   static_cast<unsigned long long>(packets),
+                   static_cast<unsigned long long>(r.total_packets),
+                   r.failure.empty() ? "" : "; ", r.failure.c_str());
+      ok = false;
+    }
   }
   return ok ? 0 : 1;
 }
