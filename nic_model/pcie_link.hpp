@@ -64,7 +64,9 @@ private:
   static uint64_t tlps(uint64_t bytes, uint32_t unit) {
     if (bytes == 0) return 1;
     // MPS and MRRS are powers of two in every real configuration: a shift, not a division.
-    return std::has_single_bit(unit) ? (bytes + unit - 1) >> std::countr_zero(unit) : (bytes + unit - 1) / unit;
+    // (unit & (unit - 1)) rather than std::has_single_bit, which is a library call
+    // for popcount on the baseline x86-64 target.
+    return (unit & (unit - 1)) == 0 ? (bytes + unit - 1) >> std::countr_zero(unit) : (bytes + unit - 1) / unit;
   }
   static sim::Time reserve(sim::Time& next_free, sim::Time start, uint64_t wire_bytes,
                            const sim::SerializationTimes& time);
