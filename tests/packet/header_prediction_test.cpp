@@ -15,10 +15,9 @@ namespace {
 
 using testing::all_link_variants;
 using testing::all_valid_opcodes;
+using testing::link_type_of;
 using testing::sample_fields;
 using testing::sample_frame;
-
-LinkType link_type_of(LinkKind k) { return is_roce(k) ? LinkType::Ethernet : LinkType::Infiniband; }
 
 void expect_same(const ParseResult<ParsedPacket>& got, const ParseResult<ParsedPacket>& want) {
   ASSERT_EQ(got.has_value(), want.has_value());

@@ -15,6 +15,7 @@ namespace {
 
 using testing::all_link_variants;
 using testing::all_valid_opcodes;
+using testing::link_type_of;
 using testing::sample_fields;
 using testing::sample_frame;
 using testing::sample_payload;
@@ -29,8 +30,6 @@ struct ExactBuffer {
   std::unique_ptr<std::byte[]> p;
   std::size_t n;
 };
-
-LinkType link_type_of(LinkKind k) { return is_roce(k) ? LinkType::Ethernet : LinkType::Infiniband; }
 
 TEST(RoundTrip, EveryOpcodeEveryLink) {
   int checked = 0;

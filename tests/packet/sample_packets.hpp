@@ -24,6 +24,9 @@ inline const std::vector<LinkVariant>& all_link_variants() {
   return v;
 }
 
+/// The link type a capture of frames of this link kind has.
+inline LinkType link_type_of(LinkKind k) { return is_roce(k) ? LinkType::Ethernet : LinkType::Infiniband; }
+
 inline std::vector<Opcode> all_valid_opcodes() {
   std::vector<Opcode> v;
   for (unsigned i = 0; i < 256; ++i)
