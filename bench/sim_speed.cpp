@@ -17,6 +17,7 @@
 //
 //   sim_speed [--packets N] [--rounds R] [--smoke]
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cstdint>
@@ -214,39 +215,39 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(messages), options->smoke ? " [smoke]" : "");
   std::fflush(stdout);
 
-  // Each side's fastest round counts; every round is printed.
-  rnicsim::bench::Ns3Result ns3;
-  double ns3_cpu_seconds = 0;
-  RnicsimResult rn, rn_size_only;
-  std::vector<RnicsimResult> all_rn, all_size_only;
-  std::vector<rnicsim::bench::Ns3Result> all_ns3;
-  for (unsigned round = 1; round <= options->rounds; ++round) {
+  // Every round is printed and checked; each side's fastest round counts.
+  struct Round {
+    rnicsim::bench::Ns3Result ns3;
+    double ns3_cpu_seconds = 0;
+    RnicsimResult rn, size_only;
+  };
+  std::vector<Round> rounds;
+  for (unsigned i = 1; i <= options->rounds; ++i) {
+    Round& round = rounds.emplace_back();
     const double ns3_cpu_start = cpu_now();
-    const rnicsim::bench::Ns3Result n = rnicsim::bench::run_ns3_p2p(packets, kPayloadBytes);
-    const double n_cpu = cpu_now() - ns3_cpu_start;
-    RnicsimResult r, so;
+    round.ns3 = rnicsim::bench::run_ns3_p2p(packets, kPayloadBytes);
+    round.ns3_cpu_seconds = cpu_now() - ns3_cpu_start;
     try {
-      r = run_rnicsim_stream(messages, false);
-      so = run_rnicsim_stream(messages, true);
+      round.rn = run_rnicsim_stream(messages, false);
+      round.size_only = run_rnicsim_stream(messages, true);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "sim_speed: rnicsim scenario failed: %s\n", e.what());
       return 1;
     }
+    const double n = round.ns3.wall_seconds, r = round.rn.wall_seconds, so = round.size_only.wall_seconds;
     std::printf("round %u: ns-3 wall %.3f s, rnicsim wall %.3f s (ratio %.2fx), size-only wall %.3f s (ratio %.2fx)\n",
-                round, n.wall_seconds, r.wall_seconds,
-                r.wall_seconds > 0 ? n.wall_seconds / r.wall_seconds : 0.0, so.wall_seconds,
-                so.wall_seconds > 0 ? n.wall_seconds / so.wall_seconds : 0.0);
+                i, n, r, r > 0 ? n / r : 0.0, so, so > 0 ? n / so : 0.0);
     std::fflush(stdout);
-    if (round == 1 || n.wall_seconds < ns3.wall_seconds) {
-      ns3 = n;
-      ns3_cpu_seconds = n_cpu;
-    }
-    if (round == 1 || r.wall_seconds < rn.wall_seconds) rn = r;
-    if (round == 1 || so.wall_seconds < rn_size_only.wall_seconds) rn_size_only = so;
-    all_ns3.push_back(n);
-    all_rn.push_back(r);
-    all_size_only.push_back(so);
   }
+  auto fastest = [&](auto wall) -> const Round& {
+    return *std::min_element(rounds.begin(), rounds.end(),
+                             [&](const Round& a, const Round& b) { return wall(a) < wall(b); });
+  };
+  const Round& ns3_round = fastest([](const Round& r) { return r.ns3.wall_seconds; });
+  const rnicsim::bench::Ns3Result& ns3 = ns3_round.ns3;
+  const double ns3_cpu_seconds = ns3_round.ns3_cpu_seconds;
+  const RnicsimResult& rn = fastest([](const Round& r) { return r.rn.wall_seconds; }).rn;
+  const RnicsimResult& rn_size_only = fastest([](const Round& r) { return r.size_only.wall_seconds; }).size_only;
   if (options->rounds > 1) std::printf("fastest of %u rounds, each side:\n", options->rounds);
 
   const double ns3_rate = per_second(ns3.packets_received, ns3.wall_seconds);
@@ -289,12 +290,13 @@ int main(int argc, char** argv) {
               floor_rate > 0 && rn_rate > 0 ? floor_rate / rn_rate : 0.0);
 
   bool ok = true;
-  for (size_t round = 0; round < all_ns3.size(); ++round) {
-    const rnicsim::bench::Ns3Result& n = all_ns3[round];
-    const RnicsimResult& r = all_rn[round];
-    const RnicsimResult& so = all_size_only[round];
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    const size_t round = i + 1;
+    const rnicsim::bench::Ns3Result& n = rounds[i].ns3;
+    const RnicsimResult& r = rounds[i].rn;
+    const RnicsimResult& so = rounds[i].size_only;
     if (n.packets_received != packets || n.packets_sent != packets || n.packets_lost != 0) {
-      std::fprintf(stderr, "sim_speed: round %zu: ns-3 moved %llu of %llu packets (%llu sent, %llu lost)\n", round + 1,
+      std::fprintf(stderr, "sim_speed: round %zu: ns-3 moved %llu of %llu packets (%llu sent, %llu lost)\n", round,
                    static_cast<unsigned long long>(n.packets_received),
                    static_cast<unsigned long long>(packets),
                    static_cast<unsigned long long>(n.packets_sent),
@@ -302,7 +304,7 @@ int main(int argc, char** argv) {
       ok = false;
     }
     if (so.data_packets != r.data_packets || so.events != r.events) {
-      std::fprintf(stderr, "sim_speed: round %zu: size-only run differs: %llu data packets, %llu events\n", round + 1,
+      std::fprintf(stderr, "sim_speed: round %zu: size-only run differs: %llu data packets, %llu events\n", round,
                    static_cast<unsigned long long>(so.data_packets),
                    static_cast<unsigned long long>(so.events));
       ok = false;
@@ -312,7 +314,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "sim_speed: round %zu: rnicsim %s: %llu of %llu messages, %llu of %llu bytes, "
                    "%llu data packets (%llu retransmitted) of %llu, %llu frames on the wire%s%s\n",
-                   round + 1, r.completed ? "completed" : "did not complete",
+                   round, r.completed ? "completed" : "did not complete",
                    static_cast<unsigned long long>(r.messages),
                    static_cast<unsigned long long>(messages),
                    static_cast<unsigned long long>(r.bytes),
