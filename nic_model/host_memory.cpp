@@ -22,9 +22,11 @@ uint64_t SimulatedHostMemory::allocate(size_t size, size_t align) {
 }
 
 const SimulatedHostMemory::Region* SimulatedHostMemory::find(uint64_t addr, size_t len, uint64_t& offset) const {
+  // Whether [addr, addr + len) lies in the region at `start` (addr below start wraps and fails).
+  auto holds = [&](uint64_t start, const Region& r) { return addr - start <= r.size && len <= r.size - (addr - start); };
   // The last two regions found first: the NIC goes back and forth between a few.
   for (Found& f : found_) {
-    if (f.region != nullptr && addr - f.start <= f.region->size && len <= f.region->size - (addr - f.start)) {
+    if (f.region != nullptr && holds(f.start, *f.region)) {
       std::swap(f, found_[0]);
       offset = addr - found_[0].start;
       return found_[0].region;
@@ -33,8 +35,8 @@ const SimulatedHostMemory::Region* SimulatedHostMemory::find(uint64_t addr, size
   auto it = regions_.upper_bound(addr);
   if (it == regions_.begin()) return nullptr;
   --it;
+  if (!holds(it->first, it->second)) return nullptr;
   offset = addr - it->first;
-  if (offset > it->second.size || len > it->second.size - offset) return nullptr;
   found_[1] = found_[0];
   found_[0] = Found{it->first, &it->second};
   return &it->second;
