@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
@@ -174,8 +175,10 @@ const Case kCases[] = {
        return cat({header(), record(cut(f, 50), 50, static_cast<std::uint32_t>(f.size()))});
      }, 0, "warning"},
     {"PFC frame cut inside its quanta", [] {
-       Bytes f = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01, 0x02, 0, 0, 0, 0, 1, 0x88, 0x08, 0x01, 0x01, 0x00, 0x80};
-       f.resize(32, 0xFF);  // priority 7 enabled; its quanta would be bytes 32-33
+       // Priority 7 enabled; its quanta would be bytes 32-33.
+       Bytes f(32, 0xFF);
+       const Bytes head = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01, 0x02, 0, 0, 0, 0, 1, 0x88, 0x08, 0x01, 0x01, 0x00, 0x80};
+       std::copy(head.begin(), head.end(), f.begin());
        return cat({header(), record(f)});
      }, 1, "shorter than its 34-byte header"},
     {"64 KiB of zeros", [] { return cat({header(), record(zeros(65535))}); }, 0, "frames"},
