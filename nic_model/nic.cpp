@@ -84,10 +84,7 @@ int Nic::modify_qp(Qpn qpn, const QpAttr& attr, uint32_t mask) {
     sim_.log().log(sim::LogLevel::Debug, config_.name, [&](std::ostream& os) {
       os << "QP " << qpn.value() << ' ' << to_string(before) << " -> " << to_string(q->state);
     });
-    if (q->state == QpState::Err) {
-      qp_fatal(*q, WcStatus::WrFlushErr);
-      entered_error(*q);
-    }
+    if (q->state == QpState::Err) enter_error(*q, WcStatus::WrFlushErr, /*entering=*/true);
     if (q->state == QpState::Reset) reset_qp(*q);
     if (q->state == QpState::Rts) requester_.kick(*q);
   }
@@ -319,7 +316,10 @@ void Nic::transmit(fabric::Frame&& frame) {
 
 void Nic::qp_fatal(QpContext& qp, WcStatus status) {
   if (qp.state == QpState::Err && status != WcStatus::WrFlushErr) return;
-  const bool entering = qp.state != QpState::Err;
+  enter_error(qp, status, qp.state != QpState::Err);
+}
+
+void Nic::enter_error(QpContext& qp, WcStatus status, bool entering) {
   qp.state = QpState::Err;
   scheduler().cancel(*qp.retransmit_timer);
   bool first = true;
@@ -333,15 +333,11 @@ void Nic::qp_fatal(QpContext& qp, WcStatus status) {
   qp.rd_atomic_inflight = 0;
   qp.responses_queued = 0;
   while (!qp.recv_wqes.empty()) flush_recv(qp, qp.recv_wqes.pop_front());
-  if (entering) entered_error(qp);
+  // A QP on an SRQ will take no more of its WQEs: IBTA's Last WQE Reached event.
+  if (entering && qp.srq != 0) async_event(AsyncEvent::QpLastWqeReached, qp.qpn.value());
   sim_.log().log(sim::LogLevel::Info, config_.name, [&](std::ostream& os) {
     os << "QP " << qp.qpn.value() << " -> ERR (" << to_string(status) << ')';
   });
-}
-
-void Nic::entered_error(QpContext& qp) {
-  // A QP on an SRQ will take no more of its WQEs: IBTA's Last WQE Reached event.
-  if (qp.srq != 0) async_event(AsyncEvent::QpLastWqeReached, qp.qpn.value());
 }
 
 void Nic::flush_recv(QpContext& qp, const RecvWqe& w) {

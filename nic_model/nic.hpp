@@ -186,8 +186,6 @@ public:
   void reset_qp(QpContext& qp);
   // Completes a receive WQE of a QP in ERR with WR_FLUSH_ERR.
   void flush_recv(QpContext& qp, const RecvWqe& w);
-  // The QP has just entered ERR: the events that says.
-  void entered_error(QpContext& qp);
 
   NicCounters& stats() { return counters_; }
   const NicCounters& stats() const { return counters_; }
@@ -202,6 +200,11 @@ public:
   }
 
 private:
+  // The QP's outstanding WQEs complete (the oldest with `status`, the rest with
+  // WR_FLUSH_ERR) and it is in ERR; `entering`: it was not before, which an SRQ's
+  // consumer hears of (Last WQE Reached). qp_fatal and modify_qp to ERR end here.
+  void enter_error(QpContext& qp, WcStatus status, bool entering);
+
   sim::Simulator& sim_;
   fabric::FramePool& pool_;
   NicConfig config_;

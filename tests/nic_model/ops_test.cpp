@@ -388,4 +388,30 @@ TEST(Srq, AQpEnteringErrorRaisesLastWqeReached) {
   (void)x2;
 }
 
+// A QP on an SRQ that breaks on its own (a request with a wrong R_Key reaches
+// its responder) raises the access error, then Last WQE Reached, once each.
+TEST(Srq, AQpBreakingOnItsOwnRaisesLastWqeReached) {
+  TestBed bed;
+  Nic& nb = *bed.b().nic;
+  const uint64_t ring = bed.b().memory.allocate(16 * sizeof(RecvWqe), 4096);
+  const uint32_t srqn = nb.create_srq(1, WorkRing{ring, 16});
+  SrqEvents listener;
+  nb.set_async_listener(&listener);
+  QpOptions ox, oy;
+  oy.srq = srqn;
+  auto [x, y] = bed.pair(ox, oy);
+  SendWqe bad = x->write_wqe(1, 0, 64, *y, 0);
+  bad.rkey = y->mr.rkey ^ 0x100;  // no such region
+  x->post_sends({bad});
+  bed.run();
+  ASSERT_EQ(nb.qp(y->qpn.value())->state, QpState::Err);
+  ASSERT_EQ(listener.events.size(), 2u);
+  EXPECT_EQ(listener.events[0], std::make_pair(AsyncEvent::QpAccessErr, y->qpn.value()));
+  EXPECT_EQ(listener.events[1], std::make_pair(AsyncEvent::QpLastWqeReached, y->qpn.value()));
+  QpAttr err;
+  err.state = QpState::Err;
+  ASSERT_EQ(nb.modify_qp(y->qpn, err, kQpState), 0);  // already in ERR: nothing new
+  EXPECT_EQ(listener.events.size(), 2u);
+}
+
 }  // namespace
