@@ -321,18 +321,34 @@ struct SrqEvents : AsyncEventListener {
   void on_async_event(AsyncEvent e, uint32_t id) override { events.emplace_back(e, id); }
 };
 
-TEST(Srq, QpsShareItsReceivesAndTheLimitEventFiresOnce) {
+// Two hosts; host b has an SRQ of 16 entries (limit 1) and a listener for its
+// NIC's async events.
+struct SrqBed {
+  static constexpr uint32_t kEntries = 16;
   TestBed bed;
   Nic& nb = *bed.b().nic;
-  const uint32_t entries = 16;
-  const uint64_t ring = bed.b().memory.allocate(entries * sizeof(RecvWqe), 4096);
-  const uint32_t srqn = nb.create_srq(1, WorkRing{ring, entries});
+  const uint64_t ring = bed.b().memory.allocate(kEntries * sizeof(RecvWqe), 4096);
+  const uint32_t srqn = nb.create_srq(1, WorkRing{ring, kEntries});
   SrqEvents listener;
-  nb.set_async_listener(&listener);
-  QpOptions ox, oy;
-  oy.srq = srqn;
-  auto [x1, y1] = bed.pair(ox, oy);
-  auto [x2, y2] = bed.pair(ox, oy);
+  SrqBed() { nb.set_async_listener(&listener); }
+  // A pair whose b side takes its receives from the SRQ.
+  auto pair_on_srq() {
+    QpOptions ox, oy;
+    oy.srq = srqn;
+    return bed.pair(ox, oy);
+  }
+};
+
+TEST(Srq, QpsShareItsReceivesAndTheLimitEventFiresOnce) {
+  SrqBed t;
+  TestBed& bed = t.bed;
+  Nic& nb = t.nb;
+  const SrqEvents& listener = t.listener;
+  const uint64_t ring = t.ring;
+  const uint32_t srqn = t.srqn;
+  const uint32_t entries = SrqBed::kEntries;
+  auto [x1, y1] = t.pair_on_srq();
+  auto [x2, y2] = t.pair_on_srq();
   // Post 8 receives into the SRQ (pointing into y1's buffer, registered in y1's PD).
   WqeRingWriter<RecvWqe> srq_ring(bed.b().memory.span(ring, entries * sizeof(RecvWqe)), entries);
   uint64_t producer = 0;
@@ -366,16 +382,11 @@ TEST(Srq, QpsShareItsReceivesAndTheLimitEventFiresOnce) {
 // A QP on an SRQ that goes to ERR raises Last WQE Reached, once; a QP with a
 // receive queue of its own raises nothing.
 TEST(Srq, AQpEnteringErrorRaisesLastWqeReached) {
-  TestBed bed;
-  Nic& nb = *bed.b().nic;
-  const uint64_t ring = bed.b().memory.allocate(16 * sizeof(RecvWqe), 4096);
-  const uint32_t srqn = nb.create_srq(1, WorkRing{ring, 16});
-  SrqEvents listener;
-  nb.set_async_listener(&listener);
-  QpOptions ox, oy;
-  oy.srq = srqn;
-  auto [x1, y1] = bed.pair(ox, oy);
-  auto [x2, y2] = bed.pair();
+  SrqBed t;
+  Nic& nb = t.nb;
+  const SrqEvents& listener = t.listener;
+  auto [x1, y1] = t.pair_on_srq();
+  auto [x2, y2] = t.bed.pair();
   QpAttr err;
   err.state = QpState::Err;
   ASSERT_EQ(nb.modify_qp(y2->qpn, err, kQpState), 0);
@@ -391,19 +402,14 @@ TEST(Srq, AQpEnteringErrorRaisesLastWqeReached) {
 // A QP on an SRQ that breaks on its own (a request with a wrong R_Key reaches
 // its responder) raises the access error, then Last WQE Reached, once each.
 TEST(Srq, AQpBreakingOnItsOwnRaisesLastWqeReached) {
-  TestBed bed;
-  Nic& nb = *bed.b().nic;
-  const uint64_t ring = bed.b().memory.allocate(16 * sizeof(RecvWqe), 4096);
-  const uint32_t srqn = nb.create_srq(1, WorkRing{ring, 16});
-  SrqEvents listener;
-  nb.set_async_listener(&listener);
-  QpOptions ox, oy;
-  oy.srq = srqn;
-  auto [x, y] = bed.pair(ox, oy);
+  SrqBed t;
+  Nic& nb = t.nb;
+  const SrqEvents& listener = t.listener;
+  auto [x, y] = t.pair_on_srq();
   SendWqe bad = x->write_wqe(1, 0, 64, *y, 0);
   bad.rkey = y->mr.rkey ^ 0x100;  // no such region
   x->post_sends({bad});
-  bed.run();
+  t.bed.run();
   ASSERT_EQ(nb.qp(y->qpn.value())->state, QpState::Err);
   ASSERT_EQ(listener.events.size(), 2u);
   EXPECT_EQ(listener.events[0], std::make_pair(AsyncEvent::QpAccessErr, y->qpn.value()));
