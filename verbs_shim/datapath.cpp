@@ -20,12 +20,20 @@ constexpr uint32_t kPollsBeforeYield = 64;
 // With fewer (Context::few_cpus), a program spinning on an empty CQ gives its
 // CPU away now and then, or the daemon that will write the completion waits
 // for the end of a time slice: on two CPUs that took ib_send_lat's 8-byte
-// typical latency from about 50 us to 10 ms (docs/PERFORMANCE.md).
+// typical latency from about 50 us to 10 ms (docs/PERFORMANCE.md). It gives it
+// away at once on the first empty poll after posting: the daemon has work
+// then, and the completion cannot come before the daemon has run.
 void empty_poll(Cq& q) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
-  if (q.ctx->few_cpus && ++q.empty_polls % kPollsBeforeYield == 0) sched_yield();
+  if (!q.ctx->few_cpus) return;
+  if (q.ctx->posted.load(std::memory_order_relaxed)) {
+    q.ctx->posted.store(false, std::memory_order_relaxed);
+    sched_yield();
+  } else if (++q.empty_polls % kPollsBeforeYield == 0) {
+    sched_yield();
+  }
 }
 
 bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {

@@ -60,6 +60,9 @@ struct Context {
   // The process may run on fewer than three CPUs: two spinning programs and
   // the daemon cannot each have one, so an empty poll yields now and then.
   bool few_cpus = false;
+  // A producer index was published (work for the daemon) since an empty poll
+  // last gave the CPU away (see empty_poll).
+  mutable std::atomic<bool> posted{false};
   proto::SegmentHeader& header() const { return *reinterpret_cast<proto::SegmentHeader*>(segment); }
   proto::DoorbellRecord* doorbell(uint32_t i) const {
     return reinterpret_cast<proto::DoorbellRecord*>(segment + proto::kDoorbellOffset) + i;
@@ -69,6 +72,7 @@ struct Context {
   // read-modify-write orders the two (a full barrier, as a fence would be,
   // and one ThreadSanitizer understands).
   void wake() const {
+    posted.store(true, std::memory_order_relaxed);
     if (header().daemon_sleeping.fetch_add(0, std::memory_order_seq_cst) != 0) {
       const uint64_t one = 1;
       [[maybe_unused]] const ssize_t n = ::write(wake_fd, &one, sizeof one);
