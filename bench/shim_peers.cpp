@@ -37,7 +37,10 @@ void pin(int cpu) {
   sched_setaffinity(0, sizeof set, &set);
 }
 
-double vm_readv_gbps(int rounds) {
+// A limit, so the fastest of `batches` batches of `rounds` reads: on a shared
+// machine a slow spell lowers a single long measurement, and with it the bar
+// the shim is measured against.
+double vm_readv_gbps(int batches, int rounds) {
   constexpr size_t kBytes = 1 << 20;
   std::vector<char> buf(kBytes, 'x');  // the child has the same buffer at the same address
   int hold[2];
@@ -54,13 +57,24 @@ double vm_readv_gbps(int rounds) {
   std::vector<char> dst(kBytes);
   iovec local{dst.data(), kBytes}, remote{buf.data(), kBytes};
   process_vm_readv(child, &local, 1, &remote, 1, 0);  // warm up
-  const auto t0 = Clock::now();
-  for (int i = 0; i < rounds; ++i)
-    if (process_vm_readv(child, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(kBytes)) return 0;
-  const double s = seconds_since(t0);
+  auto batch = [&] {  // GB/s, 0 if a read fails
+    const auto t0 = Clock::now();
+    for (int i = 0; i < rounds; ++i)
+      if (process_vm_readv(child, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(kBytes)) return 0.0;
+    return static_cast<double>(kBytes) * rounds / seconds_since(t0) / 1e9;
+  };
+  double best = 0;
+  for (int b = 0; b < batches; ++b) {
+    const double gbps = batch();
+    if (gbps == 0) {  // a failed read fails the figure
+      best = 0;
+      break;
+    }
+    best = std::max(best, gbps);
+  }
   close(hold[1]);
   waitpid(child, nullptr, 0);
-  return static_cast<double>(kBytes) * rounds / s / 1e9;
+  return best;
 }
 
 double shm_round_trip_us(uint64_t rounds) {
@@ -125,7 +139,7 @@ double wakeup_us(int rounds) {
 // usage: shim_peers [--smoke]   (--smoke: a fiftieth of the rounds, for CI)
 int main(int argc, char** argv) {
   const int scale = argc > 1 && std::strcmp(argv[1], "--smoke") == 0 ? 50 : 1;
-  std::printf("process_vm_readv_1MiB %.2f GB/s\n", vm_readv_gbps(2000 / scale));
+  std::printf("process_vm_readv_1MiB %.2f GB/s\n", vm_readv_gbps(5, 1000 / scale));
   std::printf("shm_ring_round_trip %.3f us\n", shm_round_trip_us(200000 / scale));
   std::printf("cross_cpu_wakeup %.2f us\n", wakeup_us(5000 / scale));
   return 0;
