@@ -146,7 +146,7 @@ uint64_t ProcessHostMemory::region_end(uint64_t addr, uint64_t len, bool write) 
 }
 
 uint64_t ProcessHostMemory::allowed_end(uint64_t addr, uint64_t len, bool write) const {
-  auto holds = [&](uint64_t base, const Region& r) { return addr - base <= r.length && len <= r.length - (addr - base); };
+  auto holds = [&](uint64_t base, const Region& r) { return nic::range_within(base, r.length, addr, len); };
   auto allows = [&](const Region& r) { return !write || (r.access & kWriteRights) != 0; };
   // Disjoint regions: at most one holds the range, and the NIC keeps to one for a while.
   if (disjoint_ && last_region_ != regions_.end() && addr >= last_region_->first &&

@@ -22,8 +22,7 @@ uint64_t SimulatedHostMemory::allocate(size_t size, size_t align) {
 }
 
 const SimulatedHostMemory::Region* SimulatedHostMemory::find(uint64_t addr, size_t len, uint64_t& offset) const {
-  // Whether [addr, addr + len) lies in the region at `start` (addr below start wraps and fails).
-  auto holds = [&](uint64_t start, const Region& r) { return addr - start <= r.size && len <= r.size - (addr - start); };
+  auto holds = [&](uint64_t start, const Region& r) { return range_within(start, r.size, addr, len); };
   // The last two regions found first: the NIC goes back and forth between a few.
   for (Found& f : found_) {
     if (f.region != nullptr && holds(f.start, *f.region)) {

@@ -14,6 +14,12 @@
 
 namespace rnicsim::nic {
 
+// Whether the `len` bytes at `addr` lie within the `size` bytes at `start`,
+// without overflow: an address below `start` wraps around and fails.
+constexpr bool range_within(uint64_t start, uint64_t size, uint64_t addr, uint64_t len) {
+  return addr - start <= size && len <= size - (addr - start);
+}
+
 // Bytes of host memory lent to a frame instead of copied (see fabric::Frame,
 // "Borrowed payload").
 struct Loan {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "nic_model/host_memory.hpp"
+
 namespace rnicsim::nic {
 
 const MemoryRegion& MemoryTranslation::add(uint32_t pd, uint64_t addr, uint64_t length, uint64_t iova,
@@ -68,8 +70,7 @@ AccessCheck MemoryTranslation::check(const MemoryRegion* mr, uint32_t pd, uint64
                                      uint32_t needed, uint64_t& host_addr) const {
   if (mr == nullptr) return AccessCheck::BadKey;
   if (mr->pd != pd) return AccessCheck::BadPd;
-  if (va < mr->iova || va - mr->iova > mr->length || len > mr->length - (va - mr->iova))
-    return AccessCheck::OutOfBounds;
+  if (!range_within(mr->iova, mr->length, va, len)) return AccessCheck::OutOfBounds;
   if ((mr->access & needed) != needed) return AccessCheck::NoPermission;
   host_addr = mr->addr + (va - mr->iova);
   touch(*mr, va, len);
