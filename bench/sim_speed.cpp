@@ -86,6 +86,17 @@ void usage(std::FILE* to) {
                static_cast<unsigned long long>(kSmokePackets));
 }
 
+// The value of option `name`: an integer in [1, max], or nothing (and a message).
+std::optional<unsigned long long> count_argument(const char* name, const char* value, unsigned long long max) {
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(value, &end, 10);
+  if (*value == '\0' || *end != '\0' || n == 0 || n > max) {
+    std::fprintf(stderr, "sim_speed: %s wants an integer in [1, %llu], got '%s'\n", name, max, value);
+    return std::nullopt;
+  }
+  return n;
+}
+
 std::optional<Options> parse_args(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
@@ -95,24 +106,13 @@ std::optional<Options> parse_args(int argc, char** argv) {
       options.packets = kSmokePackets;
       options.rounds = 1;
     } else if (arg == "--rounds" && i + 1 < argc) {
-      char* end = nullptr;
-      const std::string_view value = argv[++i];
-      const unsigned long n = std::strtoul(argv[i], &end, 10);
-      if (value.empty() || *end != '\0' || n == 0 || n > kMaxRounds) {
-        std::fprintf(stderr, "sim_speed: --rounds wants an integer in [1, %u], got '%s'\n", kMaxRounds, argv[i]);
-        return std::nullopt;
-      }
-      options.rounds = static_cast<unsigned>(n);
+      const auto n = count_argument("--rounds", argv[++i], kMaxRounds);
+      if (!n) return std::nullopt;
+      options.rounds = static_cast<unsigned>(*n);
     } else if (arg == "--packets" && i + 1 < argc) {
-      char* end = nullptr;
-      const std::string_view value = argv[++i];
-      const unsigned long long n = std::strtoull(argv[i], &end, 10);
-      if (value.empty() || *end != '\0' || n == 0 || n > kMaxPackets) {
-        std::fprintf(stderr, "sim_speed: --packets wants an integer in [1, %llu], got '%s'\n",
-                     static_cast<unsigned long long>(kMaxPackets), argv[i]);
-        return std::nullopt;
-      }
-      options.packets = n;
+      const auto n = count_argument("--packets", argv[++i], kMaxPackets);
+      if (!n) return std::nullopt;
+      options.packets = *n;
     } else if (arg == "--help" || arg == "-h") {
       usage(stdout);
       std::exit(0);
