@@ -40,9 +40,13 @@ rnicsim_install() {
   apt-get install -y -qq --no-install-recommends $missing >&2
 }
 
+# The test suite is configured only when its packages are installed: scripts/run
+# installs the build packages alone, and a fresh machine has no tshark yet.
 rnicsim_build() {
-  local jobs
+  local jobs tests=ON
   jobs=$(nproc 2>/dev/null || echo 2)
-  cmake --preset release -G Ninja -S "$RNICSIM_ROOT" >/dev/null
+  # shellcheck disable=SC2086
+  [ -z "$(rnicsim_missing_packages $RNICSIM_TEST_PACKAGES)" ] || tests=OFF
+  cmake --preset release -G Ninja -S "$RNICSIM_ROOT" -DRNICSIM_TESTS="$tests" >/dev/null
   cmake --build "$RNICSIM_ROOT/build" -j "$jobs"
 }
