@@ -119,15 +119,11 @@ bool DmaEngine::lend(const Read& r) {
 
 void DmaEngine::on_write_done() {
   Write& w = write_q_.front();
-  if (w.holder.borrowing()) {
-    // The payload is still in the sender's memory: take it from there. Frames
-    // that borrow the bytes about to change copy theirs in first, this one too
-    // if its payload overlaps its own destination.
-    memory_.settle(w.addr, w.length);
-    w.src = w.holder.source_of({w.src, w.length}).data();
-  }
   const bool small = w.src == nullptr;
-  const bool ok = w.src == kEventEntry ? true
+  // A received frame's payload goes with its frame: the memory may take it
+  // from where it lies (still in the sender's memory) now or later.
+  const bool ok = w.holder           ? memory_.write_frame(w.addr, {w.src, w.length}, std::move(w.holder))
+                  : w.src == kEventEntry ? true
                   : w.src == kElided  ? memory_.write_elided(w.addr, w.length)
                                       : memory_.write(w.addr, std::span<const std::byte>(small ? small_.front().data() : w.src, w.length));
   if (small) small_.pop();

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <stdexcept>
 
@@ -41,10 +42,22 @@ const SimulatedHostMemory::Region* SimulatedHostMemory::find(uint64_t addr, size
   return &it->second;
 }
 
+bool HostMemory::write_frame(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder) {
+  if (holder.borrowing()) {
+    // The payload is still in the sender's memory: take it from there. Frames
+    // that borrow the bytes about to change copy theirs in first, this one too
+    // if its payload overlaps its own destination.
+    settle(addr, src.size());
+    src = holder.source_of(src);
+  }
+  return write(addr, src);
+}
+
 bool SimulatedHostMemory::read(uint64_t addr, std::span<std::byte> dst) const {
   uint64_t off = 0;
   const Region* r = find(addr, dst.size(), off);
   if (r == nullptr) return false;
+  complete_deferred(addr, dst.size());
   if (!dst.empty()) std::memcpy(dst.data(), r->bytes.get() + off, dst.size());
   return true;
 }
@@ -54,6 +67,7 @@ bool SimulatedHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
   const Region* r = find(addr, src.size(), off);
   if (r == nullptr) return false;
   if (src.empty()) return true;
+  complete_deferred(addr, src.size(), true);
   std::byte* dst = r->bytes.get() + off;
   borrowers_.settle(dst, dst + src.size());
   std::memcpy(dst, src.data(), src.size());
@@ -64,12 +78,67 @@ Loan SimulatedHostMemory::loan(uint64_t addr, size_t len) {
   uint64_t off = 0;
   const Region* r = find(addr, len, off);
   if (r == nullptr || len == 0 || !lending_) return {};
+  complete_deferred(addr, len);
   return {r->bytes.get() + off, &borrowers_};
 }
 
 void SimulatedHostMemory::settle(uint64_t addr, size_t len) {
   uint64_t off = 0;
-  if (const Region* r = find(addr, len, off)) borrowers_.settle(r->bytes.get() + off, r->bytes.get() + off + len);
+  if (const Region* r = find(addr, len, off)) {
+    complete_deferred(addr, len);
+    borrowers_.settle(r->bytes.get() + off, r->bytes.get() + off + len);
+  }
+}
+
+bool SimulatedHostMemory::write_frame(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder) {
+  uint64_t off = 0;
+  Region* r = find(addr, src.size(), off);
+  if (r == nullptr) return false;
+  if (!deferring_ || r->spanned || src.size() < kDeferMinBytes ||
+      (deferred_.size() >= kDeferMax && !deferred_.contains(addr)))
+    return HostMemory::write_frame(addr, src, std::move(holder));
+  std::byte* dst = r->bytes.get() + off;
+  // Deferred writes never overlap: one of exactly these bytes is alone in the
+  // range, and goes moot (a stream writing one buffer over and over).
+  auto it = deferred_.find(addr);
+  if (it != deferred_.end() && it->second.length == src.size()) {
+    ++dropped_;
+  } else {
+    complete_deferred(addr, src.size(), true);  // what is left of the ones it overlaps
+    it = deferred_.try_emplace(addr).first;
+  }
+  // Frames that borrowed these bytes before this write copy them in now (this
+  // one too, if its payload overlaps its own destination).
+  borrowers_.settle(dst, dst + src.size());
+  Deferred& d = it->second;
+  d.length = static_cast<uint32_t>(src.size());
+  d.dst = dst;
+  d.src = src.data();
+  d.holder = std::move(holder);
+  return true;
+}
+
+void SimulatedHostMemory::complete_range(uint64_t addr, size_t len, bool covered_moot) const {
+  auto it = deferred_.upper_bound(addr);
+  if (it != deferred_.begin()) {
+    const auto before = std::prev(it);
+    if (before->first + before->second.length > addr) it = before;
+  }
+  while (it != deferred_.end() && (it->first < addr || it->first - addr < len)) {
+    Deferred& d = it->second;
+    if (covered_moot && it->first >= addr && it->first - addr + d.length <= len) {
+      ++dropped_;  // written over whole before anybody looked
+    } else {
+      const std::span<const std::byte> from = d.holder.source_of({d.src, d.length});
+      std::memcpy(d.dst, from.data(), d.length);
+    }
+    it = deferred_.erase(it);
+  }
+}
+
+void SimulatedHostMemory::set_deferring(bool on) {
+  if (!on) complete_deferred(0, UINT64_MAX);
+  deferring_ = on;
 }
 
 bool SimulatedHostMemory::holds(uint64_t addr, size_t len) const {
@@ -90,8 +159,17 @@ uint64_t SimulatedHostMemory::writes_seen(uint64_t addr) const {
 
 std::span<std::byte> SimulatedHostMemory::span(uint64_t addr, size_t len) {
   uint64_t off = 0;
+  Region* r = find(addr, len, off);
+  if (r == nullptr) throw std::out_of_range("address outside simulated host memory");
+  r->spanned = true;
+  return access(addr, len);
+}
+
+std::span<std::byte> SimulatedHostMemory::access(uint64_t addr, size_t len) {
+  uint64_t off = 0;
   const Region* r = find(addr, len, off);
   if (r == nullptr) throw std::out_of_range("address outside simulated host memory");
+  complete_deferred(addr, len);
   borrowers_.settle(r->bytes.get() + off, r->bytes.get() + off + len);
   return {r->bytes.get() + off, len};
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <utility>
 
 #include "fabric/frame.hpp"
 
@@ -54,6 +55,12 @@ public:
   // The `len` bytes at `addr` are about to be written: frames that borrow any
   // of them copy theirs in first. write() does this itself.
   virtual void settle(uint64_t /*addr*/, size_t /*len*/) {}
+  // A DMA write of bytes that a received frame holds: `src` is a span of
+  // `holder`'s bytes as built (its payload, which may still be borrowed from
+  // the sender's memory). A memory may keep the frame and copy the bytes when
+  // somebody looks at them (SimulatedHostMemory::set_deferring); by default
+  // they are written at once. Returns what write() returns.
+  virtual bool write_frame(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder);
 };
 
 // Simulated host memory: regions allocated on demand at increasing addresses.
@@ -75,9 +82,30 @@ public:
   // (a host spinning on a byte that payload would change watches those writes).
   void watch(uint64_t addr) { watched_.try_emplace(addr, 0); }
   uint64_t writes_seen(uint64_t addr) const;
-  // Direct access for the host-side code of a scenario (workload drivers, checks);
-  // frames that borrow these bytes copy them in first, as the caller may write.
+  bool write_frame(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder) override;
+  // Deferred writes. With deferring on, a DMA write of at least
+  // kDeferMinBytes of a received frame keeps the frame instead of copying its
+  // payload, until somebody looks at the bytes or changes them: every read,
+  // loan, span and access first completes the deferred writes its range
+  // overlaps, and a write that covers a deferred one whole makes it moot, so it
+  // is dropped uncopied. A stream that overwrites one buffer message after
+  // message copies nothing that nobody reads. Nothing can tell the difference:
+  // the bytes anybody sees are those the writes left, in their order. A region
+  // somebody holds a span() of is written at once from then on, as the holder
+  // reads it directly. Off by default; at most kDeferMax writes wait at once.
+  static constexpr size_t kDeferMinBytes = 512;
+  static constexpr size_t kDeferMax = 1024;
+  void set_deferring(bool on);
+  size_t deferred_writes() const { return deferred_.size(); }
+  // Deferred writes made moot by later writes, never copied.
+  uint64_t writes_dropped() const { return dropped_; }
+  // Direct access for the host-side code of a scenario that keeps the span (the
+  // rings of a queue): frames that borrow these bytes copy them in first, as
+  // the caller may write, and the region is never written late (see above).
   std::span<std::byte> span(uint64_t addr, size_t len);
+  // Access for a look or a change now (workload drivers, checks): the bytes as
+  // the writes so far left them, valid until the simulation runs again.
+  std::span<std::byte> access(uint64_t addr, size_t len);
   size_t bytes_allocated() const { return allocated_; }
 
 private:
@@ -89,8 +117,27 @@ private:
   struct Region {
     size_t size;
     std::unique_ptr<std::byte[], Free> bytes;
+    bool spanned = false;  // somebody holds a span(): never written late
   };
   const Region* find(uint64_t addr, size_t len, uint64_t& offset) const;
+  Region* find(uint64_t addr, size_t len, uint64_t& offset) {
+    return const_cast<Region*>(std::as_const(*this).find(addr, len, offset));
+  }
+  // A write waiting for somebody to look: `length` bytes of `holder` (at `src`
+  // as built) go to `dst`.
+  struct Deferred {
+    uint32_t length = 0;
+    std::byte* dst = nullptr;
+    const std::byte* src = nullptr;
+    fabric::Frame holder;
+  };
+  // Completes the deferred writes that overlap [addr, addr + len); with
+  // `covered_moot`, drops uncopied those the range covers whole (it is about
+  // to be written over).
+  void complete_deferred(uint64_t addr, size_t len, bool covered_moot = false) const {
+    if (!deferred_.empty()) [[unlikely]] complete_range(addr, len, covered_moot);
+  }
+  void complete_range(uint64_t addr, size_t len, bool covered_moot) const;
   std::map<uint64_t, Region> regions_;  // never removed: found_ may point into it
   struct Found {
     uint64_t start = 0;
@@ -101,6 +148,11 @@ private:
   uint64_t next_ = 0x1000'0000;
   size_t allocated_ = 0;
   bool lending_ = true;
+  bool deferring_ = false;
+  // Deferred writes by address; they never overlap. Their frames may borrow
+  // from this memory too: declared before the list of borrowers, it goes after it.
+  mutable std::map<uint64_t, Deferred> deferred_;
+  mutable uint64_t dropped_ = 0;
   // Frames that borrow bytes of the regions; declared after them, so that it
   // goes first and its borrowers can still copy their bytes in.
   fabric::BorrowList borrowers_;
