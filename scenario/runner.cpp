@@ -180,6 +180,8 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   const uint64_t seed = opts.seed.value_or(s.seed);
   std::ostream& log_sink = std::cerr;
   World world(s, seed, log_sink);
+  if (!opts.defer_writes)
+    for (const auto& h : world.hosts()) h->memory.set_deferring(false);
 
   // Native IB frames start with the LRH: LINKTYPE_INFINIBAND (247).
   const fabric::CaptureLinkType capture_type =
@@ -303,6 +305,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     sum.data_packets += h->nic->requester().packets_sent();
     sum.retransmissions += h->nic->stats().retransmitted_packets;
     sum.rx_errors += h->nic->rx_pipeline().counters().malformed + h->nic->rx_pipeline().counters().bad_icrc;
+    sum.payload_writes_dropped += h->memory.writes_dropped();
     for (size_t i = 0; i < kCompletionStatuses; ++i) sum.completions[i] += h->completions[i];
   }
   summarise_fabric(world, sum);

@@ -21,6 +21,9 @@ struct RunOptions {
   std::string out_dir;           // summary.json, stats.json, time series and per-QP CSV
   sim::Duration sample_interval = sim::Duration::us(10);  // time series step (with out_dir)
   bool quiet = false;
+  // Simulated host memory writes a received payload when somebody looks at it
+  // (nic::SimulatedHostMemory, deferred writes); false: at once, as it lands.
+  bool defer_writes = true;
 };
 
 struct WorkloadSummary {
@@ -79,6 +82,9 @@ struct Summary {
   double sim_seconds = 0, wall_seconds = 0;
   uint64_t events = 0;
   double events_per_sec = 0;
+  // DMA writes of payload that a later write covered before anybody looked at
+  // the bytes: never copied (see RunOptions::defer_writes).
+  uint64_t payload_writes_dropped = 0;
   bool completed = false;        // every workload finished without error
   std::array<uint64_t, kCompletionStatuses> completions{};  // CQEs the hosts reaped, by ibv_wc_status
   std::vector<ExpectResult> expectations;  // the scenario's expect:, checked

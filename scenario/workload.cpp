@@ -173,7 +173,7 @@ void HostSide::mem_poll() {
   // Size-only: no byte changes; the writes that would have changed it are counted
   // (each of the peer's messages writes the next value).
   const uint8_t b = static_cast<uint8_t>(host_.nic->config().elide_payload ? host_.memory.writes_seen(watch_addr_)
-                                                                           : std::to_integer<uint64_t>(host_.memory.span(watch_addr_, 1)[0]));
+                                                                           : std::to_integer<uint64_t>(host_.memory.access(watch_addr_, 1)[0]));
   if (b == watch_value_) {
     host_.nic->scheduler().schedule_in(mem_act_, timing_.poll_delay);
     return;

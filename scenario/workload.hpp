@@ -139,7 +139,9 @@ public:
   Host& host() { return host_; }
   uint64_t buffer() const { return buffer_; }
   uint64_t buffer_bytes() const { return buffer_bytes_; }
-  std::span<std::byte> memory(uint64_t addr, size_t len) { return host_.memory.span(addr, len); }
+  // The host's bytes as they are now, for a look or a change; not to be kept
+  // while the simulation runs (the NIC may write them late: SimulatedHostMemory).
+  std::span<std::byte> memory(uint64_t addr, size_t len) { return host_.memory.access(addr, len); }
   const nic::MemoryRegion& mr() const { return mr_; }
   uint32_t qpn(uint32_t qp) const { return qps_[qp].qpn.value(); }
   size_t qp_count() const { return qps_.size(); }

@@ -69,6 +69,9 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const Mem
     cfg.ip = h->address.ip;
     cfg.lid = h->address.lid;
     cfg.elide_payload = s.size_only;
+    // Simulated memory defers DMA writes of payload until somebody looks:
+    // the workloads look through access(), and keep span()s of rings only.
+    if (!memory) h->memory.set_deferring(true);
     nic::HostMemory& mem = memory ? memory(i) : static_cast<nic::HostMemory&>(h->memory);
     h->nic = std::make_unique<nic::Nic>(sim_, pool_, mem, cfg);
     hosts_.push_back(std::move(h));
