@@ -296,8 +296,8 @@ int main(int argc, char** argv) {
                         per_second(ns3.packets_received, ns3_cpu_seconds)
                   : 0.0);
   std::printf("ratio rnicsim/ns-3: %.2fx\n", ns3_rate > 0 ? rn_rate / ns3_rate : 0.0);
-  std::printf("rnicsim payload: every packet's read from the sender's memory; %llu of %llu DMA writes into the "
-              "receiver's buffer written over by the next message before anybody looked, never copied; the "
+  std::printf("rnicsim payload: real bytes, each frame's lent by the sender's memory; %llu of %llu DMA writes into "
+              "the receiver's buffer written over by the next message before anybody looked, never copied; the "
               "buffer %s the sender's at the end\n",
               static_cast<unsigned long long>(rn.writes_dropped), static_cast<unsigned long long>(rn.data_packets),
               rn.data_verified ? "matched" : "did NOT match");
