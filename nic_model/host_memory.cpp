@@ -100,7 +100,11 @@ bool SimulatedHostMemory::write_frame(uint64_t addr, std::span<const std::byte> 
   std::byte* dst = r->bytes.get() + off;
   // Deferred writes never overlap: one of exactly these bytes is alone in the
   // range, and goes moot (a stream writing one buffer over and over).
-  auto it = deferred_.find(addr);
+  auto it = deferred_.end();
+  if (last_deferred_ != deferred_.end()) {
+    if (const auto next = std::next(last_deferred_); next != deferred_.end() && next->first == addr) it = next;
+  }
+  if (it == deferred_.end()) it = deferred_.find(addr);
   if (it != deferred_.end() && it->second.length == src.size()) {
     ++dropped_;
   } else {
@@ -110,6 +114,7 @@ bool SimulatedHostMemory::write_frame(uint64_t addr, std::span<const std::byte> 
   // Frames that borrowed these bytes before this write copy them in now (this
   // one too, if its payload overlaps its own destination).
   borrowers_.settle(dst, dst + src.size());
+  last_deferred_ = it;
   Deferred& d = it->second;
   d.length = static_cast<uint32_t>(src.size());
   d.dst = dst;
@@ -132,6 +137,7 @@ void SimulatedHostMemory::complete_range(uint64_t addr, size_t len, bool covered
       const std::span<const std::byte> from = d.holder.source_of({d.src, d.length});
       std::memcpy(d.dst, from.data(), d.length);
     }
+    if (it == last_deferred_) last_deferred_ = deferred_.end();
     it = deferred_.erase(it);
   }
 }

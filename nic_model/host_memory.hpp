@@ -152,6 +152,9 @@ private:
   // Deferred writes by address; they never overlap. Their frames may borrow
   // from this memory too: declared before the list of borrowers, it goes after it.
   mutable std::map<uint64_t, Deferred> deferred_;
+  // The entry write_frame used last (or end()): a stream's next write is
+  // usually the one after it.
+  mutable std::map<uint64_t, Deferred>::iterator last_deferred_ = deferred_.end();
   mutable uint64_t dropped_ = 0;
   // Frames that borrow bytes of the regions; declared after them, so that it
   // goes first and its borrowers can still copy their bytes in.
