@@ -163,21 +163,24 @@ uint64_t SimulatedHostMemory::writes_seen(uint64_t addr) const {
   return it == watched_.end() ? 0 : it->second;
 }
 
+SimulatedHostMemory::Region& SimulatedHostMemory::region_of(uint64_t addr, size_t len, uint64_t& offset) {
+  Region* r = find(addr, len, offset);
+  if (r == nullptr) throw std::out_of_range("address outside simulated host memory");
+  return *r;
+}
+
 std::span<std::byte> SimulatedHostMemory::span(uint64_t addr, size_t len) {
   uint64_t off = 0;
-  Region* r = find(addr, len, off);
-  if (r == nullptr) throw std::out_of_range("address outside simulated host memory");
-  r->spanned = true;
+  region_of(addr, len, off).spanned = true;
   return access(addr, len);
 }
 
 std::span<std::byte> SimulatedHostMemory::access(uint64_t addr, size_t len) {
   uint64_t off = 0;
-  const Region* r = find(addr, len, off);
-  if (r == nullptr) throw std::out_of_range("address outside simulated host memory");
+  std::byte* const p = region_of(addr, len, off).bytes.get() + off;
   complete_deferred(addr, len);
-  borrowers_.settle(r->bytes.get() + off, r->bytes.get() + off + len);
-  return {r->bytes.get() + off, len};
+  borrowers_.settle(p, p + len);
+  return {p, len};
 }
 
 }  // namespace rnicsim::nic

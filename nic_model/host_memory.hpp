@@ -123,6 +123,8 @@ private:
   Region* find(uint64_t addr, size_t len, uint64_t& offset) {
     return const_cast<Region*>(std::as_const(*this).find(addr, len, offset));
   }
+  // find() for host code: an address outside the memory is a bug there.
+  Region& region_of(uint64_t addr, size_t len, uint64_t& offset);
   // A write waiting for somebody to look: `length` bytes of `holder` (at `src`
   // as built) go to `dst`.
   struct Deferred {
