@@ -652,19 +652,9 @@ TEST(Run, DeferredWritesChangeNothingAnyoneSees) {
   EXPECT_GT(deferred.retransmissions, 0u) << "the loss should have made the NICs resend";
   EXPECT_GT(deferred.payload_writes_dropped, 0u) << "nothing was deferred and written over";
   EXPECT_EQ(at_once.payload_writes_dropped, 0u);
-  EXPECT_EQ(deferred.events, at_once.events);
-  EXPECT_EQ(deferred.packets, at_once.packets);
-  EXPECT_EQ(deferred.retransmissions, at_once.retransmissions);
-  EXPECT_EQ(deferred.sim_seconds, at_once.sim_seconds);
+  expect_same(deferred, at_once);
   EXPECT_EQ(deferred.completions, at_once.completions);
-  ASSERT_EQ(deferred.workloads.size(), at_once.workloads.size());
-  for (size_t i = 0; i < deferred.workloads.size(); ++i) {
-    const WorkloadSummary& d = deferred.workloads[i];
-    EXPECT_TRUE(d.data_verified) << d.name;
-    EXPECT_TRUE(at_once.workloads[i].data_verified) << d.name;
-    EXPECT_EQ(d.bytes_verified, at_once.workloads[i].bytes_verified) << d.name;
-    EXPECT_EQ(d.messages, at_once.workloads[i].messages) << d.name;
-  }
+  for (const WorkloadSummary& d : deferred.workloads) EXPECT_TRUE(d.data_verified) << d.name;
 }
 
 TEST(Perftest, ReadAndAtomicLatencyIsTheWholeRoundTripPingPongsHalf) {
