@@ -94,26 +94,30 @@ bool SimulatedHostMemory::write_frame(uint64_t addr, std::span<const std::byte> 
   uint64_t off = 0;
   Region* r = find(addr, src.size(), off);
   if (r == nullptr) return false;
-  if (!deferring_ || r->spanned || src.size() < kDeferMinBytes ||
-      (deferred_.size() >= kDeferMax && !deferred_.contains(addr)))
-    return HostMemory::write_frame(addr, src, std::move(holder));
-  std::byte* dst = r->bytes.get() + off;
+  if (src.empty()) return true;
+  std::byte* const dst = r->bytes.get() + off;
+  const bool defer = deferring_ && !r->spanned && src.size() >= kDeferMinBytes;
   // Deferred writes never overlap: one of exactly these bytes is alone in the
   // range, and goes moot (a stream writing one buffer over and over).
   auto it = deferred_.end();
-  if (last_deferred_ != deferred_.end()) {
+  if (defer && last_deferred_ != deferred_.end()) {
     if (const auto next = std::next(last_deferred_); next != deferred_.end() && next->first == addr) it = next;
   }
-  if (it == deferred_.end()) it = deferred_.find(addr);
+  if (defer && it == deferred_.end()) it = deferred_.find(addr);
   if (it != deferred_.end() && it->second.length == src.size()) {
     ++dropped_;
   } else {
-    complete_deferred(addr, src.size(), true);  // what is left of the ones it overlaps
-    it = deferred_.try_emplace(addr).first;
+    complete_deferred(addr, src.size(), true);  // moot what it covers, complete what it overlaps
+    it = deferred_.end();
   }
   // Frames that borrowed these bytes before this write copy them in now (this
   // one too, if its payload overlaps its own destination).
   borrowers_.settle(dst, dst + src.size());
+  if (it == deferred_.end() && (!defer || deferred_.size() >= kDeferMax)) {
+    std::memcpy(dst, holder.source_of(src).data(), src.size());
+    return true;
+  }
+  if (it == deferred_.end()) it = deferred_.try_emplace(addr).first;
   last_deferred_ = it;
   Deferred& d = it->second;
   d.length = static_cast<uint32_t>(src.size());
