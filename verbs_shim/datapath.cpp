@@ -28,12 +28,9 @@ void empty_poll(Cq& q) {
   __builtin_ia32_pause();
 #endif
   if (!q.ctx->few_cpus) return;
-  if (q.ctx->posted.load(std::memory_order_relaxed)) {
-    q.ctx->posted.store(false, std::memory_order_relaxed);
-    sched_yield();
-  } else if (++q.empty_polls % kPollsBeforeYield == 0) {
-    sched_yield();
-  }
+  const bool just_posted = q.ctx->posted.load(std::memory_order_relaxed);
+  if (just_posted) q.ctx->posted.store(false, std::memory_order_relaxed);
+  if (just_posted || ++q.empty_polls % kPollsBeforeYield == 0) sched_yield();
 }
 
 bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {
