@@ -63,6 +63,12 @@ int cmd_serve(const std::vector<std::string>& args) {
         std::cerr << "rnicsim serve: --dilation expects a number >= 0.001, got '" << *v << "'\n";
         return kExitUsage;
       }
+    } else if (a == "--payload-mover" && (v = value())) {
+      if (*v != "on" && *v != "off") {
+        std::cerr << "rnicsim serve: --payload-mover expects on or off, got '" << *v << "'\n";
+        return kExitUsage;
+      }
+      o.payload_mover = *v == "on";
     } else if (a == "--idle-exit" && (v = value())) {
       o.idle_exit = std::chrono::seconds(std::atoi(v->c_str()));
     } else if (!a.empty() && a[0] == '-') {

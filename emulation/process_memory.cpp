@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "emulation/payload_mover.hpp"
 #include "nic_model/queue_format.hpp"
 
 namespace rnicsim::emulation {
@@ -21,11 +22,28 @@ bool page_aligned(uint64_t v) { return v % kPage == 0; }
 }  // namespace
 
 ProcessHostMemory::~ProcessHostMemory() {
+  drain_moves();
   borrowers_.settle_all();
   for (const Run& r : runs_) unmap(r);
 }
 
+void ProcessHostMemory::set_mover(PayloadMover* mover) {
+  drain_moves();
+  mover_ = mover;
+}
+
+void ProcessHostMemory::wait_for_moves(bool lent) const {
+  if (mover_ == nullptr) return;
+  const uint64_t n = lent ? std::max(moved_into_, mover_->last_lent()) : moved_into_;
+  if (n != 0) mover_->wait_until_made(n);
+}
+
+void ProcessHostMemory::drain_moves() const {
+  if (mover_ != nullptr) mover_->drain();
+}
+
 void ProcessHostMemory::set_process(pid_t pid) {
+  drain_moves();
   borrowers_.settle_all();
   pid_ = pid;
   pending_.clear();
@@ -34,6 +52,7 @@ void ProcessHostMemory::set_process(pid_t pid) {
 }
 
 void ProcessHostMemory::add_region(uint64_t addr, uint64_t length, uint32_t access) {
+  drain_moves();
   borrowers_.settle_all();
   regions_.emplace(addr, Region{length, access});
   regions_changed();
@@ -50,6 +69,7 @@ void ProcessHostMemory::regions_changed() {
 }
 
 void ProcessHostMemory::remove_region(uint64_t addr, uint64_t length, uint32_t access) {
+  drain_moves();
   borrowers_.settle_all();
   flush_writes();
   window_bytes_ = 0;
@@ -73,6 +93,7 @@ std::byte* ProcessHostMemory::map_run(uint64_t addr, uint64_t bytes, int fd, uin
     return nullptr;
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
   if (p == MAP_FAILED) return nullptr;
+  drain_moves();
   borrowers_.settle_all();  // the new run may hide bytes that are lent
   runs_.push_back({addr, static_cast<std::byte*>(p), bytes, true});
   return static_cast<std::byte*>(p);
@@ -83,6 +104,7 @@ void ProcessHostMemory::unmap(const Run& r) {
 }
 
 void ProcessHostMemory::remove_run(std::byte* local) {
+  drain_moves();
   borrowers_.settle_all();
   flush_writes();
   window_bytes_ = 0;
@@ -93,6 +115,7 @@ void ProcessHostMemory::remove_run(std::byte* local) {
 }
 
 void ProcessHostMemory::clear() {
+  drain_moves();
   borrowers_.settle_all();
   regions_.clear();
   regions_changed();
@@ -191,7 +214,8 @@ bool ProcessHostMemory::read_from(uint64_t addr, std::span<std::byte> dst, bool 
   const uint64_t end = region_end(addr, dst.size(), false);
   if (end == 0) return false;
   if (dst.empty()) return true;
-  flush_writes();  // a read sees every write before it
+  wait_for_moves(false);  // a read sees every write before it
+  flush_writes();
   if (in_runs(addr, dst.size())) {
     for_runs(addr, dst.size(), [&](std::byte* p, uint64_t done, uint64_t n) { std::memcpy(dst.data() + done, p, n); });
     return true;
@@ -231,7 +255,8 @@ nic::Loan ProcessHostMemory::loan(uint64_t addr, size_t len) {
   if (!lending_ || len == 0 || runs_.empty() || in_segment(addr, len) != nullptr) return {};
   const Run* r = run_at(addr);
   if (r == nullptr || len > r->addr + r->bytes - addr || allowed_end(addr, len, false) == 0) return {};
-  flush_writes();  // a read sees every write before it
+  wait_for_moves(false);  // a read sees every write before it
+  flush_writes();
   ++shared_accesses_;
   return {r->local + (addr - r->addr), &borrowers_};
 }
@@ -246,7 +271,8 @@ void ProcessHostMemory::settle(uint64_t addr, size_t len) {
 
 bool ProcessHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
   if (std::byte* p = in_segment(addr, src.size())) {
-    flush_writes();  // a CQE after the data it completes
+    drain_moves();  // a CQE after the data it completes, here and at the peer
+    flush_writes();
     if (src.size() == sizeof(nic::Cqe)) {
       // The program may change the buffers of the work this completes.
       borrowers_.settle_all();
@@ -265,7 +291,8 @@ bool ProcessHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
   if (src.empty()) return true;
   if (window_bytes_ != 0 && addr < window_addr_ + window_bytes_ && window_addr_ < addr + src.size()) window_bytes_ = 0;
   if (in_runs(addr, src.size())) {
-    flush_writes();  // in the order the NIC made them
+    wait_for_moves(true);  // in the order the NIC made them
+    flush_writes();
     settle(addr, src.size());
     for_runs(addr, src.size(), [&](std::byte* p, uint64_t done, uint64_t n) { std::memcpy(p, src.data() + done, n); });
     return true;
@@ -275,6 +302,37 @@ bool ProcessHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
     flush_writes();
   if (pending_.empty()) pending_addr_ = addr;
   pending_.insert(pending_.end(), src.begin(), src.end());
+  return true;
+}
+
+bool ProcessHostMemory::write_frame(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder) {
+  const bool movable = mover_ != nullptr && src.size() >= kMoveMinBytes && in_segment(addr, src.size()) == nullptr &&
+                       in_runs(addr, src.size());
+  if (!movable) return HostMemory::write_frame(addr, src, std::move(holder));
+  if (region_end(addr, src.size(), true) == 0) return false;
+  if (!mover_->accepting()) {
+    mover_->copied_inline(src.size());
+    return HostMemory::write_frame(addr, src, std::move(holder));
+  }
+  if (window_bytes_ != 0 && addr < window_addr_ + window_bytes_ && window_addr_ < addr + src.size()) window_bytes_ = 0;
+  flush_writes();
+  // Frames that borrow the bytes about to change copy theirs in first, this one
+  // too if its payload overlaps its own destination; the rest of its payload
+  // may stay where it is in the sender's memory.
+  settle(addr, src.size());
+  if (holder.borrowing()) src = holder.source_of(src);
+  // A payload still borrowed is read where it lies in the sender's memory (see
+  // the top of this file); the frame can go.
+  const bool lent = holder.borrowing();
+  if (lent) holder = fabric::Frame{};
+  // One move per run the bytes lie in; the last keeps the frame.
+  PayloadMover::Move move;
+  for_runs(addr, src.size(), [&](std::byte* p, uint64_t done, uint64_t n) {
+    if (move.dst != nullptr) mover_->push(std::move(move), lent);
+    move = {p, src.data() + done, n, {}};
+  });
+  move.holder = std::move(holder);
+  moved_into_ = mover_->push(std::move(move), lent);
   return true;
 }
 

@@ -15,6 +15,18 @@
 // (a completion frees the buffers of the work before it, unsignaled work
 // included), when registrations or runs change, and when the process goes.
 // Writes by the NIC settle the bytes they change, as in simulated memory.
+//
+// Moved writes. With a payload mover (set_mover), a DMA write of a received
+// frame's payload of kMoveMinBytes or more into shared pages is handed to the
+// mover's thread while it is awake, in order with every other. Everything else
+// this memory does waits for the moves it depends on: a read or a loan for the
+// moves into this memory; a write made here for those and for every move that
+// reads lent bytes (of any memory: the mover keeps no account of whose); a
+// write to the rings (a CQE: the program may look at everything the work
+// before it wrote, here or at the peer) and a change of runs, regions or
+// process for every move. A move never writes bytes a frame still borrows: a
+// loan waits until no move writes into the memory, and a write settles the
+// borrowers of its bytes before it is handed over.
 #pragma once
 
 #include <sys/types.h>
@@ -27,6 +39,8 @@
 #include "nic_model/host_memory.hpp"
 
 namespace rnicsim::emulation {
+
+class PayloadMover;
 
 class ProcessHostMemory : public nic::HostMemory {
 public:
@@ -64,6 +78,10 @@ public:
   // bytes at any time (an RDMA READ's or an atomic's target).
   bool read_now(uint64_t addr, std::span<std::byte> dst) const override;
   bool write(uint64_t addr, std::span<const std::byte> src) override;
+  bool write_frame(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder) override;
+  // Moved writes (see the top of this file); nullptr: every write is made at once.
+  static constexpr size_t kMoveMinBytes = 1024;
+  void set_mover(PayloadMover* mover);
   // Lends bytes that lie in one run (nothing else lends).
   nic::Loan loan(uint64_t addr, size_t len) override;
   void settle(uint64_t addr, size_t len) override;
@@ -159,6 +177,12 @@ private:
   bool lending_ = true;
   // Frames that borrow bytes of the runs.
   fabric::BorrowList borrowers_;
+  PayloadMover* mover_ = nullptr;
+  uint64_t moved_into_ = 0;  // the number of the last move into this memory
+  // Waits for the moves that write into this memory (and, with `lent`, for
+  // those that read lent bytes).
+  void wait_for_moves(bool lent) const;
+  void drain_moves() const;
 };
 
 }  // namespace rnicsim::emulation

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "emulation/payload_mover.hpp"
 #include "emulation/process_memory.hpp"
 #include "fabric/pcap_tap.hpp"
 #include "scenario/workload.hpp"
@@ -212,6 +213,7 @@ private:
   bool run_simulation() {
     const bool fired = executor_.run_due() > 0;
     for (auto& h : hosts_) h->memory.flush();
+    if (mover_) mover_->end_round();
     return fired;
   }
   void set_sleeping(bool on);
@@ -242,6 +244,8 @@ private:
   const scenario::Scenario& scenario_;
   ServeOptions options_;
   std::ostream& out_;
+  // Before the hosts: their memories wait for it as they go.
+  std::unique_ptr<PayloadMover> mover_;
   std::vector<std::unique_ptr<HostState>> hosts_;
   scenario::World world_;
   sim::RealTimeExecutor executor_;
@@ -276,8 +280,10 @@ Server::Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream&
       out_(out),
       world_(s, o.seed != 0 ? o.seed : s.seed, std::cerr, memory_of(hosts_, s.hosts.size())),
       executor_(world_.sim().scheduler(), o.dilation) {
+  if (o.payload_mover && PayloadMover::worthwhile()) mover_ = std::make_unique<PayloadMover>();
   for (size_t i = 0; i < hosts_.size(); ++i) {
     HostState& h = *hosts_[i];
+    h.memory.set_mover(mover_.get());
     h.host = world_.hosts()[i].get();
     h.index = i;
     h.contexts = &contexts_;
@@ -325,6 +331,8 @@ void Server::listen_on_socket() {
 }
 
 Server::~Server() {
+  // The frames of moves in flight go back to the world's pools while they exist.
+  if (mover_) mover_->drain();
   for (auto& [fd, s] : sessions_) close(fd);
   // release_context() takes the context out of context_store_ (a loop over the
   // vector would skip every other one, leaking its memfd and mapping).
@@ -1106,7 +1114,8 @@ int Server::run() {
   }
   out_ << "rnicsim serve: done; simulated " << sim::to_string(world_.sim().now()) << ", " << world_.sim().scheduler().events_fired()
        << " events, " << tx << " packets sent, " << rx << " received, " << retx << " retransmitted; " << memory_calls << " process_vm_readv/writev calls (" << failed_calls
-       << " failed), " << shared << " accesses through shared memory; " << requests_
+       << " failed), " << shared << " accesses through shared memory, "
+       << (mover_ ? mover_->moves() : 0) << " payload moves by the mover thread; " << requests_
        << " requests, " << doorbells_ << " doorbell scans with work, " << sleeps_ << " sleeps; lag p50 "
        << sim::to_string(sim::Duration::ps(static_cast<int64_t>(executor_.lag_ps().percentile(0.5)))) << " p99 "
        << sim::to_string(sim::Duration::ps(static_cast<int64_t>(executor_.lag_ps().percentile(0.99)))) << " max "

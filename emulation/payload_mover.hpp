@@ -1,0 +1,131 @@
+// The payload mover: a second thread of the daemon that copies received payload
+// into the programs' shared pages, so that the simulation thread goes on to the
+// next packet while the bytes of this one are still on their way (the DMA
+// engine's write data path, run beside the pipeline as in a NIC).
+//
+// The simulation thread hands over moves (push) in the order the NIC makes its
+// writes; the mover makes them in that order, one after the other. A move whose
+// bytes are in a frame's buffer keeps the frame (`holder`), which the
+// simulation thread releases once the move is made (reap): frames, their pool
+// and the lenders' borrow lists are touched by the simulation thread only. A
+// payload borrowed from the sender's memory is read there by the move, and its
+// frame goes at once. Whoever is about to look at or change bytes a move in
+// flight writes or reads waits for it first (ProcessHostMemory does; see
+// there), and anything a program sees as a sign of finished work (a CQE) waits
+// for every move (drain).
+//
+// The thread spins while moves come and sleeps after kIdle without one. While
+// it sleeps the simulation thread makes the copies itself (accepting() is
+// false) and wakes it once kWakeBytes have been copied that way in rounds that
+// follow each other (a stream, not a ping-pong of small messages).
+//
+// CPUs. The mover helps only if it runs beside the simulation thread, not in
+// turns with it: while it is awake, the simulation thread is kept on the CPU
+// it is on and the mover on the daemon's other CPUs (the programs go where the
+// kernel puts them; a program that spins on its CQ gives its CPU away often,
+// see the shim's empty_poll). Asleep, both may use all the daemon's CPUs
+// again. A daemon allowed one CPU has no use for a mover (worthwhile()).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "fabric/frame.hpp"
+
+namespace rnicsim::emulation {
+
+class PayloadMover {
+public:
+  struct Move {
+    std::byte* dst = nullptr;
+    const std::byte* src = nullptr;
+    size_t length = 0;
+    // The frame whose buffer holds `src`, kept until the move is made; empty
+    // when `src` is in a program's memory (a borrowed payload) or for all but
+    // the last piece of a write.
+    fabric::Frame holder;
+  };
+  static constexpr size_t kSlots = 64;
+  // Moves are handed over in batches of this many (and whenever the simulation
+  // thread finishes a run or waits): every hand-over costs a cache line
+  // crossing to the mover's CPU.
+  static constexpr size_t kPublishEvery = 8;
+  static constexpr std::chrono::microseconds kIdle{1000};
+  static constexpr size_t kWakeBytes = 256 * 1024;
+
+  // Whether this process may run on two CPUs or more.
+  static bool worthwhile();
+  // `idle`: how long the thread spins without a move before it sleeps.
+  explicit PayloadMover(std::chrono::microseconds idle = kIdle);
+  ~PayloadMover();  // makes every move handed over, then stops the thread
+  PayloadMover(const PayloadMover&) = delete;
+  PayloadMover& operator=(const PayloadMover&) = delete;
+
+  // --- the simulation thread only ---
+  // Whether the thread is awake: a move handed over now is made soon.
+  bool accepting() const { return awake_.load(std::memory_order_relaxed) != 0; }
+  // Hands a move over, after every move before it (`lent`: its source bytes
+  // are in a program's memory); waits while all slots are taken. Returns its
+  // number: made(number) holds once it is made.
+  uint64_t push(Move&& m, bool lent);
+  // Whether the moves up to number `n` are made.
+  bool made(uint64_t n) {
+    if (n <= done_seen_) return true;
+    done_seen_ = done_.load(std::memory_order_acquire);
+    return n <= done_seen_;
+  }
+  // Waits until made(n).
+  void wait_until_made(uint64_t n);
+  // The number of the last move that reads bytes of a program's memory.
+  uint64_t last_lent() const { return last_lent_; }
+  // The caller copied `bytes` itself because the thread was asleep.
+  void copied_inline(size_t bytes) { round_bytes_ += bytes; }
+  // After each run of the simulation: releases the frames of finished moves,
+  // and wakes the thread when a stream copies inline.
+  void end_round();
+  // Every move handed over is made and its frame released.
+  void drain();
+
+  uint64_t moves() const { return pushed_; }
+  uint64_t wake_ups() const { return wake_ups_; }
+
+private:
+  void run();
+  void publish();
+  void reap();
+  void wake();
+  // One round of waiting for the thread: releases what it finished, wakes it
+  // if it went to sleep with moves left, and gives it the CPU now and then.
+  void wait_a_little(unsigned& round);
+
+  // Each group on cache lines of its own: a line one thread writes while the
+  // other reads crosses between their CPUs on every change.
+  // Read by both, written by neither while the thread runs.
+  std::vector<Move> slots_ = std::vector<Move>(kSlots);
+  const pid_t sim_tid_;
+  const std::chrono::microseconds idle_;
+  // The simulation thread's alone. pushed_: moves handed over, published_ of
+  // them through tail_; reaped_: slots whose frame was released.
+  alignas(64) uint64_t pushed_ = 0;
+  uint64_t published_ = 0, reaped_ = 0, done_seen_ = 0, last_lent_ = 0, wake_ups_ = 0, rounds_ = 0;
+  size_t round_bytes_ = 0, stream_bytes_ = 0;
+  // Written by the simulation thread.
+  alignas(64) std::atomic<uint64_t> tail_{0};
+  // Moves made, written by the mover once per batch.
+  alignas(64) std::atomic<uint64_t> done_{0};
+  // Written now and then.
+  alignas(64) std::atomic<uint32_t> awake_{1};
+  std::atomic<bool> stop_{false};
+  // The simulation thread's CPU, as it last looked.
+  alignas(64) std::atomic<int> sim_cpu_{-1};
+  alignas(64) std::thread thread_;
+};
+
+}  // namespace rnicsim::emulation

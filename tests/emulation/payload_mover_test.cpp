@@ -1,0 +1,210 @@
+#include "emulation/payload_mover.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "emulation/process_memory.hpp"
+#include "nic_model/queue_format.hpp"
+
+using rnicsim::emulation::PayloadMover;
+using rnicsim::emulation::ProcessHostMemory;
+using rnicsim::fabric::Frame;
+using rnicsim::fabric::FramePool;
+namespace nic = rnicsim::nic;
+
+namespace {
+// Long enough that the thread never falls asleep during a test.
+constexpr std::chrono::microseconds kAwake{std::chrono::seconds(60)};
+
+std::vector<std::byte> filled(size_t n, uint8_t v) { return std::vector<std::byte>(n, std::byte{v}); }
+
+// A received frame whose payload is `n` bytes of `v` in its own buffer.
+Frame frame_of(FramePool& pool, size_t n, uint8_t v) {
+  Frame f = pool.acquire(n);
+  std::memset(f.builder_bytes().data(), v, n);
+  return f;
+}
+}  // namespace
+
+TEST(PayloadMover, MakesMovesInTheOrderTheyCame) {
+  PayloadMover mover(kAwake);
+  std::vector<std::byte> dst(4096);
+  std::vector<std::vector<std::byte>> sources;
+  for (int i = 0; i < 1000; ++i) sources.push_back(filled(4096, static_cast<uint8_t>(i)));
+  for (int i = 0; i < 1000; ++i) {
+    // Every move overlaps the last; each starts a little further in.
+    const size_t at = static_cast<size_t>(i % 7) * 16;
+    mover.push({dst.data() + at, sources[static_cast<size_t>(i)].data(), 4096 - at, {}}, false);
+  }
+  mover.drain();
+  EXPECT_EQ(mover.moves(), 1000u);
+  // The last move (i = 999, at 999 % 7 * 16 = 96) wrote [96, 4096); the one
+  // before that reached lower, i = 994 (at 0).
+  EXPECT_EQ(dst[4095], std::byte{999 % 256});
+  EXPECT_EQ(dst[96], std::byte{999 % 256});
+  EXPECT_EQ(dst[0], std::byte{994 % 256});
+}
+
+TEST(PayloadMover, KeepsAFrameUntilItsMoveIsMade) {
+  FramePool pool;
+  std::vector<std::byte> dst(2048);
+  {
+    PayloadMover mover(kAwake);
+    Frame f = frame_of(pool, 2048, 0x5a);
+    const std::byte* src = f.builder_bytes().data();
+    const uint64_t n = mover.push({dst.data(), src, 2048, std::move(f)}, false);
+    EXPECT_EQ(pool.in_use(), 1u);  // until the simulation thread reaps it
+    mover.wait_until_made(n);
+    EXPECT_TRUE(mover.made(n));
+    mover.drain();
+    EXPECT_EQ(pool.in_use(), 0u);
+    EXPECT_EQ(dst[2047], std::byte{0x5a});
+    // A frame still in flight when the mover goes is released with it.
+    Frame g = frame_of(pool, 1024, 0x6b);
+    src = g.builder_bytes().data();
+    mover.push({dst.data(), src, 1024, std::move(g)}, false);
+  }
+  EXPECT_EQ(pool.in_use(), 0u);
+  EXPECT_EQ(dst[1023], std::byte{0x6b});
+}
+
+TEST(PayloadMover, SleepsWhenIdleAndWakesForAStream) {
+  PayloadMover mover(std::chrono::microseconds(200));
+  auto wait_for = [&](bool awake) {
+    for (int i = 0; i < 5000 && mover.accepting() != awake; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return mover.accepting() == awake;
+  };
+  ASSERT_TRUE(wait_for(false));
+  const uint64_t wakes = mover.wake_ups();
+  // Copies made inline in rounds that follow each other wake it once they
+  // reach kWakeBytes; a round without one starts the count again.
+  const size_t quarter = PayloadMover::kWakeBytes / 4;
+  for (int i = 0; i < 3; ++i) {
+    mover.copied_inline(quarter);
+    mover.end_round();
+  }
+  mover.end_round();  // nothing copied: a ping-pong, not a stream
+  for (int i = 0; i < 3; ++i) {
+    mover.copied_inline(quarter);
+    mover.end_round();
+  }
+  EXPECT_EQ(mover.wake_ups(), wakes);
+  EXPECT_FALSE(mover.accepting());
+  mover.copied_inline(quarter);
+  mover.end_round();
+  EXPECT_EQ(mover.wake_ups(), wakes + 1);
+  EXPECT_TRUE(mover.accepting());
+}
+
+// --- ProcessHostMemory with a mover: runs are buffers of the test at made-up
+// program addresses, as in process_memory_test.cpp.
+namespace {
+constexpr uint64_t kSender = 0x7000'0000'0000ull;
+constexpr uint64_t kReceiver = 0x7100'0000'0000ull;
+
+struct TwoHosts {
+  explicit TwoHosts(size_t bytes) : sender(filled(bytes, 0x11)), receiver(filled(bytes, 0)), ring(4096) {
+    s.add_region(kSender, bytes, nic::kAccessLocalWrite);
+    s.add_run(kSender, sender.data(), bytes);
+    r.add_region(kReceiver, bytes, nic::kAccessLocalWrite | nic::kAccessRemoteWrite);
+    r.add_run(kReceiver, receiver.data(), bytes);
+    r.add_segment(ProcessHostMemory::segment_address(0), ring.data(), ring.size());
+    s.set_mover(&mover);
+    r.set_mover(&mover);
+  }
+  ~TwoHosts() {
+    s.set_mover(nullptr);
+    r.set_mover(nullptr);
+  }
+  // A frame carrying `len` bytes of the sender's memory at `addr`, lent.
+  Frame lent_frame(FramePool& pool, uint64_t addr, uint32_t len) {
+    Frame f = pool.acquire(len);
+    const nic::Loan loan = s.loan(addr, len);
+    EXPECT_NE(loan.bytes, nullptr);
+    if (loan.bytes != nullptr) f.lend_payload(*loan.lender, 0, loan.bytes, len);
+    return f;
+  }
+  PayloadMover mover{kAwake};
+  std::vector<std::byte> sender, receiver, ring;
+  ProcessHostMemory s, r;
+};
+
+bool write_frame(ProcessHostMemory& m, uint64_t addr, Frame&& f) {
+  const auto bytes = f.bytes_as_built();
+  return m.write_frame(addr, bytes, std::move(f));
+}
+}  // namespace
+
+TEST(ProcessHostMemoryMoves, ReceivedPayloadGoesThroughTheMover) {
+  FramePool pool;  // before the mover, which may hold its frames
+  TwoHosts h(64 * 1024);
+  ASSERT_TRUE(write_frame(h.r, kReceiver, frame_of(pool, 4096, 0x33)));
+  EXPECT_EQ(h.mover.moves(), 1u);
+  std::array<std::byte, 8> out{};
+  ASSERT_TRUE(h.r.read(kReceiver + 4088, out));  // a read waits for the move
+  EXPECT_EQ(out[7], std::byte{0x33});
+  // Small payloads, rings and bytes outside the runs are written at once.
+  ASSERT_TRUE(write_frame(h.r, kReceiver + 8192, frame_of(pool, ProcessHostMemory::kMoveMinBytes - 1, 0x44)));
+  EXPECT_EQ(h.receiver[8192], std::byte{0x44});
+  EXPECT_EQ(h.mover.moves(), 1u);
+  // A write outside every region is refused, moved or not.
+  EXPECT_FALSE(write_frame(h.r, kReceiver + 64 * 1024, frame_of(pool, 4096, 0x55)));
+  EXPECT_EQ(h.mover.moves(), 1u);
+}
+
+TEST(ProcessHostMemoryMoves, ACqeWaitsForEveryMoveOfEveryMemory) {
+  FramePool pool(1 << 20);
+  TwoHosts h(1 << 20);
+  // Lent payload, from the sender's pages straight into the receiver's; the
+  // frame goes at once.
+  for (uint64_t off = 0; off < (1 << 20); off += 256 * 1024)
+    ASSERT_TRUE(write_frame(h.r, kReceiver + off, h.lent_frame(pool, kSender + off, 256 * 1024)));
+  EXPECT_EQ(pool.in_use(), 0u);
+  EXPECT_EQ(h.s.borrowers().borrowers(), 0u);
+  nic::Cqe cqe{};
+  cqe.owner = 1;
+  ASSERT_TRUE(h.r.write(ProcessHostMemory::segment_address(0), nic::bytes_of(cqe)));
+  EXPECT_TRUE(h.mover.made(h.mover.moves()));
+  EXPECT_EQ(h.receiver[(1 << 20) - 1], std::byte{0x11});
+  EXPECT_EQ(h.receiver[0], std::byte{0x11});
+}
+
+TEST(ProcessHostMemoryMoves, LentBytesStayUntilTheirMoveHasReadThem) {
+  // One big move takes the mover a while; a write into the bytes it reads,
+  // made at once after it, must wait for it.
+  constexpr uint32_t kBig = 8 << 20;
+  FramePool pool(kBig);
+  TwoHosts h(kBig);
+  ASSERT_TRUE(write_frame(h.r, kReceiver, h.lent_frame(pool, kSender, kBig)));
+  const std::vector<std::byte> news = filled(64, 0x99);
+  ASSERT_TRUE(h.s.write(kSender + kBig - 64, news));  // the NIC writes into the sender's memory
+  EXPECT_EQ(h.sender[kBig - 1], std::byte{0x99});
+  h.mover.drain();
+  EXPECT_EQ(h.receiver[kBig - 1], std::byte{0x11});  // what the DMA read saw
+}
+
+TEST(ProcessHostMemoryMoves, ALoanWaitsForTheMovesIntoItsMemory) {
+  constexpr uint32_t kBig = 8 << 20;
+  FramePool pool(kBig);
+  TwoHosts h(kBig);
+  ASSERT_TRUE(write_frame(h.r, kReceiver, frame_of(pool, kBig, 0x77)));
+  // The receiver's NIC now reads what was just written (an RDMA READ of it).
+  const nic::Loan loan = h.r.loan(kReceiver + kBig - 16, 16);
+  ASSERT_NE(loan.bytes, nullptr);
+  EXPECT_EQ(loan.bytes[15], std::byte{0x77});
+}
+
+TEST(ProcessHostMemoryMoves, RegistrationChangesWaitForEveryMove) {
+  constexpr uint32_t kBig = 8 << 20;
+  FramePool pool(kBig);
+  TwoHosts h(kBig);
+  ASSERT_TRUE(write_frame(h.r, kReceiver, frame_of(pool, kBig, 0x66)));
+  h.r.remove_region(kReceiver, kBig, nic::kAccessLocalWrite | nic::kAccessRemoteWrite);
+  EXPECT_TRUE(h.mover.made(h.mover.moves()));
+  EXPECT_EQ(h.receiver[kBig - 1], std::byte{0x66});
+}
