@@ -71,10 +71,11 @@ void PayloadMover::wake() {
 void PayloadMover::wait_a_little(unsigned& round) {
   publish();
   if (!accepting() && !made(pushed_)) wake();
-  if (++round % kSpinsBeforeYield != 0) {
+  // The mover may be waiting for this CPU, unless it has CPUs of its own.
+  if (++round % kSpinsBeforeYield != 0 || split_.load(std::memory_order_relaxed)) {
     spin_hint();
   } else {
-    sched_yield();  // the mover may be waiting for this CPU
+    sched_yield();
   }
 }
 
@@ -118,12 +119,14 @@ void PayloadMover::run() {
     CPU_SET(cpu, &one);
     CPU_CLR(cpu, &others);
     if (sched_setaffinity(sim_tid_, sizeof one, &one) == 0) {
-      sched_setaffinity(0, sizeof others, &others);
-      split = true;
+      split = sched_setaffinity(0, sizeof others, &others) == 0;
+      if (!split) sched_setaffinity(sim_tid_, sizeof allowed, &allowed);
+      split_.store(split, std::memory_order_relaxed);
     }
   };
   auto join_cpus = [&] {
     if (!split) return;
+    split_.store(false, std::memory_order_relaxed);
     sched_setaffinity(sim_tid_, sizeof allowed, &allowed);
     sched_setaffinity(0, sizeof allowed, &allowed);
     split = false;

@@ -123,6 +123,7 @@ private:
   // Written now and then.
   alignas(64) std::atomic<uint32_t> awake_{1};
   std::atomic<bool> stop_{false};
+  std::atomic<bool> split_{false};  // the mover runs on CPUs of its own
   // The simulation thread's CPU, as it last looked.
   alignas(64) std::atomic<int> sim_cpu_{-1};
   alignas(64) std::thread thread_;
