@@ -102,7 +102,8 @@ private:
   void reap();
   void wake();
   // One round of waiting for the thread: releases what it finished, wakes it
-  // if it went to sleep with moves left, and gives it the CPU now and then.
+  // if it went to sleep with moves left, and gives it the CPU now and then
+  // (never while it has CPUs of its own).
   void wait_a_little(unsigned& round);
 
   // Each group on cache lines of its own: a line one thread writes while the
