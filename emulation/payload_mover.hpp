@@ -43,6 +43,10 @@ namespace rnicsim::emulation {
 
 class PayloadMover {
 public:
+  // `length` bytes from `src` to `dst` in the daemon, or, with a `pid`, to
+  // `remote` in that process (process_vm_writev; a failure, the process
+  // gone, is counted and otherwise dropped, as ProcessHostMemory's own late
+  // writes are).
   struct Move {
     std::byte* dst = nullptr;
     const std::byte* src = nullptr;
@@ -51,6 +55,8 @@ public:
     // when `src` is in a program's memory (a borrowed payload) or for all but
     // the last piece of a write.
     fabric::Frame holder;
+    pid_t pid = 0;
+    uint64_t remote = 0;
   };
   static constexpr size_t kSlots = 64;
   // Moves are handed over in batches of this many (and whenever the simulation
@@ -59,6 +65,8 @@ public:
   static constexpr size_t kPublishEvery = 8;
   static constexpr std::chrono::microseconds kIdle{1000};
   static constexpr size_t kWakeBytes = 256 * 1024;
+  // Writes into a process that continue each other go out together, this many at most.
+  static constexpr size_t kMaxGather = 64;
 
   // Whether this process may run on two CPUs or more.
   static bool worthwhile();
@@ -94,10 +102,16 @@ public:
   void drain();
 
   uint64_t moves() const { return pushed_; }
+  // process_vm_writev calls the mover made, and those that failed.
+  uint64_t system_calls() const { return calls_.load(std::memory_order_relaxed); }
+  uint64_t failed_calls() const { return failed_calls_.load(std::memory_order_relaxed); }
   uint64_t wake_ups() const { return wake_ups_; }
 
 private:
   void run();
+  // Makes the move at `head` (and the process writes after it that continue
+  // it, up to `tail`); returns the next.
+  uint64_t make(uint64_t head, uint64_t tail);
   void publish();
   void reap();
   void wake();
@@ -119,8 +133,9 @@ private:
   size_t round_bytes_ = 0, stream_bytes_ = 0;
   // Written by the simulation thread.
   alignas(64) std::atomic<uint64_t> tail_{0};
-  // Moves made, written by the mover once per batch.
+  // Moves made, written by the mover once per batch; its system calls.
   alignas(64) std::atomic<uint64_t> done_{0};
+  std::atomic<uint64_t> calls_{0}, failed_calls_{0};
   // Written now and then.
   alignas(64) std::atomic<uint32_t> awake_{1};
   std::atomic<bool> stop_{false};

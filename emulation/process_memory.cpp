@@ -298,6 +298,7 @@ bool ProcessHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
     return true;
   }
   if (pid_ == 0) return false;
+  wait_for_moves(false);  // after the moves into the process before it
   if (!pending_.empty() && (addr != pending_addr_ + pending_.size() || pending_.size() + src.size() > kWindow))
     flush_writes();
   if (pending_.empty()) pending_addr_ = addr;
@@ -306,8 +307,9 @@ bool ProcessHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
 }
 
 bool ProcessHostMemory::write_frame(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder) {
+  const bool shared = in_runs(addr, src.size());
   const bool movable = mover_ != nullptr && src.size() >= kMoveMinBytes && in_segment(addr, src.size()) == nullptr &&
-                       in_runs(addr, src.size());
+                       (shared || pid_ != 0);
   if (!movable) return HostMemory::write_frame(addr, src, std::move(holder));
   if (region_end(addr, src.size(), true) == 0) return false;
   if (!mover_->accepting()) {
@@ -325,11 +327,15 @@ bool ProcessHostMemory::write_frame(uint64_t addr, std::span<const std::byte> sr
   // the top of this file); the frame can go.
   const bool lent = holder.borrowing();
   if (lent) holder = fabric::Frame{};
+  if (!shared) {  // into the process: process_vm_writev
+    moved_into_ = mover_->push({nullptr, src.data(), src.size(), std::move(holder), pid_, addr}, lent);
+    return true;
+  }
   // One move per run the bytes lie in; the last keeps the frame.
   PayloadMover::Move move;
   for_runs(addr, src.size(), [&](std::byte* p, uint64_t done, uint64_t n) {
     if (move.dst != nullptr) mover_->push(std::move(move), lent);
-    move = {p, src.data() + done, n, {}};
+    move = {p, src.data() + done, n, {}, 0, 0};
   });
   move.holder = std::move(holder);
   moved_into_ = mover_->push(std::move(move), lent);

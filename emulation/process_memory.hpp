@@ -17,8 +17,10 @@
 // Writes by the NIC settle the bytes they change, as in simulated memory.
 //
 // Moved writes. With a payload mover (set_mover), a DMA write of a received
-// frame's payload of kMoveMinBytes or more into shared pages is handed to the
-// mover's thread while it is awake, in order with every other. Everything else
+// frame's payload of kMoveMinBytes or more is handed to the mover's thread
+// while it is awake, in order with every other: into shared pages a copy,
+// into the process a process_vm_writev (the mover gathers writes that
+// continue each other into one call, from the frames' own buffers). Everything else
 // this memory does waits for the moves it depends on: a read or a loan for the
 // moves into this memory; a write made here for those and for every move that
 // reads lent bytes (of any memory: the mover keeps no account of whose); a

@@ -1101,7 +1101,12 @@ int Server::run() {
     if (idle_too_long()) break;
   }
   if (tap_) tap_->flush();
+  if (mover_) mover_->drain();  // its system calls are counted below
   uint64_t tx = 0, rx = 0, retx = 0, memory_calls = 0, failed_calls = 0, shared = 0;
+  if (mover_) {
+    memory_calls += mover_->system_calls();
+    failed_calls += mover_->failed_calls();
+  }
   for (const auto& h : hosts_) {
     memory_calls += h->memory.system_calls();
     failed_calls += h->memory.failed_calls();

@@ -208,3 +208,35 @@ TEST(ProcessHostMemoryMoves, RegistrationChangesWaitForEveryMove) {
   EXPECT_TRUE(h.mover.made(h.mover.moves()));
   EXPECT_EQ(h.receiver[kBig - 1], std::byte{0x66});
 }
+
+TEST(ProcessHostMemoryMoves, WritesIntoTheProcessGoOutTogether) {
+  // The process is this test itself, reached through process_vm_writev.
+  FramePool pool;
+  PayloadMover mover(kAwake);
+  std::vector<std::byte> buf(16 * 4096);
+  ProcessHostMemory m;
+  m.set_process(getpid());
+  const uint64_t base = reinterpret_cast<uint64_t>(buf.data());
+  m.add_region(base, buf.size(), nic::kAccessLocalWrite);
+  m.set_mover(&mover);
+  for (uint64_t i = 0; i < 16; ++i)
+    ASSERT_TRUE(write_frame(m, base + i * 4096, frame_of(pool, 4096, static_cast<uint8_t>(i + 1))));
+  EXPECT_EQ(mover.moves(), 16u);
+  std::array<std::byte, 4> out{};
+  ASSERT_TRUE(m.read(base + 15 * 4096 + 4092, out));  // a read waits for the moves
+  EXPECT_EQ(out[3], std::byte{16});
+  EXPECT_EQ(buf[0], std::byte{1});
+  // Handed over eight at a time, each eight continuing each other: one call
+  // for several moves.
+  EXPECT_GE(mover.system_calls(), 1u);
+  EXPECT_LT(mover.system_calls(), 16u);
+  EXPECT_EQ(mover.failed_calls(), 0u);
+  // A small write made at once lands after the moves before it.
+  ASSERT_TRUE(write_frame(m, base, frame_of(pool, 4096, 0x21)));
+  const std::array<std::byte, 2> small{std::byte{0x31}, std::byte{0x31}};
+  ASSERT_TRUE(m.write(base + 100, small));
+  m.flush();
+  EXPECT_EQ(buf[100], std::byte{0x31});
+  EXPECT_EQ(buf[99], std::byte{0x21});
+  m.set_mover(nullptr);
+}
