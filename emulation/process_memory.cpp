@@ -11,6 +11,7 @@
 
 #include "emulation/payload_mover.hpp"
 #include "nic_model/queue_format.hpp"
+#include "packet/psn.hpp"
 
 namespace rnicsim::emulation {
 namespace {
@@ -261,6 +262,13 @@ nic::Loan ProcessHostMemory::loan(uint64_t addr, size_t len) {
   return {r->local + (addr - r->addr), &borrowers_};
 }
 
+void ProcessHostMemory::work_completed(uint32_t qpn, uint32_t last_psn) {
+  if (borrowers_.borrowers() == 0) return;
+  borrowers_.settle_if([&](const fabric::FrameMeta& m) {
+    return m.flow_id == qpn && packet::Psn::distance(packet::Psn(m.psn), packet::Psn(last_psn)) >= 0;
+  });
+}
+
 void ProcessHostMemory::settle(uint64_t addr, size_t len) {
   if (borrowers_.borrowers() == 0) return;
   for (const Run& r : runs_) {
@@ -274,8 +282,6 @@ bool ProcessHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
     drain_moves();  // a CQE after the data it completes, here and at the peer
     flush_writes();
     if (src.size() == sizeof(nic::Cqe)) {
-      // The program may change the buffers of the work this completes.
-      borrowers_.settle_all();
       // A CQE: everything but the owner byte first, so a program that sees the
       // owner flip reads a whole entry.
       constexpr size_t kOwner = offsetof(nic::Cqe, owner);

@@ -11,9 +11,12 @@
 // daemon cannot see a program's own stores, so lending leans on the verbs'
 // rule that a program leaves the buffers of its posted work alone until the
 // work completes, and makes every borrower copy its bytes in whenever that
-// rule stops holding or the pages could go: before a CQE reaches the program
-// (a completion frees the buffers of the work before it, unsignaled work
-// included), when registrations or runs change, and when the process goes.
+// rule stops holding or the pages could go: before a CQE of send work reaches
+// the program, the frames of that work and of the QP's work before it
+// (work_completed: a completion frees the buffers of the work before it,
+// unsignaled work included, and no other, as later work is still posted;
+// frames are told apart by their QP and PSN), when registrations or runs
+// change, and when the process goes.
 // Writes by the NIC settle the bytes they change, as in simulated memory.
 //
 // Moved writes. With a payload mover (set_mover), a DMA write of a received
@@ -87,6 +90,8 @@ public:
   // Lends bytes that lie in one run (nothing else lends).
   nic::Loan loan(uint64_t addr, size_t len) override;
   void settle(uint64_t addr, size_t len) override;
+  // Frames that borrow for that work (by their QP and PSN) copy their bytes in.
+  void work_completed(uint32_t qpn, uint32_t last_psn) override;
   // Whether loan() lends (default) or every read copies.
   void set_lending(bool on) { lending_ = on; }
   const fabric::BorrowList& borrowers() const { return borrowers_; }

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "sim/time.hpp"
@@ -52,6 +53,7 @@ struct FrameMeta {
   uint16_t ingress_port = 0;  // inside a switch: the port it came in on
   uint8_t ingress_vl = 0;     // and the priority (IB: VL) it came in on, for credits
   bool corrupted = false;     // a size-only frame a fault changed (its ICRC would fail)
+  uint32_t psn = 0;           // a request the NIC built: its PSN (flow_id is its QP)
 };
 
 class Frame {
@@ -217,6 +219,18 @@ public:
   // Every borrower copies its bytes in now (the lender is about to change
   // bytes it cannot name, or to unmap them).
   void settle_all();
+  // The borrowers whose metadata `pick` picks copy their bytes in now.
+  template <class Pick>
+  void settle_if(Pick pick) {
+    for (Frame::Node* n = head_; n != nullptr;) {
+      Frame::Node* next = n->lend_next;
+      if (pick(std::as_const(n->meta))) {
+        n->copy_in();
+        ++settled_;
+      }
+      n = next;
+    }
+  }
   size_t borrowers() const { return count_; }
   // Borrowers made to copy their bytes in by settle() so far.
   uint64_t settled() const { return settled_; }

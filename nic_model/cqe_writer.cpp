@@ -22,6 +22,8 @@ WcOpcode wc_opcode_of(WrOpcode op) {
 
 void CqeWriter::complete_send(QpContext& qp, const SendEntry& e, WcStatus status) {
   if (status == WcStatus::Success && !e.signaled) return;
+  // This completes the work before it, unsignaled work included.
+  nic_.dma().memory().work_completed(qp.qpn.value(), e.last_psn().value());
   Cqe c{};
   c.wr_id = e.wqe.wr_id;
   c.status = status;

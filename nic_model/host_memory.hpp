@@ -55,6 +55,11 @@ public:
   // The `len` bytes at `addr` are about to be written: frames that borrow any
   // of them copy theirs in first. write() does this itself.
   virtual void settle(uint64_t /*addr*/, size_t /*len*/) {}
+  // The send work of QP `qpn` up to the request packet with PSN `last_psn`
+  // has completed (a CQE is about to say so): its buffers are the program's
+  // again, and frames that borrow them must copy their bytes in. A memory
+  // that lends requests' payload does that here.
+  virtual void work_completed(uint32_t /*qpn*/, uint32_t /*last_psn*/) {}
   // A DMA write of bytes that a received frame holds: `src` is a span of
   // `holder`'s bytes as built (its payload, which may still be borrowed from
   // the sender's memory). A memory may keep the frame and copy the bytes when

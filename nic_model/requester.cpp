@@ -311,6 +311,7 @@ uint32_t Requester::send_packet(QpContext& qp, const SendEntry& e, uint32_t inde
                                 const packet::FrameLayout& layout, fabric::Frame&& frame, bool ends_unreliable) {
   frame.meta().priority = qp.remote.sl;
   frame.meta().flow_id = qp.qpn.value();
+  frame.meta().psn = (e.first_psn + index).value();
   frame.meta().created = nic_.now();
 
   if (len > 0 && nic_.config().elide_payload) frame.elide_from(layout.payload_offset);

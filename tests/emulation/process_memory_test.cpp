@@ -347,8 +347,9 @@ TEST(ProcessHostMemoryRuns, MapRunTakesOnlySealedMemfds) {
 }
 
 // Bytes wholly in one run are lent to frames (see fabric::Frame, "Borrowed
-// payload"). A frame copies them in before the NIC writes over them, before a
-// CQE reaches the program (which may then change its buffers) and before the
+// payload"). A frame copies them in before the NIC writes over them, when
+// the send work it was built for completes (the program may then change those
+// buffers; frames of later work or other QPs keep borrowing) and before the
 // run goes; a borrower whose bytes nobody changes keeps borrowing.
 TEST(ProcessHostMemoryRuns, LentBytesAreCopiedInBeforeTheyCanChange) {
   std::vector<std::byte> page(kPage, std::byte{0x11});
@@ -369,6 +370,16 @@ TEST(ProcessHostMemoryRuns, LentBytesAreCopiedInBeforeTheyCanChange) {
   rnicsim::fabric::Frame a = borrow(kProgram, 64);
   rnicsim::fabric::Frame b = borrow(kProgram + 1024, 64);
   EXPECT_EQ(m.borrowers().borrowers(), 2u);
+  // Requests of QP 7: b the packet with PSN 100, d the next (later work); e
+  // a packet of QP 8.
+  b.meta().flow_id = 7;
+  b.meta().psn = 100;
+  rnicsim::fabric::Frame d = borrow(kProgram + 3072, 64);
+  d.meta().flow_id = 7;
+  d.meta().psn = 101;
+  rnicsim::fabric::Frame e = borrow(kProgram + 3072, 64);
+  e.meta().flow_id = 8;
+  e.meta().psn = 50;
 
   const std::array<std::byte, 4> data{std::byte{0x22}, std::byte{0x22}, std::byte{0x22}, std::byte{0x22}};
   ASSERT_TRUE(m.write(kProgram + 8, data));  // the NIC writes into a's bytes
@@ -376,17 +387,28 @@ TEST(ProcessHostMemoryRuns, LentBytesAreCopiedInBeforeTheyCanChange) {
   EXPECT_TRUE(b.borrowing());
   EXPECT_EQ(a.bytes()[8], std::byte{0x11});  // what was lent, not what came after
 
+  // QP 7's work up to PSN 100 completes: its buffers are the program's again;
+  // the work after it and other QPs' work is still posted.
+  m.work_completed(7, 100);
+  EXPECT_FALSE(b.borrowing());
+  EXPECT_TRUE(d.borrowing());
+  EXPECT_TRUE(e.borrowing());
   nic::Cqe cqe{};
   ASSERT_TRUE(m.write(cq, std::as_bytes(std::span(&cqe, 1))));
-  EXPECT_FALSE(b.borrowing());
+  EXPECT_TRUE(d.borrowing());  // a CQE settles nothing by itself
   page[1024] = std::byte{0x44};  // the program reuses a completed buffer
   EXPECT_EQ(b.bytes()[0], std::byte{0x11});
+  m.work_completed(7, 0xFFFFF0);  // PSNs compare modulo 2^24: 101 is after it
+  EXPECT_TRUE(d.borrowing());
+  m.work_completed(8, 60);
+  EXPECT_FALSE(e.borrowing());
 
   rnicsim::fabric::Frame c = borrow(kProgram + 2048, 64);
   m.remove_run(page.data());
   EXPECT_FALSE(c.borrowing());
   EXPECT_EQ(m.loan(kProgram, 16).bytes, nullptr);  // in no run any more
-  EXPECT_EQ(m.borrowers().settled(), 3u);
+  EXPECT_FALSE(d.borrowing());  // the run went
+  EXPECT_EQ(m.borrowers().settled(), 5u);
 }
 
 // Only bytes wholly in one run, inside a registration, are lent; no loan is
