@@ -26,7 +26,7 @@ struct ServeOptions {
   std::chrono::microseconds spin{2000};
   // Exit after this long without any program connected (0: never).
   std::chrono::seconds idle_exit{0};
-  // Received payload copied into shared pages by a second thread (see
+  // Received payload written into the programs by a second thread (see
   // emulation/payload_mover.hpp); off, or with one CPU: by the simulation thread.
   bool payload_mover = true;
 };
