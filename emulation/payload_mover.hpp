@@ -1,7 +1,8 @@
-// The payload mover: a second thread of the daemon that copies received payload
-// into the programs' shared pages, so that the simulation thread goes on to the
-// next packet while the bytes of this one are still on their way (the DMA
-// engine's write data path, run beside the pipeline as in a NIC).
+// The payload mover: a second thread of the daemon that writes received
+// payload into the programs (a copy into shared pages, or process_vm_writev),
+// so that the simulation thread goes on to the next packet while the bytes of
+// this one are still on their way (the DMA engine's write data path, run
+// beside the pipeline as in a NIC).
 //
 // The simulation thread hands over moves (push) in the order the NIC makes its
 // writes; the mover makes them in that order, one after the other. A move whose
@@ -122,7 +123,8 @@ private:
 
   // Each group on cache lines of its own: a line one thread writes while the
   // other reads crosses between their CPUs on every change.
-  // Read by both, written by neither while the thread runs.
+  // The slots: each written by the simulation thread before it is published
+  // and read by the mover after (see push and reap); the rest read only.
   std::vector<Move> slots_ = std::vector<Move>(kSlots);
   const pid_t sim_tid_;
   const std::chrono::microseconds idle_;

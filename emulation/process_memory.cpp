@@ -23,8 +23,7 @@ bool page_aligned(uint64_t v) { return v % kPage == 0; }
 }  // namespace
 
 ProcessHostMemory::~ProcessHostMemory() {
-  drain_moves();
-  borrowers_.settle_all();
+  let_go();
   for (const Run& r : runs_) unmap(r);
 }
 
@@ -43,9 +42,17 @@ void ProcessHostMemory::drain_moves() const {
   if (mover_ != nullptr) mover_->drain();
 }
 
-void ProcessHostMemory::set_process(pid_t pid) {
+void ProcessHostMemory::let_go() {
   drain_moves();
   borrowers_.settle_all();
+}
+
+void ProcessHostMemory::drop_window_over(uint64_t addr, uint64_t len) const {
+  if (window_bytes_ != 0 && addr < window_addr_ + window_bytes_ && window_addr_ < addr + len) window_bytes_ = 0;
+}
+
+void ProcessHostMemory::set_process(pid_t pid) {
+  let_go();
   pid_ = pid;
   pending_.clear();
   window_bytes_ = 0;
@@ -53,8 +60,7 @@ void ProcessHostMemory::set_process(pid_t pid) {
 }
 
 void ProcessHostMemory::add_region(uint64_t addr, uint64_t length, uint32_t access) {
-  drain_moves();
-  borrowers_.settle_all();
+  let_go();
   regions_.emplace(addr, Region{length, access});
   regions_changed();
 }
@@ -70,8 +76,7 @@ void ProcessHostMemory::regions_changed() {
 }
 
 void ProcessHostMemory::remove_region(uint64_t addr, uint64_t length, uint32_t access) {
-  drain_moves();
-  borrowers_.settle_all();
+  let_go();
   flush_writes();
   window_bytes_ = 0;
   auto [lo, hi] = regions_.equal_range(addr);
@@ -94,8 +99,7 @@ std::byte* ProcessHostMemory::map_run(uint64_t addr, uint64_t bytes, int fd, uin
     return nullptr;
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
   if (p == MAP_FAILED) return nullptr;
-  drain_moves();
-  borrowers_.settle_all();  // the new run may hide bytes that are lent
+  let_go();  // the new run may hide bytes that are lent
   runs_.push_back({addr, static_cast<std::byte*>(p), bytes, true});
   return static_cast<std::byte*>(p);
 }
@@ -105,8 +109,7 @@ void ProcessHostMemory::unmap(const Run& r) {
 }
 
 void ProcessHostMemory::remove_run(std::byte* local) {
-  drain_moves();
-  borrowers_.settle_all();
+  let_go();
   flush_writes();
   window_bytes_ = 0;
   auto it = std::find_if(runs_.begin(), runs_.end(), [&](const Run& r) { return r.local == local; });
@@ -116,8 +119,7 @@ void ProcessHostMemory::remove_run(std::byte* local) {
 }
 
 void ProcessHostMemory::clear() {
-  drain_moves();
-  borrowers_.settle_all();
+  let_go();
   regions_.clear();
   regions_changed();
   segments_.clear();
@@ -295,7 +297,7 @@ bool ProcessHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
   }
   if ((pid_ == 0 && runs_.empty()) || region_end(addr, src.size(), true) == 0) return false;
   if (src.empty()) return true;
-  if (window_bytes_ != 0 && addr < window_addr_ + window_bytes_ && window_addr_ < addr + src.size()) window_bytes_ = 0;
+  drop_window_over(addr, src.size());
   if (in_runs(addr, src.size())) {
     wait_for_moves(true);  // in the order the NIC made them
     flush_writes();
@@ -322,7 +324,7 @@ bool ProcessHostMemory::write_frame(uint64_t addr, std::span<const std::byte> sr
     mover_->copied_inline(src.size());
     return HostMemory::write_frame(addr, src, std::move(holder));
   }
-  if (window_bytes_ != 0 && addr < window_addr_ + window_bytes_ && window_addr_ < addr + src.size()) window_bytes_ = 0;
+  drop_window_over(addr, src.size());
   flush_writes();
   // Frames that borrow the bytes about to change copy theirs in first, this one
   // too if its payload overlaps its own destination; the rest of its payload

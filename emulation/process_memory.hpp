@@ -190,6 +190,11 @@ private:
   // those that read lent bytes).
   void wait_for_moves(bool lent) const;
   void drain_moves() const;
+  // Every move made and every borrower's bytes copied in: the memory is about
+  // to change in ways neither could follow (regions, runs, the process).
+  void let_go();
+  // A write of [addr, addr + len) drops the read-ahead window it overlaps.
+  void drop_window_over(uint64_t addr, uint64_t len) const;
 };
 
 }  // namespace rnicsim::emulation
