@@ -45,6 +45,58 @@ void ProcessHostMemory::drain_moves() const {
 void ProcessHostMemory::let_go() {
   drain_moves();
   borrowers_.settle_all();
+  settle_windows();
+}
+
+void ProcessHostMemory::settle_windows() const {
+  window_->borrowers.settle_all();
+  window_->lent = false;
+  for (auto& w : retired_) {
+    w->borrowers.settle_all();
+    w->lent = w->quiet = false;
+    spares_.push_back(std::move(w));
+  }
+  retired_.clear();
+}
+
+ProcessHostMemory::Window& ProcessHostMemory::fresh_window() const {
+  if (!window_->lent) return *window_;  // nobody looks at its bytes: fill it again
+  recycle();
+  retired_.push_back(std::move(window_));
+  if (spares_.empty()) {
+    window_ = std::make_unique<Window>();
+  } else {
+    window_ = std::move(spares_.back());
+    spares_.pop_back();
+  }
+  return *window_;
+}
+
+void ProcessHostMemory::recycle() const {
+  if (retired_.size() >= kMaxRetired) {  // the oldest must go now
+    Window& w = *retired_.front();
+    w.borrowers.settle_all();
+    if (mover_ != nullptr) mover_->wait_until_made(mover_->moves());
+    w.quiet = true;
+    w.last_move = 0;
+  }
+  for (auto it = retired_.begin(); it != retired_.end();) {
+    Window& w = **it;
+    // A borrower's move takes the frame's place in the mover's queue when its
+    // write is handed over, so once no frame borrows, the last move that may
+    // read the window is the last handed over by then.
+    if (!w.quiet && w.borrowers.borrowers() == 0) {
+      w.quiet = true;
+      w.last_move = mover_ != nullptr ? mover_->moves() : 0;
+    }
+    if (w.quiet && (mover_ == nullptr || w.last_move == 0 || mover_->made(w.last_move))) {
+      w.lent = w.quiet = false;
+      spares_.push_back(std::move(*it));
+      it = retired_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void ProcessHostMemory::drop_window_over(uint64_t addr, uint64_t len) const {
@@ -229,20 +281,27 @@ bool ProcessHostMemory::read_from(uint64_t addr, std::span<std::byte> dst, bool 
 }
 
 bool ProcessHostMemory::from_window(uint64_t addr, std::span<std::byte> dst, uint64_t end) const {
+  const std::byte* p = window_at(addr, dst.size(), end);
+  if (p == nullptr) return false;
+  std::memcpy(dst.data(), p, dst.size());
+  return true;
+}
+
+const std::byte* ProcessHostMemory::window_at(uint64_t addr, uint64_t len, uint64_t end) const {
   const bool continues = addr == read_end_;
-  read_end_ = addr + dst.size();
+  read_end_ = addr + len;
   if (!continues) {
     window_bytes_ = 0;
-  } else if (addr < window_addr_ || addr - window_addr_ + dst.size() > window_bytes_) {
-    const uint64_t bytes = std::max<uint64_t>(dst.size(), std::min(kWindow, end - addr));
-    window_.resize(bytes);
-    const bool ok = read_process(addr, std::span(window_.data(), bytes));
+  } else if (addr < window_addr_ || addr - window_addr_ + len > window_bytes_) {
+    const uint64_t bytes = std::max<uint64_t>(len, std::min(kWindow, end - addr));
+    Window& w = fresh_window();
+    if (w.bytes.size() < bytes) w.bytes.resize(bytes);
+    const bool ok = read_process(addr, std::span(w.bytes.data(), bytes));
     window_addr_ = addr;
     window_bytes_ = ok ? bytes : 0;
   }
-  if (window_bytes_ == 0 || addr < window_addr_ || addr - window_addr_ + dst.size() > window_bytes_) return false;
-  std::memcpy(dst.data(), window_.data() + (addr - window_addr_), dst.size());
-  return true;
+  if (window_bytes_ == 0 || addr < window_addr_ || addr - window_addr_ + len > window_bytes_) return nullptr;
+  return window_->bytes.data() + (addr - window_addr_);
 }
 
 bool ProcessHostMemory::read_process(uint64_t addr, std::span<std::byte> dst) const {
@@ -255,11 +314,19 @@ bool ProcessHostMemory::read_process(uint64_t addr, std::span<std::byte> dst) co
 }
 
 nic::Loan ProcessHostMemory::loan(uint64_t addr, size_t len) {
-  if (!lending_ || len == 0 || runs_.empty() || in_segment(addr, len) != nullptr) return {};
-  const Run* r = run_at(addr);
-  if (r == nullptr || len > r->addr + r->bytes - addr || allowed_end(addr, len, false) == 0) return {};
+  if (!lending_ || len == 0 || in_segment(addr, len) != nullptr) return {};
+  const Run* r = runs_.empty() ? nullptr : run_at(addr);
+  if (r == nullptr && pid_ == 0) return {};
+  const uint64_t end = allowed_end(addr, len, false);
+  if (end == 0 || (r != nullptr && len > r->addr + r->bytes - addr)) return {};
   wait_for_moves(false);  // a read sees every write before it
   flush_writes();
+  if (r == nullptr) {  // through process_vm_readv: from the read-ahead window
+    const std::byte* p = window_at(addr, len, end);
+    if (p == nullptr) return {};
+    window_->lent = true;
+    return {p, &window_->borrowers};
+  }
   ++shared_accesses_;
   return {r->local + (addr - r->addr), &borrowers_};
 }

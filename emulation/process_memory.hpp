@@ -7,7 +7,9 @@
 //
 // Borrowed payload (see fabric::Frame). Bytes in shared pages are lent to the
 // frames a DMA read fills, as in simulated memory, so a packet's payload is
-// copied once, from the sender's pages straight into the receiver's. The
+// copied once, from the sender's pages straight into the receiver's; bytes
+// read through process_vm_readv are lent from the read-ahead window (see
+// kWindow), so they are copied once more only, into the receiver. The
 // daemon cannot see a program's own stores, so lending leans on the verbs'
 // rule that a program leaves the buffers of its posted work alone until the
 // work completes, and makes every borrower copy its bytes in whenever that
@@ -38,6 +40,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -87,7 +90,8 @@ public:
   // Moved writes (see the top of this file); nullptr: every write is made at once.
   static constexpr size_t kMoveMinBytes = 1024;
   void set_mover(PayloadMover* mover);
-  // Lends bytes that lie in one run (nothing else lends).
+  // Lends bytes that lie in one run, or, read through process_vm_readv, bytes
+  // of the read-ahead window (a read that continues the last one; see below).
   nic::Loan loan(uint64_t addr, size_t len) override;
   void settle(uint64_t addr, size_t len) override;
   // Frames that borrow for that work (by their QP and PSN) copy their bytes in.
@@ -105,6 +109,9 @@ public:
   // the program may have filled the buffers it posts since) drop the window.
   // The verbs forbid a program to change a buffer it has posted until the
   // work completes, so data read ahead for it is what the NIC would have read.
+  // Frames borrow their payload from the window (loan), as from shared pages:
+  // the window is the daemon's own copy, which no program store and no write
+  // of the NIC changes, so its borrowers never need to copy their bytes in.
   // Memory a peer reads (RDMA READ and atomic targets) carries no such promise:
   // the NIC reads it with read_now(), which never uses the window.
   // Writes: a write that continues the previous one is appended to it; the
@@ -113,6 +120,10 @@ public:
   // calls whenever it has run the simulation. A failure of that late write
   // (the process is gone) is not reported to the NIC.
   static constexpr uint64_t kWindow = 1 << 20;
+  // Windows lent and filled again since, kept while frames or moves read
+  // them; with this many, the oldest one's borrowers copy their bytes in and
+  // its moves are waited for.
+  static constexpr size_t kMaxRetired = 4;
   void forget_reads() const { window_bytes_ = 0; }
   void flush();
 
@@ -173,9 +184,31 @@ private:
   bool from_window(uint64_t addr, std::span<std::byte> dst, uint64_t end) const;
   // One process_vm_readv.
   bool read_process(uint64_t addr, std::span<std::byte> dst) const;
-  // Read-ahead: window_bytes_ bytes from window_addr_; read_end_: where the
-  // last read ended.
-  mutable std::vector<std::byte> window_;
+  // Where [addr, addr + len) lies in the read-ahead window, filling it first
+  // when this read continues the last one; nullptr if the bytes are not there.
+  const std::byte* window_at(uint64_t addr, uint64_t len, uint64_t end) const;
+  // Read-ahead: window_bytes_ bytes from window_addr_ in window_; read_end_:
+  // where the last read ended. A window whose bytes were lent is not filled
+  // again while a frame borrows them or a move may still read them: it is
+  // retired and another takes its place (fresh_window), and it becomes a
+  // spare once both are over (recycle). So a packet's payload read through
+  // process_vm_readv is copied once more only, by the mover into the receiver.
+  struct Window {
+    std::vector<std::byte> bytes;
+    fabric::BorrowList borrowers;  // frames that borrow its bytes
+    bool lent = false;             // since it was last filled
+    bool quiet = false;            // retired, no borrower left, and moves up to `last_move` may read it
+    uint64_t last_move = 0;
+  };
+  Window& fresh_window() const;
+  // Retired windows that nobody reads any more become spares; with too many
+  // retired, the oldest's borrowers copy their bytes in and its moves are waited for.
+  void recycle() const;
+  // Every window's borrowers copy their bytes in; the retired become spares.
+  // Only once every move is made (let_go).
+  void settle_windows() const;
+  mutable std::unique_ptr<Window> window_ = std::make_unique<Window>();
+  mutable std::vector<std::unique_ptr<Window>> retired_, spares_;  // retired_: oldest first
   mutable uint64_t window_addr_ = 0, window_bytes_ = 0, read_end_ = 0;
   // Writes not yet made: pending_ bytes at pending_addr_.
   mutable std::vector<std::byte> pending_;

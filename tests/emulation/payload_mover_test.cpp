@@ -240,3 +240,46 @@ TEST(ProcessHostMemoryMoves, WritesIntoTheProcessGoOutTogether) {
   EXPECT_EQ(buf[99], std::byte{0x21});
   m.set_mover(nullptr);
 }
+
+// Through process_vm_readv/writev (both memories this test's own process): a
+// received payload borrowed from the sender's read-ahead window is written by
+// the mover from that window, which is not filled again until the move is made.
+TEST(ProcessHostMemoryMoves, AWindowIsNotFilledAgainBeforeItsMovesAreMade) {
+  FramePool pool;
+  PayloadMover mover(kAwake);
+  std::vector<std::byte> src = filled(1 << 20, 0x11), dst(4096);
+  ProcessHostMemory s, r;
+  s.set_process(getpid());
+  r.set_process(getpid());
+  const uint64_t from = reinterpret_cast<uint64_t>(src.data()), to = reinterpret_cast<uint64_t>(dst.data());
+  s.add_region(from, src.size(), nic::kAccessLocalWrite);
+  r.add_region(to, dst.size(), nic::kAccessLocalWrite);
+  s.set_mover(&mover);
+  r.set_mover(&mover);
+  auto lent = [&](uint64_t addr) {
+    Frame f = pool.acquire(4096);
+    const nic::Loan loan = s.loan(addr, 4096);
+    if (loan.bytes != nullptr) f.lend_payload(*loan.lender, 0, loan.bytes, 4096);
+    return f;
+  };
+  std::array<std::byte, 4096> first{};
+  ASSERT_TRUE(s.read(from, first));
+  Frame f = lent(from + 4096);  // continues: borrowed from the window
+  ASSERT_TRUE(f.borrowing());
+  ASSERT_TRUE(write_frame(r, to, std::move(f)));  // handed over; the frame goes at once
+  EXPECT_EQ(mover.moves(), 1u);
+  // Later work finds other bytes; each post drops the window and the next
+  // packet fills one: never the window the move still reads.
+  std::memset(src.data(), 0x22, src.size());
+  for (uint64_t i = 0; i <= ProcessHostMemory::kMaxRetired; ++i) {
+    s.forget_reads();
+    Frame g = lent(from + 8192 + 4096 * i);
+    EXPECT_TRUE(g.borrowing());
+  }
+  r.flush();
+  mover.drain();
+  EXPECT_EQ(dst[0], std::byte{0x11});
+  EXPECT_EQ(dst[4095], std::byte{0x11});
+  s.set_mover(nullptr);
+  r.set_mover(nullptr);
+}

@@ -160,6 +160,72 @@ TEST(ProcessHostMemory, ReadNowIgnoresAndDropsTheReadAheadWindow) {
   EXPECT_FALSE(m.read_now(at + 250, outside));  // past the region
 }
 
+// Through process_vm_readv, a packet that continues the last one borrows its
+// payload from the read-ahead window, the daemon's own copy: a window lent is
+// not filled again while a frame borrows it, and with too many such windows
+// the oldest one's borrowers copy their bytes in.
+TEST(ProcessHostMemory, FramesBorrowFromTheReadAheadWindow) {
+  std::vector<std::byte> buf(64 * 1024, std::byte{7});
+  ProcessHostMemory m;
+  const uint64_t at = register_own(m, buf);
+  rnicsim::fabric::FramePool pool;
+  auto borrow = [&](uint64_t addr) {
+    rnicsim::fabric::Frame f = pool.acquire(64);
+    const nic::Loan loan = m.loan(addr, 64);
+    if (loan.bytes != nullptr) f.lend_payload(*loan.lender, 0, loan.bytes, 64);
+    return f;
+  };
+  // Where it lies: in the window while borrowed, else in the frame's buffer.
+  auto first_byte = [](rnicsim::fabric::Frame& f) { return f.source_of(f.bytes_as_built())[0]; };
+  std::array<std::byte, 64> out{};
+  EXPECT_EQ(m.loan(at, 64).bytes, nullptr);  // a message's first read: nothing read ahead
+  ASSERT_TRUE(m.read(at, out));              // so the DMA engine reads it
+  rnicsim::fabric::Frame a = borrow(at + 64);  // continues: fills the window, lends from it
+  ASSERT_TRUE(a.borrowing());
+  EXPECT_EQ(m.system_calls(), 2u);
+  rnicsim::fabric::Frame b = borrow(at + 128);  // from the same window
+  ASSERT_TRUE(b.borrowing());
+  EXPECT_EQ(m.system_calls(), 2u);
+  // The program posts more work (its buffers changed before): the window
+  // goes, and the next read fills a new one; the lent one stays as it was.
+  buf[192] = std::byte{5};
+  m.forget_reads();
+  rnicsim::fabric::Frame c = borrow(at + 192);
+  ASSERT_TRUE(c.borrowing());
+  EXPECT_EQ(m.system_calls(), 3u);
+  EXPECT_EQ(first_byte(c), std::byte{5});
+  EXPECT_EQ(first_byte(a), std::byte{7});
+  EXPECT_EQ(first_byte(b), std::byte{7});
+  // More windows lent and held: the one a and b borrow from is the oldest
+  // when kMaxRetired are kept, and they copy their bytes in.
+  std::vector<rnicsim::fabric::Frame> held;
+  for (uint64_t i = 0; i < ProcessHostMemory::kMaxRetired; ++i) {
+    EXPECT_TRUE(a.borrowing());
+    m.forget_reads();
+    held.push_back(borrow(at + 256 + 64 * i));
+  }
+  EXPECT_FALSE(a.borrowing());
+  EXPECT_FALSE(b.borrowing());
+  EXPECT_TRUE(c.borrowing());
+  EXPECT_EQ(first_byte(a), std::byte{7});
+  EXPECT_EQ(first_byte(b), std::byte{7});
+  // Nobody borrows any more: the windows are filled again, with what is there now.
+  a = {};
+  b = {};
+  c = {};
+  held.clear();
+  const uint64_t next = at + 256 + 64 * ProcessHostMemory::kMaxRetired;  // continues the last read
+  buf[next - at] = std::byte{6};
+  m.forget_reads();
+  rnicsim::fabric::Frame d = borrow(next);
+  EXPECT_TRUE(d.borrowing());
+  EXPECT_EQ(first_byte(d), std::byte{6});
+  // Lending off: the same reads, copied.
+  m.set_lending(false);
+  m.forget_reads();
+  EXPECT_EQ(m.loan(next + 64, 64).bytes, nullptr);
+}
+
 // A process that has gone (no pid) has no memory left but its segments.
 TEST(ProcessHostMemory, NoProcessNoMemory) {
   std::vector<std::byte> buf(64);
