@@ -103,7 +103,7 @@ public:
   // Batching, to spend one system call on many packets. Reads: a read that
   // continues the previous one (the next packet of the same message) fills a
   // read-ahead window of up to kWindow bytes of the region with one
-  // process_vm_readv, and the packets after it are copied from there. A read
+  // process_vm_readv, and the packets after it are lent or copied from there. A read
   // that does not continue the last one, a write into the window and
   // forget_reads() (the daemon calls it whenever a program posts send work:
   // the program may have filled the buffers it posts since) drop the window.
