@@ -53,10 +53,14 @@ void ProcessHostMemory::settle_windows() const {
   window_->lent = false;
   for (auto& w : retired_) {
     w->borrowers.settle_all();
-    w->lent = w->quiet = false;
-    spares_.push_back(std::move(w));
+    to_spares(std::move(w));
   }
   retired_.clear();
+}
+
+void ProcessHostMemory::to_spares(std::unique_ptr<Window> w) const {
+  w->lent = w->quiet = false;
+  spares_.push_back(std::move(w));
 }
 
 ProcessHostMemory::Window& ProcessHostMemory::fresh_window() const {
@@ -89,9 +93,8 @@ void ProcessHostMemory::recycle() const {
       w.quiet = true;
       w.last_move = mover_ != nullptr ? mover_->moves() : 0;
     }
-    if (w.quiet && (mover_ == nullptr || w.last_move == 0 || mover_->made(w.last_move))) {
-      w.lent = w.quiet = false;
-      spares_.push_back(std::move(*it));
+    if (w.quiet && (mover_ == nullptr || mover_->made(w.last_move))) {
+      to_spares(std::move(*it));
       it = retired_.erase(it);
     } else {
       ++it;
@@ -292,7 +295,7 @@ const std::byte* ProcessHostMemory::window_at(uint64_t addr, uint64_t len, uint6
   read_end_ = addr + len;
   if (!continues) {
     window_bytes_ = 0;
-  } else if (addr < window_addr_ || addr - window_addr_ + len > window_bytes_) {
+  } else if (!in_window(addr, len)) {
     const uint64_t bytes = std::max<uint64_t>(len, std::min(kWindow, end - addr));
     Window& w = fresh_window();
     if (w.bytes.size() < bytes) w.bytes.resize(bytes);
@@ -300,7 +303,7 @@ const std::byte* ProcessHostMemory::window_at(uint64_t addr, uint64_t len, uint6
     window_addr_ = addr;
     window_bytes_ = ok ? bytes : 0;
   }
-  if (window_bytes_ == 0 || addr < window_addr_ || addr - window_addr_ + len > window_bytes_) return nullptr;
+  if (window_bytes_ == 0 || !in_window(addr, len)) return nullptr;
   return window_->bytes.data() + (addr - window_addr_);
 }
 

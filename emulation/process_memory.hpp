@@ -198,9 +198,15 @@ private:
     fabric::BorrowList borrowers;  // frames that borrow its bytes
     bool lent = false;             // since it was last filled
     bool quiet = false;            // retired, no borrower left, and moves up to `last_move` may read it
-    uint64_t last_move = 0;
+    uint64_t last_move = 0;        // 0: none (made(0) holds)
   };
+  // Whether [addr, addr + len) lies within the window's extent (filled or not).
+  bool in_window(uint64_t addr, uint64_t len) const {
+    return addr >= window_addr_ && addr - window_addr_ + len <= window_bytes_;
+  }
   Window& fresh_window() const;
+  // A window nobody reads any more, ready to be filled again.
+  void to_spares(std::unique_ptr<Window> w) const;
   // Retired windows that nobody reads any more become spares; with too many
   // retired, the oldest's borrowers copy their bytes in and its moves are waited for.
   void recycle() const;
