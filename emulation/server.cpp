@@ -972,11 +972,10 @@ bool Server::scan_doorbells() {
       if (seq == q.arm_seen) continue;
       q.arm_seen = seq;
       any = true;
-      n.arm_cq(cqn, d.arm_solicited.load(std::memory_order_relaxed) != 0);
-      // As a real CQ does: armed behind CQEs the program has not consumed, it
-      // raises the event at once.
-      const nic::CqContext* cq = n.cq(cqn);
-      if (cq != nullptr && cq->written > d.arm_consumer.load(std::memory_order_relaxed)) n.cqe_writer().fire_event(cqn);
+      // A CQE written after the program looked raises the event at once; one
+      // it saw before it armed does not (it polls that one itself).
+      n.arm_cq(cqn, d.arm_solicited.load(std::memory_order_relaxed) != 0,
+               d.arm_seen.load(std::memory_order_relaxed));
     }
   }
   if (any) ++doorbells_;

@@ -86,6 +86,7 @@ void CqeWriter::dma_done(uint64_t tag, bool ok) {
   }
   ++written_;
   ++cq->written;
+  if (w.notify) cq->written_notify = cq->written;
   if (cq->listener != nullptr) cq->listener->on_completion(cq->cqn);
   if (!cq->armed || (cq->solicited_only && !w.notify)) return;
   // Interrupt moderation: an event per `count` CQEs, or `period` after the first.

@@ -133,12 +133,18 @@ sim::Duration Nic::translation_stall() {
   return ready - now();
 }
 
-bool Nic::arm_cq(uint32_t cqn, bool solicited_only) {
+bool Nic::arm_cq(uint32_t cqn, bool solicited_only, uint64_t seen) {
   CqContext* c = cq(cqn);
   if (c == nullptr) return false;
   c->armed = true;
   c->solicited_only = solicited_only;
+  if ((solicited_only ? c->written_notify : c->written) > seen) cqe_writer_.fire_event(cqn);
   return true;
+}
+
+bool Nic::arm_cq(uint32_t cqn, bool solicited_only) {
+  const CqContext* c = cq(cqn);
+  return c != nullptr && arm_cq(cqn, solicited_only, c->written);
 }
 
 uint32_t Nic::create_srq(uint32_t pd, const WorkRing& ring) {

@@ -121,8 +121,11 @@ public:
 
   // --- host MMIO ---
   void ring_doorbell(QueueKind kind, Qpn qpn, uint64_t producer) { doorbell_.ring(kind, qpn.value(), producer); }
-  // ibv_req_notify_cq: the next completion (solicited only, if asked) raises an event.
-  bool arm_cq(uint32_t cqn, bool solicited_only);
+  // ibv_req_notify_cq: the next completion (solicited only, if asked) raises an
+  // event. `seen`: how many of the CQEs written the host had seen when it armed;
+  // one it had not seen raises the event at once (the host could not poll it).
+  bool arm_cq(uint32_t cqn, bool solicited_only, uint64_t seen);
+  bool arm_cq(uint32_t cqn, bool solicited_only);  // every CQE written so far seen
   // A doorbell that carries the WQE itself (BlueFlame-style): the NIC need not
   // fetch it. The WQE must also be in the ring at `producer - 1`.
   void ring_doorbell_with_wqe(Qpn qpn, uint64_t producer, const SendWqe& wqe) {

@@ -193,7 +193,11 @@ struct CqContext {
   bool overrun = false;        // a CQE found the ring full: the CQ is in error, writes nothing more
   CompletionListener* listener = nullptr;
   uint64_t written = 0;
-  // Completion events (ibv_req_notify_cq): armed once, fire once.
+  // `written` when the last CQE that wakes a solicited-only arm (a solicited
+  // message or an error) was written.
+  uint64_t written_notify = 0;
+  // Completion events (ibv_req_notify_cq): armed once, fire once, for a CQE
+  // the host had not seen when it armed (IBTA 11.4.2.2: the next CQE added).
   bool armed = false;
   bool solicited_only = false;
   uint32_t pending_events = 0;

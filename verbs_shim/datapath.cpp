@@ -246,7 +246,9 @@ int req_notify_cq(ibv_cq* cq, int solicited_only) {
   {
     std::lock_guard<std::mutex> lock(q->poll_mutex);
     q->db->arm_solicited.store(solicited_only != 0, std::memory_order_relaxed);
-    q->db->arm_consumer.store(q->consumer, std::memory_order_relaxed);
+    // The event is for a CQE the program has not seen yet (IBTA 11.4.2.2),
+    // not for one it saw and will poll after arming.
+    q->db->arm_seen.store(q->visible_end(), std::memory_order_relaxed);
   }
   q->db->arm_seq.fetch_add(1, std::memory_order_release);
   q->ctx->wake();

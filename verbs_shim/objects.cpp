@@ -54,9 +54,7 @@ void clean_cq(ibv_cq* cq, uint32_t qpn) {
   auto* q = reinterpret_cast<Cq*>(cq);
   std::lock_guard<std::mutex> lock(q->poll_mutex);
   const uint32_t n = q->entries;
-  auto valid = [&](uint64_t i) { return q->ring[i % n].owner == nic::cqe_owner_for(i, n); };
-  uint64_t end = q->consumer;
-  while (end - q->consumer < n && valid(end)) ++end;
+  const uint64_t end = q->visible_end();
   uint64_t removed = 0;
   for (uint64_t i = end; i-- > q->consumer;) {
     nic::Cqe c = q->ring[i % n];
@@ -360,11 +358,7 @@ int ibv_resize_cq(ibv_cq* cq, int cqe) {
   if (const int rc = call(proto::Op::SettleCq, settle); rc != 0) return rc;
   {
     std::lock_guard<std::mutex> lock(q->poll_mutex);
-    uint64_t held = 0;
-    while (held < q->entries &&
-           q->ring[(q->consumer + held) % q->entries].owner == nic::cqe_owner_for(q->consumer + held, q->entries))
-      ++held;
-    if (held > static_cast<uint64_t>(cqe)) return EINVAL;
+    if (q->visible_end() - q->consumer > static_cast<uint64_t>(cqe)) return EINVAL;
   }
   proto::ObjectReq resize{q->ctx->id, cq->handle, static_cast<uint64_t>(cqe)};
   if (const int rc = call(proto::Op::ResizeCq, resize); rc != 0) return rc;

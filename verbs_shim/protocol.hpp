@@ -22,7 +22,7 @@
 namespace rnicsim::verbs_proto {
 
 inline constexpr uint32_t kMagic = 0x524E4943;  // "RNIC"
-inline constexpr uint16_t kVersion = 3;
+inline constexpr uint16_t kVersion = 4;
 
 // Environment the launcher sets for the program.
 inline constexpr const char* kSocketEnv = "RNICSIM_SOCKET";
@@ -229,7 +229,7 @@ struct SegmentHeader {
 struct alignas(64) DoorbellRecord {
   std::atomic<uint64_t> sq_producer;
   std::atomic<uint64_t> rq_producer;
-  std::atomic<uint64_t> arm_consumer;  // the CQ's consumer index when it was armed
+  std::atomic<uint64_t> arm_seen;      // the CQEs the program could see when it armed (index after the last)
   std::atomic<uint32_t> arm_seq;       // +1 per ibv_req_notify_cq
   std::atomic<uint32_t> arm_solicited;
   std::atomic<uint64_t> cq_consumer;   // the CQ's consumer index, published after each poll

@@ -113,6 +113,16 @@ struct Cq {
   uint32_t empty_polls = 0;
   std::mutex poll_mutex;
   Cq() : cqx{} {}
+  // The index after the last CQE the program can see now: the consumer index
+  // plus the valid CQEs after it (poll_mutex held).
+  uint64_t visible_end() const {
+    uint64_t end = consumer;
+    while (end - consumer < entries &&
+           std::atomic_ref<uint8_t>(ring[end % entries].owner).load(std::memory_order_acquire) ==
+               nic::cqe_owner_for(end, entries))
+      ++end;
+    return end;
+  }
 };
 
 struct Srq {

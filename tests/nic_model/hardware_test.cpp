@@ -196,3 +196,32 @@ TEST(PipelineLatency, AddsExactlyItsTimeToEachPacket) {
 }
 
 }  // namespace
+
+// IBTA 11.4.2.2: an arm raises an event for the next CQE the host had not seen.
+// A CQE it saw before arming (ibv_get_cq_event, ibv_req_notify_cq, then poll)
+// raises none; one written between its last look and the arm raises it at once.
+TEST(CompletionEvents, AnArmBehindCqesTheHostSawRaisesNoEvent) {
+  TestBed bed;
+  auto [x, y] = bed.pair();
+  EventCounter ev;
+  ev.sim = &bed.sim;
+  CqContext* cq = bed.b().nic->cq(y->cqn);
+  cq->listener = &ev;
+  for (uint64_t i = 0; i < 3; ++i) y->post_recv(y->recv_wqe(i, i * 64, 64));
+  x->post_send(x->send_wqe(0, 0, 64));
+  bed.run();
+  ASSERT_EQ(cq->written, 1u);
+  ASSERT_TRUE(bed.b().nic->arm_cq(y->cqn, false, 1));  // saw it, did not poll it yet
+  bed.run();
+  EXPECT_TRUE(ev.events.empty()) << "the CQE the host saw before arming raised an event";
+  x->post_send(x->send_wqe(1, 0, 64));
+  bed.run();
+  EXPECT_EQ(ev.events.size(), 1u) << "the next CQE raises the event";
+  x->post_send(x->send_wqe(2, 0, 64));
+  bed.run();
+  ASSERT_EQ(cq->written, 3u);
+  ASSERT_TRUE(bed.b().nic->arm_cq(y->cqn, false, 2));  // the third came after its last look
+  EXPECT_EQ(ev.events.size(), 2u) << "a CQE the host had not seen raises the event at once";
+  ASSERT_TRUE(bed.b().nic->arm_cq(y->cqn, true, 2));
+  EXPECT_EQ(ev.events.size(), 2u) << "solicited only: an unsolicited CQE raises nothing";
+}
