@@ -1,5 +1,6 @@
 #include "emulation/server.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -25,6 +26,7 @@
 
 #include "emulation/payload_mover.hpp"
 #include "emulation/process_memory.hpp"
+#include "emulation/ring_space.hpp"
 #include "fabric/pcap_tap.hpp"
 #include "scenario/workload.hpp"
 #include "scenario/world.hpp"
@@ -58,20 +60,12 @@ struct Context {
   int memfd = -1;
   int async_fd = -1;
   std::byte* base = nullptr;
-  uint64_t next_ring = proto::kRingsOffset;
+  RingSpace rings{proto::kRingsOffset, proto::kSegmentBytes};
   std::vector<bool> doorbell_used = std::vector<bool>(proto::kDoorbellRecords);
   uint64_t address() const { return ProcessHostMemory::segment_address(id); }
   proto::SegmentHeader& header() const { return *reinterpret_cast<proto::SegmentHeader*>(base); }
   proto::DoorbellRecord& doorbell(uint32_t i) const {
     return reinterpret_cast<proto::DoorbellRecord*>(base + proto::kDoorbellOffset)[i];
-  }
-  // Page-aligned space for a ring; 0 if the segment is full.
-  uint64_t allocate(uint64_t bytes) {
-    const uint64_t at = next_ring;
-    const uint64_t end = (at + bytes + 4095) & ~uint64_t{4095};
-    if (end > proto::kSegmentBytes) return 0;
-    next_ring = end;
-    return at;
   }
   int take_doorbell() {
     for (uint32_t i = 0; i < doorbell_used.size(); ++i)
@@ -86,18 +80,22 @@ struct Context {
   }
 };
 
+// Each queue remembers where its rings are (offsets in the context's segment).
 struct CqEntry {
   uint32_t ctx = 0, doorbell = 0, cookie = 0;
   int channel_fd = -1;
   uint32_t arm_seen = 0;
+  uint64_t ring = 0;
 };
 struct QpEntry {
   uint32_t ctx = 0, doorbell = 0;
   uint64_t sq_seen = 0, rq_seen = 0;
+  uint64_t sq = 0, rq = 0;
 };
 struct SrqEntry {
   uint32_t ctx = 0, doorbell = 0;
   uint64_t seen = 0;
+  uint64_t ring = 0;
 };
 struct MrEntry {
   uint32_t ctx = 0;
@@ -240,6 +238,10 @@ private:
   int op_modify_qp(Context& c, const proto::ModifyQpReq& q);
   int op_create_srq(Context& c, const proto::CreateSrqReq& q, proto::RingRep& rep);
   void destroy_qp(HostState& h, uint32_t qpn);
+  // Space for a ring in the context's segment (0: none left), and giving it
+  // back when its queue goes (see RingSpace).
+  uint64_t take_ring(Context& c, uint64_t bytes);
+  void give_back(Context& c, uint64_t ring);
 
   const scenario::Scenario& scenario_;
   ServeOptions options_;
@@ -443,9 +445,12 @@ int Server::op_open_context(Session& s, const proto::Received& r, proto::OpenCon
   c->host = s.host;
   c->session_fd = s.fd;
   c->async_fd = r.nfds > 0 ? r.fds[0] : -1;
-  c->memfd = memfd_create("rnicsim-context", MFD_CLOEXEC);
+  c->memfd = memfd_create("rnicsim-context", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (c->memfd < 0) return errno;
-  void* p = ftruncate(c->memfd, static_cast<off_t>(proto::kSegmentBytes)) == 0
+  // Sealed at its size: a program that truncates the segment it was handed
+  // would otherwise make the daemon's next access to it a SIGBUS.
+  void* p = ftruncate(c->memfd, static_cast<off_t>(proto::kSegmentBytes)) == 0 &&
+                    fcntl(c->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0
                 ? mmap(nullptr, proto::kSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, c->memfd, 0)
                 : MAP_FAILED;
   if (p == MAP_FAILED) {
@@ -503,14 +508,17 @@ int Server::op_create_cq(Context& c, const proto::CreateCqReq& q, int channel, p
   // Every CQ ring has the largest size, so that ibv_resize_cq never has to move
   // it; only the pages the NIC writes cost memory.
   const uint32_t entries = kMaxQueueEntries;
-  const uint64_t off = c.allocate(uint64_t{entries} * sizeof(nic::Cqe));
-  const int db = c.take_doorbell();
-  if (off == 0 || db < 0) return ENOMEM;
+  const uint64_t off = take_ring(c, uint64_t{entries} * sizeof(nic::Cqe));
+  const int db = off == 0 ? -1 : c.take_doorbell();
+  if (db < 0) {
+    give_back(c, off);
+    return ENOMEM;
+  }
   HostState& h = state(c);
   // It holds what the program was told and one more, as hardware rings do;
   // more unconsumed CQEs overrun it.
   const uint32_t cqn = host(c).nic->create_cq(c.address() + off, entries, &h, proto::cq_slots(q.entries, entries));
-  h.cqs[cqn] = CqEntry{c.id, static_cast<uint32_t>(db), q.cookie, channel, 0};
+  h.cqs[cqn] = CqEntry{c.id, static_cast<uint32_t>(db), q.cookie, channel, 0, off};
   rep = {cqn, entries, off, static_cast<uint32_t>(db), 0};
   return 0;
 }
@@ -526,10 +534,14 @@ int Server::op_create_qp(Context& c, const proto::CreateQpReq& q, proto::CreateQ
     return EINVAL;
   const uint32_t sq_entries = scenario::ring_entries(std::max(q.max_send_wr, 1u));
   const uint32_t rq_entries = q.srq != 0 ? 1 : scenario::ring_entries(std::max(q.max_recv_wr, 1u));
-  const uint64_t sq = c.allocate(uint64_t{sq_entries} * sizeof(nic::SendWqe));
-  const uint64_t rq = sq == 0 ? 0 : c.allocate(uint64_t{rq_entries} * sizeof(nic::RecvWqe));
-  const int db = c.take_doorbell();
-  if (sq == 0 || rq == 0 || db < 0) return ENOMEM;
+  const uint64_t sq = take_ring(c, uint64_t{sq_entries} * sizeof(nic::SendWqe));
+  const uint64_t rq = take_ring(c, uint64_t{rq_entries} * sizeof(nic::RecvWqe));
+  const int db = sq == 0 || rq == 0 ? -1 : c.take_doorbell();
+  if (db < 0) {
+    give_back(c, sq);
+    give_back(c, rq);
+    return ENOMEM;
+  }
   nic::QpInit init;
   init.type = static_cast<nic::QpType>(q.qp_type);
   init.pd = q.pd;
@@ -540,7 +552,7 @@ int Server::op_create_qp(Context& c, const proto::CreateQpReq& q, proto::CreateQ
   init.sq_sig_all = q.sq_sig_all != 0;
   init.srq = q.srq;
   const nic::Qpn qpn = host(c).nic->create_qp(init);
-  h.qps[qpn.value()] = QpEntry{c.id, static_cast<uint32_t>(db), 0, 0};
+  h.qps[qpn.value()] = QpEntry{c.id, static_cast<uint32_t>(db), 0, 0, sq, rq};
   rep = {qpn.value(), sq_entries, rq_entries, static_cast<uint32_t>(db), sq, rq};
   return 0;
 }
@@ -614,15 +626,31 @@ int Server::op_create_srq(Context& c, const proto::CreateSrqReq& q, proto::RingR
   if (!owned_by(h.pds, q.pd, c.id)) return EINVAL;
   if (q.max_wr == 0 || q.max_wr > kMaxQueueEntries || q.max_sge > nic::kMaxSge) return EINVAL;
   const uint32_t entries = scenario::ring_entries(q.max_wr);
-  const uint64_t off = c.allocate(uint64_t{entries} * sizeof(nic::RecvWqe));
-  const int db = c.take_doorbell();
-  if (off == 0 || db < 0) return ENOMEM;
+  const uint64_t off = take_ring(c, uint64_t{entries} * sizeof(nic::RecvWqe));
+  const int db = off == 0 ? -1 : c.take_doorbell();
+  if (db < 0) {
+    give_back(c, off);
+    return ENOMEM;
+  }
   const uint32_t srqn = host(c).nic->create_srq(q.pd, nic::WorkRing{c.address() + off, entries});
   if (q.limit != 0) host(c).nic->arm_srq_limit(srqn, q.limit);
-  h.srqs[srqn] = SrqEntry{c.id, static_cast<uint32_t>(db), 0};
+  h.srqs[srqn] = SrqEntry{c.id, static_cast<uint32_t>(db), 0, off};
   rep = {srqn, entries, off, static_cast<uint32_t>(db), 0};
   return 0;
 }
+
+uint64_t Server::take_ring(Context& c, uint64_t bytes) {
+  c.rings.reclaim(host(c).nic->dma().writes_done(), [&](uint64_t at, uint64_t n) {
+    // Its pages go back to the system, and the next ring there starts zeroed
+    // (no stale CQE the program could take for a new one).
+    if (fallocate(c.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(at),
+                  static_cast<off_t>(n)) != 0)
+      std::memset(c.base + at, 0, n);
+  });
+  return c.rings.allocate(bytes);
+}
+
+void Server::give_back(Context& c, uint64_t ring) { c.rings.release(ring, host(c).nic->dma().writes()); }
 
 void Server::destroy_qp(HostState& h, uint32_t qpn) {
   auto it = h.qps.find(qpn);
@@ -633,7 +661,10 @@ void Server::destroy_qp(HostState& h, uint32_t qpn) {
   a.state = nic::QpState::Err;
   n.modify_qp(nic::Qpn(qpn), a, nic::kQpState);
   n.destroy_qp(nic::Qpn(qpn));
-  contexts_[it->second.ctx]->doorbell_used[it->second.doorbell] = false;
+  Context& c = *contexts_[it->second.ctx];
+  c.doorbell_used[it->second.doorbell] = false;
+  give_back(c, it->second.sq);
+  give_back(c, it->second.rq);
   h.qps.erase(it);
 }
 
@@ -766,7 +797,8 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
       }
       if (it->second.channel_fd >= 0) close(it->second.channel_fd);
       c->doorbell_used[it->second.doorbell] = false;
-      // The NIC keeps the CQ context (nothing refers to it any more).
+      give_back(*c, it->second.ring);
+      n.destroy_cq(q.id);
       h.cqs.erase(it);
       return 0;
     }
@@ -823,6 +855,8 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
         if (ctx != nullptr && ctx->srq == q.id) return EBUSY;
       }
       c->doorbell_used[it->second.doorbell] = false;
+      give_back(*c, it->second.ring);
+      n.destroy_srq(q.id);
       h.srqs.erase(it);
       return 0;
     }
@@ -849,6 +883,14 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
       const uint32_t index = n.create_ah(av);
       h.ahs[index] = c->id;
       reply_with(proto::ObjectRep{index, 0});
+      return 0;
+    }
+    case Op::DestroyAh: {
+      proto::ObjectReq q;
+      if (!proto::body_as(r, q)) return EPROTO;
+      if (!owned_by(h.ahs, q.id, c->id)) return EINVAL;
+      n.destroy_ah(q.id);
+      h.ahs.erase(q.id);
       return 0;
     }
     default: return EOPNOTSUPP;
@@ -886,15 +928,12 @@ void Server::release_context(Context& c) {
   for (const auto& [qpn, qp] : h.qps)
     if (qp.ctx == c.id) qps.push_back(qpn);
   for (uint32_t qpn : qps) destroy_qp(h, qpn);
-  std::erase_if(h.srqs, [&](const auto& e) { return e.second.ctx == c.id; });
-  for (auto it = h.cqs.begin(); it != h.cqs.end();) {
-    if (it->second.ctx != c.id) {
-      ++it;
-      continue;
-    }
-    if (it->second.channel_fd >= 0) close(it->second.channel_fd);
-    it = h.cqs.erase(it);
-  }
+  std::erase_if(h.srqs, [&](const auto& e) { return e.second.ctx == c.id && n.destroy_srq(e.first); });
+  std::erase_if(h.cqs, [&](const auto& e) {
+    if (e.second.ctx != c.id) return false;
+    if (e.second.channel_fd >= 0) close(e.second.channel_fd);
+    return n.destroy_cq(e.first);
+  });
   for (auto it = h.mrs.begin(); it != h.mrs.end();) {
     if (it->second.ctx != c.id) {
       ++it;
@@ -906,7 +945,7 @@ void Server::release_context(Context& c) {
     it = h.mrs.erase(it);
   }
   std::erase_if(h.pds, [&](const auto& e) { return e.second == c.id; });
-  std::erase_if(h.ahs, [&](const auto& e) { return e.second == c.id; });
+  std::erase_if(h.ahs, [&](const auto& e) { return e.second == c.id && n.destroy_ah(e.first); });
   h.memory.remove_segment(c.address());
   munmap(c.base, proto::kSegmentBytes);
   c.base = nullptr;

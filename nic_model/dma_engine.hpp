@@ -81,6 +81,8 @@ public:
   HostMemory& memory() { return memory_; }
   uint64_t reads() const { return reads_; }
   uint64_t writes() const { return writes_; }
+  // Writes made so far (they complete in the order they were issued).
+  uint64_t writes_done() const { return writes_ - write_q_.size(); }
 
 private:
   struct Read {

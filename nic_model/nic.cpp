@@ -170,9 +170,32 @@ SrqContext* Nic::srq(uint32_t srqn) {
 }
 
 uint32_t Nic::create_ah(const AddressVector& av) {
+  if (!free_address_handles_.empty()) {
+    const uint32_t index = free_address_handles_.back();
+    free_address_handles_.pop_back();
+    address_handles_[index] = av;
+    return index;
+  }
   address_handles_.push_back(av);
   return static_cast<uint32_t>(address_handles_.size() - 1);
 }
+
+bool Nic::destroy_ah(uint32_t index) {
+  if (index >= address_handles_.size()) return false;
+  address_handles_[index] = AddressVector{};
+  free_address_handles_.push_back(index);
+  return true;
+}
+
+bool Nic::destroy_cq(uint32_t cqn) {
+  auto it = cqs_.find(cqn);
+  if (it == cqs_.end()) return false;
+  sim_.scheduler().cancel(*it->second.event_timer);
+  cqs_.erase(it);
+  return true;
+}
+
+bool Nic::destroy_srq(uint32_t srqn) { return srqs_.erase(srqn) > 0; }
 
 const AddressVector* Nic::address_handle(uint32_t index) const {
   return index < address_handles_.size() ? &address_handles_[index] : nullptr;

@@ -106,6 +106,12 @@ public:
   Qpn create_qp(const QpInit& init);
   int modify_qp(Qpn qpn, const QpAttr& attr, uint32_t mask);
   bool destroy_qp(Qpn qpn);
+  // Forget a CQ, an SRQ or an address handle. Nothing may refer to it any more
+  // (no QP completes into the CQ or takes from the SRQ); work already in
+  // flight towards it finds it gone and is dropped.
+  bool destroy_cq(uint32_t cqn);
+  bool destroy_srq(uint32_t srqn);
+  bool destroy_ah(uint32_t index);
   // A shared receive queue whose ring of RecvWqe lives at `ring.base`.
   uint32_t create_srq(uint32_t pd, const WorkRing& ring);
   // Arms the SRQ limit: an SrqLimitReached event when fewer WQEs remain posted.
@@ -236,6 +242,7 @@ private:
   std::unordered_map<uint32_t, CqContext> cqs_;
   std::unordered_map<uint32_t, std::unique_ptr<SrqContext>> srqs_;
   std::vector<AddressVector> address_handles_;
+  std::vector<uint32_t> free_address_handles_;  // indices destroy_ah gave back
   AsyncEventListener* async_listener_ = nullptr;
   uint32_t next_srqn_ = 1;
   uint32_t next_qpn_ = 0x11;

@@ -575,6 +575,8 @@ ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
 }
 
 int ibv_destroy_ah(ibv_ah* ah) {
+  proto::ObjectReq req{context_of(ah->context)->id, reinterpret_cast<Ah*>(ah)->index, 0};
+  if (const int rc = call(proto::Op::DestroyAh, req); rc != 0) return rc;
   delete reinterpret_cast<Ah*>(ah);
   return 0;
 }

@@ -53,6 +53,7 @@ enum class Op : uint16_t {
   SettleCq,       // ObjectReq(cqn): answered once no completion is on its way to the CQ
   ResizeCq,       // ObjectReq(cqn, value = CQEs it holds)
   ShareRuns,      // ShareRunsReq (+ one memfd per run): pages of the next RegMr/ReregMr
+  DestroyAh,      // ObjectReq(index)
 };
 
 struct MsgHeader {
