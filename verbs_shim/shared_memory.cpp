@@ -237,6 +237,20 @@ int send_runs(uint32_t ctx, const std::vector<Piece>& pieces) {
   return 0;
 }
 
+// What pinning the pages does in a hardware provider: every page of
+// [start, end) is mapped, readable, and writable if the NIC may write it.
+// Otherwise the registration fails with EFAULT, as ibv_reg_mr does there.
+int pinnable(const std::vector<Mapping>& maps, uint64_t start, uint64_t end, bool write) {
+  uint64_t at = start;
+  for (const Mapping& m : maps) {
+    if (m.end <= at || m.start > at) continue;
+    if (m.perms[0] != 'r' || (write && m.perms[1] != 'w')) return EFAULT;
+    at = m.end;
+    if (at >= end) return 0;
+  }
+  return EFAULT;
+}
+
 }  // namespace
 
 void note_fork_init() {
@@ -253,13 +267,14 @@ int register_region(proto::Op op, proto::RegMrReq& req, proto::RegMrRep& rep) {
                          "process_vm_readv; registration refused\n", proto::kHostMemoryEnv);
     return errno = EPERM;
   }
-  if (s.mode == Mode::Process || (s.mode == Mode::Auto && readable)) return call(op, req, rep);
-
-  std::lock_guard<std::mutex> lock(s.mutex);
   const uint64_t start = req.addr & ~(kPage - 1);
   const uint64_t end = (req.addr + req.length + kPage - 1) & ~(kPage - 1);
   if (end <= start) return errno = EINVAL;
+  std::lock_guard<std::mutex> lock(s.mutex);
   const std::vector<Mapping> maps = read_maps();
+  constexpr uint32_t kNicWrites = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+  if (const int rc = pinnable(maps, start, end, (req.access & kNicWrites) != 0); rc != 0) return errno = rc;
+  if (s.mode == Mode::Process || (s.mode == Mode::Auto && readable)) return call(op, req, rep);
   forget_unmapped(s, maps);
   std::vector<Piece> pieces;
   int rc = plan(s, maps, start, end, pieces);
