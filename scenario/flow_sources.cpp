@@ -4,8 +4,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <numeric>
+#include <sstream>
+
+#include "scenario/text_file.hpp"
 
 namespace rnicsim::scenario {
 namespace {
@@ -32,12 +34,11 @@ std::vector<Token> tokens(const std::string& line) {
 
 bool skip(const std::vector<Token>& t) { return t.empty() || t[0].text[0] == '#'; }
 
-// Reads a file line by line, failing with path:line:column.
+// Reads a file's text line by line, failing with path:line:column.
 class LineFile {
 public:
-  explicit LineFile(const std::string& path) : path_(path), in_(path) {
-    if (!in_) throw ScenarioError(path, 1, 1, "cannot open '" + path + "'");
-  }
+  LineFile(const std::string& path, std::string text) : path_(path), in_(std::move(text)) {}
+  explicit LineFile(const std::string& path) : LineFile(path, read_text_file(path, kMaxDataFileBytes)) {}
   // The next line that is not blank or a comment; false at the end.
   bool next(std::vector<Token>& t) {
     std::string text;
@@ -69,14 +70,14 @@ public:
 
 private:
   std::string path_;
-  std::ifstream in_;
+  std::istringstream in_;
   int line_ = 0;
 };
 
 }  // namespace
 
-bool looks_like_ns3_flow_file(const std::string& path) {
-  std::ifstream in(path);
+bool looks_like_ns3_flow_text(const std::string& file_text) {
+  std::istringstream in(file_text);
   std::string text;
   while (std::getline(in, text)) {
     const auto t = tokens(text);
@@ -87,7 +88,11 @@ bool looks_like_ns3_flow_file(const std::string& path) {
 }
 
 std::vector<FlowSpec> read_ns3_flow_file(const std::string& path, const std::vector<HostSpec>& hosts) {
-  LineFile f(path);
+  return parse_ns3_flows(path, read_text_file(path, kMaxDataFileBytes), hosts);
+}
+
+std::vector<FlowSpec> parse_ns3_flows(const std::string& path, std::string text, const std::vector<HostSpec>& hosts) {
+  LineFile f(path, std::move(text));
   std::vector<Token> t;
   if (!f.next(t)) throw ScenarioError(path, 1, 1, "an empty flow file: expected the number of flows on the first line");
   if (t.size() != 1) f.fail(t[1].col, "expected only the number of flows on the first line");

@@ -18,10 +18,12 @@ namespace rnicsim::scenario {
 // flows are RDMA WRITEs; dport is read and checked but not used (a QP pair carries
 // the flows of a (src, dst, priority)). Errors name path:line:column.
 std::vector<FlowSpec> read_ns3_flow_file(const std::string& path, const std::vector<HostSpec>& hosts);
+// The same from the file's text, already read; errors still name `path`.
+std::vector<FlowSpec> parse_ns3_flows(const std::string& path, std::string text, const std::vector<HostSpec>& hosts);
 
-// Whether the file looks like an ns-3 flow file: its first line that is not blank
-// or a '#' comment is a single whole number.
-bool looks_like_ns3_flow_file(const std::string& path);
+// Whether a file's text looks like an ns-3 flow file: its first line that is not
+// blank or a '#' comment is a single whole number.
+bool looks_like_ns3_flow_text(const std::string& file_text);
 
 // A flow-size distribution, as those simulators' traffic generators read it: one
 // point a line, "size cumulative_probability", sizes and probabilities never

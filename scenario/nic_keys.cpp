@@ -2,10 +2,10 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <variant>
 
+#include "scenario/text_file.hpp"
 #include "scenario/units.hpp"
 
 #ifndef RNICSIM_SOURCE_DIR
@@ -245,13 +245,11 @@ void load_preset(const Reader& r, const YAML::Node& at, const std::string& name,
     r.fail(at, "no NIC preset '" + name + "' (looked for " + (is_file_reference(name) ? name : name + ".yaml") +
                    " in: " + where + ")");
   }
-  std::ifstream in(*path);
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_text_file(*path, kMaxScenarioFileBytes);
   const Reader pr(*path);
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     pr.fail(e.mark, "YAML syntax error: " + e.msg);
   }

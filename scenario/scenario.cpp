@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <set>
 #include <sstream>
 
 #include "scenario/fabric_keys.hpp"
 #include "scenario/nic_keys.hpp"
+#include "scenario/text_file.hpp"
 #include "scenario/units.hpp"
 #include "scenario/workload_keys.hpp"
 #include "scenario/yaml_reader.hpp"
@@ -205,11 +205,7 @@ std::vector<KeySection> scenario_key_sections() {
 }
 
 Scenario load_scenario(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path, 0, 0, "cannot open the file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_scenario(ss.str(), path);
+  return parse_scenario(read_text_file(path, kMaxScenarioFileBytes), path);
 }
 
 }  // namespace rnicsim::scenario

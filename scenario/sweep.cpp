@@ -1,12 +1,12 @@
 #include "scenario/sweep.hpp"
 
 #include <charconv>
-#include <fstream>
 #include <sstream>
 #include <utility>
 #include <cstdio>
 #include <stdexcept>
 
+#include "scenario/text_file.hpp"
 #include "scenario/yaml_reader.hpp"
 
 namespace rnicsim::scenario {
@@ -138,11 +138,7 @@ std::vector<SweepPoint> expand_sweep(const YAML::Node& root, const std::function
 }
 
 std::vector<SweepPoint> load_runs(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path, 0, 0, "cannot open the file");
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string content = text.str();
+  const std::string content = read_text_file(path, kMaxScenarioFileBytes);
   auto fresh = [&] {
     YAML::Node root = load_yaml(content, path);
     for (const std::string& o : overrides) {

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "scenario/fabric_keys.hpp"
 #include "scenario/flow_sources.hpp"
+#include "scenario/text_file.hpp"
 #include "scenario/units.hpp"
 
 namespace rnicsim::scenario {
@@ -137,9 +137,8 @@ uint64_t message_size(const Reader& r, const YAML::Node& n, const std::string& w
 // A flow CSV: a header naming the columns (from, to, op, size, start, priority;
 // start and priority may be left out), then one flow a line. '#' starts a comment line.
 std::vector<FlowSpec> read_flow_csv(const Reader& r, const YAML::Node& at, const std::string& path,
-                                    const Scenario& s, const KnownHost& known_host) {
-  std::ifstream in(path);
-  if (!in) r.fail(at, "cannot open the flow file '" + path + "'");
+                                    std::string file_text, const Scenario& s, const KnownHost& known_host) {
+  std::istringstream in(std::move(file_text));
   const Reader cr(path);
   auto fail_at = [&](int line, int col, const std::string& msg) -> void { throw ScenarioError(path, line, col, msg); };
   std::vector<FlowSpec> flows;
@@ -337,13 +336,12 @@ std::vector<FlowSpec> read_flow_file(const Reader& r, const YAML::Node& flows, c
   }
   const std::string path = scenario_path(r, file, s, "a flow file");
   FlowFileFormat format = FlowFileFormat::Csv;
-  if (flows.IsMap() && flows["format"])
-    format = r.choice(flows["format"], "format", kFlowFileFormats);
-  else if (looks_like_ns3_flow_file(path))
-    format = FlowFileFormat::Ns3;
-  if (format == FlowFileFormat::Csv) return read_flow_csv(r, file, path, s, known_host);
+  if (flows.IsMap() && flows["format"]) format = r.choice(flows["format"], "format", kFlowFileFormats);
   if (!std::filesystem::exists(path)) r.fail(file, "cannot open the flow file '" + path + "'");
-  std::vector<FlowSpec> v = read_ns3_flow_file(path, s.hosts);
+  std::string text = read_text_file(path, kMaxDataFileBytes);
+  if (!(flows.IsMap() && flows["format"]) && looks_like_ns3_flow_text(text)) format = FlowFileFormat::Ns3;
+  if (format == FlowFileFormat::Csv) return read_flow_csv(r, file, path, std::move(text), s, known_host);
+  std::vector<FlowSpec> v = parse_ns3_flows(path, std::move(text), s.hosts);
   for (const FlowSpec& f : v) check_linked(r, file, s, f.from, f.to);
   return v;
 }
