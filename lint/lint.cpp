@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -391,6 +392,41 @@ void print_report(const Report& r, std::ostream& out) {
 }
 
 namespace {
+
+// libpcap keeps the first snaplen bytes of a longer record and says nothing of
+// the rest. In a pcap file (not pcapng, nor the modified format with longer
+// record headers) a record is a 16-byte header and its bytes, so the file's
+// position after each record says how many bytes it really held.
+class RecordSizes {
+ public:
+  explicit RecordSizes(pcap_t* pc) : file_(pcap_file(pc)), pos_(file_ ? std::ftell(file_) : -1) {
+    if (pos_ != 24 || !plain_pcap()) file_ = nullptr;  // or a stream without positions
+  }
+  // The bytes the record just read held, when the file tells.
+  std::optional<std::uint64_t> held() {
+    if (file_ == nullptr) return std::nullopt;
+    const long now = std::ftell(file_);
+    const long bytes = now - pos_ - 16;
+    pos_ = now;
+    if (now < 0 || bytes < 0) return std::nullopt;
+    return static_cast<std::uint64_t>(bytes);
+  }
+
+ private:
+  // The file's magic, read again: micro- or nanosecond pcap, in either byte order.
+  bool plain_pcap() {
+    std::uint8_t m[4] = {};
+    const bool read = std::fseek(file_, 0, SEEK_SET) == 0 && std::fread(m, 1, 4, file_) == 4;
+    if (std::fseek(file_, pos_, SEEK_SET) != 0) return false;
+    const std::uint32_t le = m[0] | m[1] << 8 | m[2] << 16 | static_cast<std::uint32_t>(m[3]) << 24;
+    const std::uint32_t be = m[3] | m[2] << 8 | m[1] << 16 | static_cast<std::uint32_t>(m[0]) << 24;
+    return read && (le == 0xA1B2C3D4 || le == 0xA1B23C4D || be == 0xA1B2C3D4 || be == 0xA1B23C4D);
+  }
+
+  std::FILE* file_;
+  long pos_;
+};
+
 // Checks the capture `pc` (closed on return).
 int lint_capture(pcap_t* pc, const std::string& pcap_path, std::ostream& out, std::ostream& err) {
   const int dlt = pcap_datalink(pc);
@@ -406,6 +442,7 @@ int lint_capture(pcap_t* pc, const std::string& pcap_path, std::ostream& out, st
     return 2;
   }
   Linter linter(lt);
+  RecordSizes sizes(pc);
   std::uint64_t n = 0;
   for (;;) {
     pcap_pkthdr* h = nullptr;
@@ -415,10 +452,16 @@ int lint_capture(pcap_t* pc, const std::string& pcap_path, std::ostream& out, st
       ++n;
       linter.add_frame(n, std::span(reinterpret_cast<const std::byte*>(data), h->caplen),
                        std::max<std::size_t>(h->len, h->caplen));
+      if (const auto held = sizes.held(); held && *held > h->caplen)
+        linter.note(n, Severity::Error,
+                    "the record holds " + std::to_string(*held) + " bytes, more than the capture's snaplen of " +
+                        std::to_string(pcap_snapshot(pc)) + " (only those were checked)");
       continue;
     }
+    // The frames before were checked; a capture that cannot be read to its end is
+    // broken, not merely suspect.
     if (rc == -1) {
-      linter.note(n + 1, Severity::Warning,
+      linter.note(n + 1, Severity::Error,
                   std::string("capture file damaged or truncated, stopped reading: ") + pcap_geterr(pc));
     }
     break;

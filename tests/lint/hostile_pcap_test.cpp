@@ -151,14 +151,14 @@ const Case kCases[] = {
      "result: 0 errors, 0 warnings"},
     {"snaplen 0 in the file header", [] { return cat({header({.snaplen = 0}), record(send_only())}); }, 0,
      "result: 0 errors"},
-    {"record header cut short", [] { return cat({header(), record(send_only()), cut(record(send_only(2)), 10)}); }, 0,
-     "damaged or truncated"},
-    {"record data cut short", [] { return cat({header(), record(send_only()), cut(record(send_only(2)), 40)}); }, 0,
-     "damaged or truncated"},
-    {"record claims 2 GiB", [] { return cat({header(), record(send_only(), 0x7FFFFFFF, 0x7FFFFFFF)}); }, 0,
-     "damaged or truncated"},
-    {"record caplen above the snaplen", [] { return cat({header({.snaplen = 64}), record(zeros(300))}); }, 0,
-     "result: 0 errors"},
+    {"record header cut short", [] { return cat({header(), record(send_only()), cut(record(send_only(2)), 10)}); }, 1,
+     "error: capture file damaged or truncated"},
+    {"record data cut short", [] { return cat({header(), record(send_only()), cut(record(send_only(2)), 40)}); }, 1,
+     "error: capture file damaged or truncated"},
+    {"record claims 2 GiB", [] { return cat({header(), record(send_only(), 0x7FFFFFFF, 0x7FFFFFFF)}); }, 1,
+     "error: capture file damaged or truncated"},
+    {"record caplen above the snaplen", [] { return cat({header({.snaplen = 64}), record(zeros(300))}); }, 1,
+     "frame 1: error: the record holds 300 bytes, more than the capture's snaplen of 64"},
     {"record caplen larger than its wire length", [] {
        const Bytes f = send_only();
        return cat({header(), record(f, static_cast<std::uint32_t>(f.size()), 10)});
@@ -193,13 +193,13 @@ const Case kCases[] = {
      "rnicsim lint:"},
     {"pcapng packet of an unknown interface", [] {
        return cat({section_header(), interface(1), enhanced_packet(send_only(), 7)});
-     }, 0, "damaged or truncated"},
+     }, 1, "error: capture file damaged or truncated"},
     {"pcapng block with a bad length", [] {
        return cat({section_header(), interface(1), block(0x00000006, zeros(20), 13)});
-     }, 0, "damaged or truncated"},
+     }, 1, "error: capture file damaged or truncated"},
     {"pcapng cut in a block", [] {
        return cut(cat({section_header(), interface(1), enhanced_packet(send_only())}), 60);
-     }, 0, "damaged or truncated"},
+     }, 1, "error: capture file damaged or truncated"},
 };
 
 class HostilePcap : public ::testing::TestWithParam<Case> {};

@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "lint/lint.hpp"
@@ -417,18 +419,77 @@ TEST(Lint, TruncatedPcapFileNeverCrashes) {
   write_pcap(dir.file("full.pcap"), clean_conversation(kV4));
   std::ifstream in(dir.file("full.pcap"), std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), {});
-  int warned = 0;
+  // Where each record ends: a 16-byte header (caplen at offset 8), then caplen bytes.
+  std::set<std::size_t> ends = {24};
+  for (std::size_t at = 24; at + 16 <= bytes.size();) {
+    std::uint32_t caplen = 0;
+    std::memcpy(&caplen, bytes.data() + at + 8, 4);
+    at += 16 + caplen;
+    ends.insert(at);
+  }
+  int cut_records = 0;
   for (std::size_t len = 0; len < bytes.size(); ++len) {
     std::ofstream(dir.file("cut.pcap"), std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(len));
     const auto r = lint_file(dir.file("cut.pcap"));
     if (len < 24) {
       EXPECT_EQ(r.rc, 2) << len;
+    } else if (ends.count(len)) {
+      EXPECT_EQ(r.rc, 0) << len << "\n" << r.out;  // whole records only: clean
     } else {
-      EXPECT_EQ(r.rc, 0) << len << "\n" << r.out;  // whole records are clean; a cut record is a warning
-      warned += r.out.find("damaged or truncated") != std::string::npos;
+      EXPECT_EQ(r.rc, 1) << len << "\n" << r.out;  // a record cut: an error of the capture
+      EXPECT_NE(r.out.find("error: capture file damaged or truncated"), std::string::npos) << len << "\n" << r.out;
+      ++cut_records;
     }
   }
-  EXPECT_GT(warned, 0);
+  EXPECT_GT(cut_records, 0);
+  std::printf("%zu cuts: %zu between records (clean), %d inside one (an error)\n", bytes.size() - 24,
+              ends.size() - 1, cut_records);
+}
+
+// A capture cut inside its last record: every frame before it is checked and its
+// findings reported, and the cut is an error on the frame it cut.
+TEST(Lint, RecordCutShortIsAnErrorAfterTheFramesBefore) {
+  TempDir dir;
+  auto frames = clean_conversation(kV4);
+  frames.resize(4);
+  frames[1][60] ^= std::byte{0x10};
+  write_pcap(dir.file("full.pcap"), frames);
+  std::ifstream in(dir.file("full.pcap"), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  std::ofstream(dir.file("cut.pcap"), std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size() - 5));
+  const auto r = lint_file(dir.file("cut.pcap"));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_EQ(error_frames(r.out), (std::vector<int>{2, 4})) << r.out;
+  EXPECT_NE(r.out.find("frame 2: error: bad ICRC"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("frame 4: error: capture file damaged or truncated"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("frames: 3,"), std::string::npos) << r.out;
+}
+
+// A record longer than the file's snaplen: libpcap hands over the first snaplen
+// bytes; lint says the record is broken, on its frame, and goes on.
+TEST(Lint, RecordLongerThanTheSnaplenIsAnError) {
+  TempDir dir;
+  auto frames = clean_conversation(kV4);
+  frames.resize(3);
+  const std::size_t snaplen = frames[0].size();
+  frames[1].resize(snaplen + 100);  // a frame 100 bytes longer than the snaplen
+  pcap_t* dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, static_cast<int>(snaplen), PCAP_TSTAMP_PRECISION_NANO);
+  pcap_dumper_t* d = pcap_dump_open(dead, dir.file("long.pcap").c_str());
+  ASSERT_NE(d, nullptr);
+  for (const Frame& f : frames) {
+    pcap_pkthdr h{};
+    h.caplen = h.len = static_cast<bpf_u_int32>(f.size());  // pcap_dump writes what it is told
+    pcap_dump(reinterpret_cast<u_char*>(d), &h, reinterpret_cast<const u_char*>(f.data()));
+  }
+  pcap_dump_close(d);
+  pcap_close(dead);
+  const auto r = lint_file(dir.file("long.pcap"));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  const std::string want = "frame 2: error: the record holds " + std::to_string(snaplen + 100) +
+                           " bytes, more than the capture's snaplen of " + std::to_string(snaplen);
+  EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
+  std::printf("%s\n", want.c_str());
+  EXPECT_NE(r.out.find("frames: 3,"), std::string::npos) << r.out;  // the frame after it was read too
 }
 
 TEST(Lint, GarbageFramesNeverCrash) {
