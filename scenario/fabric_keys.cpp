@@ -250,7 +250,10 @@ void read_topology(const Reader& r, const YAML::Node& n, Scenario& s) {
         if (n["fabric_rate"]) r.fail(n["oversubscription"], "give topology.fabric_rate or topology.oversubscription, not both");
         const double o = r.real(n["oversubscription"], "topology.oversubscription", 0.01, 1000);
         // Leaf uplink capacity = downlink capacity / oversubscription, spread over the spines.
-        up.rate_bps = static_cast<uint64_t>(static_cast<double>(host.rate_bps) * per_leaf / spines / o);
+        const double bps = static_cast<double>(host.rate_bps) * per_leaf / spines / o;
+        if (!(bps >= 1 && bps < 1.8e19))  // a cast of a double beyond uint64_t is undefined
+          r.fail(n["oversubscription"], "the uplink rate this gives is out of range (1bps to 1.8e19bps)");
+        up.rate_bps = static_cast<uint64_t>(bps);
       } else if (!n["fabric_rate"]) {
         up.rate_bps = host.rate_bps * per_leaf / spines;  // 1:1
       }

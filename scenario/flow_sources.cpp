@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "scenario/text_file.hpp"
+#include "scenario/units.hpp"
 
 namespace rnicsim::scenario {
 namespace {
@@ -112,8 +113,9 @@ std::vector<FlowSpec> parse_ns3_flows(const std::string& path, std::string text,
     flow.priority = static_cast<uint8_t>(f.whole(t[2], "priority", 0, 7));
     f.whole(t[3], "dport", 0, 65535);
     flow.size = f.whole(t[4], "size (bytes)", 1, 1ull << 31);
-    const double start_s = f.real(t[5], "start_time (seconds)");
-    flow.start = sim::Duration::ps(static_cast<int64_t>(std::llround(start_s * 1e12)));
+    const auto start = duration_from_seconds(f.real(t[5], "start_time (seconds)"));
+    if (!start) f.fail(t[5].col, "start_time (seconds) must be at most 9.2e6 (about 106 days), got " + t[5].text);
+    flow.start = *start;
     flows.push_back(flow);
   }
   if (flows.size() < n)

@@ -39,6 +39,12 @@ std::optional<double> scaled(std::string_view s, const std::array<Unit, N>& unit
   return std::nullopt;
 }
 
+// Picoseconds as a Duration, if they fit: NaN and infinities fail both comparisons.
+std::optional<sim::Duration> from_ps(double ps) {
+  if (!(ps >= -9.2e18 && ps <= 9.2e18)) return std::nullopt;
+  return sim::Duration::ps(static_cast<int64_t>(std::llround(ps)));
+}
+
 std::optional<uint64_t> whole(std::optional<double> v) {
   if (!v || *v > 1.8e19 || std::floor(*v) != *v) return std::nullopt;
   return static_cast<uint64_t>(*v);
@@ -66,9 +72,11 @@ std::optional<sim::Duration> parse_duration(std::string_view s) {
   static constexpr std::array<Unit, 6> kUnits = {
       {{"ps", 1}, {"ns", 1e3}, {"us", 1e6}, {"ms", 1e9}, {"s", 1e12}, {"µs", 1e6}}};
   auto v = scaled(s, kUnits);
-  if (!v || *v > 9.2e18) return std::nullopt;
-  return sim::Duration::ps(static_cast<int64_t>(std::llround(*v)));
+  if (!v) return std::nullopt;
+  return from_ps(*v);
 }
+
+std::optional<sim::Duration> duration_from_seconds(double seconds) { return from_ps(seconds * 1e12); }
 
 std::optional<uint64_t> parse_frequency(std::string_view s) {
   static constexpr std::array<Unit, 4> kUnits = {{{"Hz", 1}, {"KHz", 1e3}, {"MHz", 1e6}, {"GHz", 1e9}}};

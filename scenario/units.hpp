@@ -14,4 +14,8 @@ std::optional<uint64_t> parse_rate(std::string_view s);        // bits/s: 100Gbp
 std::optional<sim::Duration> parse_duration(std::string_view s);  // 1us, 250ns, 10ms, 2s, 100ps
 std::optional<uint64_t> parse_frequency(std::string_view s);   // Hz: 500MHz, 1GHz
 
+// Seconds as a Duration, or nullopt when they are not a number or do not fit in
+// its picoseconds (about +-106 days): a cast of such a double is undefined.
+std::optional<sim::Duration> duration_from_seconds(double seconds);
+
 }  // namespace rnicsim::scenario

@@ -248,8 +248,13 @@ void generate_poisson(const Reader& r, const YAML::Node& g, const Scenario& s, c
   while (spec.flows.size() < count) {
     at_s += rng.exponential(1.0 / total);
     FlowSpec f = proto;
-    f.start = proto.start + sim::Duration::ps(static_cast<int64_t>(at_s * 1e12));
-    if (f.start - proto.start >= until) break;
+    const auto at = duration_from_seconds(at_s);
+    if (!at || *at > sim::Duration::max() - proto.start) {
+      if (g["duration"]) break;  // past any duration
+      r.fail(g["load"], "the load is too low: the flows would start more than 106 days in");
+    }
+    if (*at >= until) break;
+    f.start = proto.start + *at;
     const double u = rng.uniform01() * total;
     const size_t src = static_cast<size_t>(std::upper_bound(rate_cum.begin(), rate_cum.end(), u) - rate_cum.begin());
     size_t dst = rng.uniform(hosts.size() - 1);

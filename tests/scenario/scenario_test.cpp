@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -67,6 +68,20 @@ TEST(Units, Duration) {
   EXPECT_FALSE(parse_duration("1"));
   EXPECT_FALSE(parse_duration("1min"));
   EXPECT_FALSE(parse_duration("-1us"));
+}
+
+// Seconds that do not fit in a Duration's picoseconds are refused, never cast.
+TEST(Units, DurationFromSeconds) {
+  EXPECT_EQ(duration_from_seconds(1.5e-6), sim::Duration::ns(1500));
+  EXPECT_EQ(duration_from_seconds(0), sim::Duration::zero());
+  EXPECT_EQ(duration_from_seconds(9e6), sim::Duration::s(9'000'000));
+  EXPECT_FALSE(duration_from_seconds(9.3e6));
+  EXPECT_FALSE(duration_from_seconds(1e300));
+  EXPECT_FALSE(duration_from_seconds(-1e300));
+  EXPECT_FALSE(duration_from_seconds(std::numeric_limits<double>::infinity()));
+  EXPECT_FALSE(duration_from_seconds(std::numeric_limits<double>::quiet_NaN()));
+  EXPECT_FALSE(parse_duration("1e300s"));
+  EXPECT_FALSE(parse_duration("10000000s"));
 }
 
 TEST(Units, Frequency) {
