@@ -8,9 +8,34 @@ namespace rnicsim::scenario {
 
 uint64_t port_guid(size_t index) { return 0x020000FFFE000000ull | ((index + 1) & 0xFFFFFF); }
 
+packet::Ipv6Addr default_host_ip(size_t index, LinkLayer layer) {
+  packet::Ipv6Addr ip{};
+  if (layer == LinkLayer::RoceV2Ipv6) {
+    if (index + 1 <= 9999) {  // the digits of index + 1 read as hex, as they always were
+      const std::string text = "fd00::" + std::to_string(index + 1);
+      inet_pton(AF_INET6, text.c_str(), ip.data());
+      return ip;
+    }
+    if (index > 0xFFFFFFFFu) throw std::invalid_argument("more hosts than fd00::1:0:0/96 holds");
+    ip[0] = 0xFD;
+    ip[11] = 1;  // fd00::1:X:Y, apart from every fd00::N above
+    for (int b = 0; b < 4; ++b) ip[12 + static_cast<size_t>(b)] = static_cast<uint8_t>(index >> (24 - 8 * b));
+    return ip;
+  }
+  const size_t subnet = index / 254;  // the /24 within 10.0.0.0/8
+  if (subnet > 0xFFFF) throw std::invalid_argument("more hosts than 10.0.0.0/8 holds");
+  ip[10] = ip[11] = 0xFF;  // IPv4-mapped: ::ffff:a.b.c.d
+  ip[12] = 10;
+  ip[13] = static_cast<uint8_t>(subnet >> 8);
+  ip[14] = static_cast<uint8_t>(subnet);
+  ip[15] = static_cast<uint8_t>(index % 254 + 1);
+  return ip;
+}
+
 namespace {
 
 packet::Ipv6Addr host_ip(const HostSpec& h, size_t index, LinkLayer layer) {
+  if (h.ip.empty() && layer != LinkLayer::Ib) return default_host_ip(index, layer);
   packet::Ipv6Addr ip{};
   if (layer == LinkLayer::Ib) {
     // The port GID: the default subnet prefix fe80::/64 and the port GUID, or the given one.
@@ -25,13 +50,11 @@ packet::Ipv6Addr host_ip(const HostSpec& h, size_t index, LinkLayer layer) {
     return ip;
   }
   if (layer == LinkLayer::RoceV2Ipv6) {
-    const std::string text = h.ip.empty() ? "fd00::" + std::to_string(index + 1) : h.ip;
-    if (inet_pton(AF_INET6, text.c_str(), ip.data()) != 1) throw std::invalid_argument("bad IPv6 address " + text);
+    if (inet_pton(AF_INET6, h.ip.c_str(), ip.data()) != 1) throw std::invalid_argument("bad IPv6 address " + h.ip);
     return ip;
   }
-  const std::string text = h.ip.empty() ? "10.0.0." + std::to_string(index + 1) : h.ip;
   in_addr v4{};
-  if (inet_pton(AF_INET, text.c_str(), &v4) != 1) throw std::invalid_argument("bad IPv4 address " + text);
+  if (inet_pton(AF_INET, h.ip.c_str(), &v4) != 1) throw std::invalid_argument("bad IPv4 address " + h.ip);
   ip[10] = ip[11] = 0xFF;  // IPv4-mapped: ::ffff:a.b.c.d
   std::memcpy(ip.data() + 12, &v4, 4);
   return ip;
@@ -56,8 +79,10 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const Mem
   for (size_t i = 0; i < s.hosts.size(); ++i) {
     auto h = std::make_unique<Host>();
     h->name = s.hosts[i].name;
-    // Locally administered MACs 02:00:00:00:00:NN.
-    h->address.mac = {0x02, 0x00, 0x00, 0x00, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i + 1)};
+    // Locally administered MACs 02:00:00:00:00:NN (i >> 8 and i + 1 in the last
+    // two bytes, distinct for 2^24 hosts with i >> 16 before them).
+    h->address.mac = {0x02, 0x00, 0x00, static_cast<uint8_t>(i >> 16), static_cast<uint8_t>(i >> 8),
+                      static_cast<uint8_t>(i + 1)};
     h->address.ip = host_ip(s.hosts[i], i, s.link_layer);
     // LIDs as a subnet manager would assign them: the scenario's, or 1, 2, ... in host order.
     h->address.lid = s.hosts[i].lid != 0 ? s.hosts[i].lid : static_cast<uint16_t>(i + 1);

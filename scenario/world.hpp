@@ -23,6 +23,13 @@ inline constexpr size_t kCompletionStatuses = 22;
 // The port GUID of host `index`: an EUI-64 with the locally administered bit
 // set, 02:00:00:ff:fe + the host number (24 bits).
 uint64_t port_guid(size_t index);
+// The IP address of host `index` when the scenario gives none (RoCEv2; as an
+// IPv4-mapped address for IPv4). IPv4: 10.0.0.0/8, 254 hosts per /24, never a .0
+// or .255 host byte: host i is 10.B.C.D with D = i % 254 + 1 and B.C = i / 254
+// (10.0.0.1 .. 10.0.0.254, then 10.0.1.1, ...). IPv6: fd00::N with N the digits of
+// i + 1 up to 9999 (as always), then fd00::1:X:Y with X:Y = i.
+// Throws std::invalid_argument past 10.255.255.254.
+packet::Ipv6Addr default_host_ip(size_t index, LinkLayer layer);
 
 struct Host {
   std::string name;

@@ -1,6 +1,7 @@
 // Scenario layer: unit parsing, scenario validation with exact error positions,
 // and whole runs of a tiny scenario.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -19,6 +21,7 @@
 #include "scenario/sweep.hpp"
 #include "scenario/units.hpp"
 #include "scenario/workload_keys.hpp"
+#include "scenario/world.hpp"
 
 using namespace rnicsim;
 using namespace rnicsim::scenario;
@@ -353,6 +356,56 @@ TEST(Run, DurationCutsARunShort) {
   EXPECT_FALSE(s.workloads[0].completed);
   EXPECT_LT(s.workloads[0].messages, 100000u);
   EXPECT_LE(s.sim_seconds, 5e-6 + 1e-12);
+}
+
+// --- Default host addresses ---------------------------------------------------------
+
+std::string text_of(const packet::Ipv6Addr& ip, bool v4) {
+  char b[INET6_ADDRSTRLEN] = {};
+  if (v4) inet_ntop(AF_INET, ip.data() + 12, b, sizeof b); else inet_ntop(AF_INET6, ip.data(), b, sizeof b);
+  return b;
+}
+
+// The first 254 hosts keep the addresses they always had (captures stay the same);
+// past them, every host still gets an address of its own.
+TEST(World, DefaultAddressesStayDistinctPastOneSubnet) {
+  for (const LinkLayer layer : {LinkLayer::RoceV2Ipv4, LinkLayer::RoceV2Ipv6}) {
+    const bool v4 = layer == LinkLayer::RoceV2Ipv4;
+    std::set<std::string> seen;
+    for (size_t i = 0; i < 70'000; ++i) {
+      const std::string t = text_of(default_host_ip(i, layer), v4);
+      EXPECT_TRUE(seen.insert(t).second) << t;
+      if (v4) {
+        EXPECT_TRUE(!t.ends_with(".0") && !t.ends_with(".255")) << t;
+      }
+      if (i < 254 || (!v4 && i < 9999)) {
+        EXPECT_EQ(t, (v4 ? "10.0.0." : "fd00::") + std::to_string(i + 1));
+      }
+    }
+  }
+  EXPECT_EQ(text_of(default_host_ip(254, LinkLayer::RoceV2Ipv4), true), "10.0.1.1");
+  EXPECT_EQ(text_of(default_host_ip(1023, LinkLayer::RoceV2Ipv4), true), "10.0.4.8");
+  EXPECT_EQ(text_of(default_host_ip(9999, LinkLayer::RoceV2Ipv6), false), "fd00::1:0:270f");
+  EXPECT_THROW(default_host_ip(254 * 65536, LinkLayer::RoceV2Ipv4), std::invalid_argument);
+}
+
+// A fat-tree of k = 16: 1 024 hosts, each with its own IP and MAC.
+TEST(World, FatTreeK16HostsHaveDistinctAddresses) {
+  const Scenario s = parse_scenario(
+      "topology: {kind: fat_tree, k: 16}\nworkloads: []\n", "fat_tree_k16.yaml");
+  std::ostringstream log;
+  World w(s, 1, log);
+  ASSERT_EQ(w.hosts().size(), 1024u);
+  std::set<packet::Ipv6Addr> ips;
+  std::set<packet::MacAddr> macs;
+  for (const auto& h : w.hosts()) {
+    ips.insert(h->address.ip);
+    macs.insert(h->address.mac);
+  }
+  EXPECT_EQ(ips.size(), 1024u);
+  EXPECT_EQ(macs.size(), 1024u);
+  EXPECT_EQ(text_of(w.host("h253").address.ip, true), "10.0.0.254");
+  EXPECT_EQ(text_of(w.host("h1000").address.ip, true), "10.0.3.239");
 }
 
 // --- NIC settings and presets -------------------------------------------------------
