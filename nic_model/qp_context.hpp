@@ -164,6 +164,9 @@ struct QpContext {
   uint32_t atomic_replay_next = 0;
 
   uint64_t tx_packets = 0, rx_packets = 0, retransmitted_packets = 0;
+  // Payload bytes this QP placed in host memory, each once and in order: as
+  // responder WRITE and SEND data, as requester READ responses and atomic results.
+  uint64_t payload_bytes_placed = 0;
   // Congestion signals, for congestion control (DCQCN): packets that arrived
   // marked CE (IP ECN, or BTH FECN) at this QP as receiver (notification
   // point), and CNPs that arrived for it as sender (reaction point).

@@ -513,6 +513,8 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
   // Its completion found the CQ overrun and broke the QP: nothing is acknowledged.
   if (qp.state == QpState::Err) return Verdict::Done;
 
+  if (info.operation == Operation::Send || info.operation == Operation::RdmaWrite)
+    qp.payload_bytes_placed += p.fields.payload_length;
   qp.nak_outstanding = false;
   qp.epsn = psn + psns;
   if (ends) qp.msn = (qp.msn + 1) & 0xFFFFFF;

@@ -159,6 +159,12 @@ void FlowsWorkload::post_recv(uint32_t channel) {
   ++c.recv_posted;
 }
 
+uint64_t FlowsWorkload::delivered_bytes() const {
+  uint64_t bytes = 0;
+  for (const auto& [host, side] : sides_) bytes += side->payload_placed();
+  return bytes;
+}
+
 void FlowsWorkload::on_cqe(HostSide& side, const nic::Cqe& c, bool recv) {
   if (finished_) return;
   if (c.status != nic::WcStatus::Success) {

@@ -26,6 +26,8 @@ public:
   FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec& spec);
   ~FlowsWorkload() override;
   void start(std::function<void()> on_done) override;
+  // Every flow's payload placed so far, finished or not.
+  uint64_t delivered_bytes() const override;
 
 private:
   struct Channel {

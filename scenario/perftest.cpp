@@ -110,6 +110,8 @@ void PerftestWorkload::start(std::function<void()> on_done) {
 
 void PerftestWorkload::start_phase() {
   size_ = spec_.sizes[phase_];
+  in_phase_ = true;
+  phase_base_ = received();
   const uint32_t qps = spec_.qps;
   const uint64_t n = spec_.iterations * qps;
   // Atomic targets start at zero; the byte a write latency test polls too.
@@ -511,7 +513,24 @@ bool PerftestWorkload::verify_phase() {
   return ok;
 }
 
+// The payload the receiving side placed: a ping-pong's bytes go both ways and
+// count once, into the server; READ and atomic results land at the client.
+uint64_t PerftestWorkload::received() const {
+  uint64_t b = server_->payload_placed();
+  if (!(lat() && is_ping_pong(spec_.op))) b += client_->payload_placed();
+  return b;
+}
+
+// Finished phases count their messages; the phase in progress what its receiver
+// placed so far (never more than the phase's messages hold).
+uint64_t PerftestWorkload::delivered_bytes() const {
+  if (!in_phase_) return bytes_;
+  const uint64_t n = lat() ? spec_.iterations : spec_.iterations * spec_.qps;
+  return bytes_ + std::min(received() - phase_base_, n * size_);
+}
+
 void PerftestWorkload::end_phase() {
+  in_phase_ = false;
   PerftestRow row = lat() ? lat_row() : bw_row();
   rows_.push_back(row);
   const uint64_t n = lat() ? spec_.iterations : spec_.iterations * spec_.qps;

@@ -55,6 +55,7 @@ public:
   PerftestWorkload(World& world, const Scenario& s, const WorkloadSpec& spec, uint64_t seed);
   ~PerftestWorkload() override;
   void start(std::function<void()> on_done) override;
+  uint64_t delivered_bytes() const override;
 
 private:
   struct LatSide;
@@ -85,6 +86,7 @@ private:
   PerftestRow lat_row() const;
 
   bool verify_phase();
+  uint64_t received() const;
 
   HostTiming timing_;
   uint32_t path_mtu_;
@@ -93,6 +95,8 @@ private:
   std::unique_ptr<HostSide> client_, server_;
   size_t phase_ = 0;
   uint64_t size_ = 0;
+  bool in_phase_ = false;
+  uint64_t phase_base_ = 0;  // received() when the phase began
 
   // bw state, per phase.
   std::vector<uint64_t> scnt_, ccnt_, rcnt_;

@@ -17,17 +17,47 @@ Sampler::Sampler(World& world, const std::vector<std::unique_ptr<Workload>>& wor
     for (size_t i = 0; i < sw->port_count(); ++i) ports_.emplace_back(sw->port(i).name(), &sw->port(i));
 }
 
-void Sampler::start() { world_.sim().scheduler().schedule_in(tick_, interval_); }
+void Sampler::start() {
+  last_time_ = world_.sim().now();
+  world_.sim().scheduler().schedule_in(tick_, interval_);
+}
 
 void Sampler::sample() {
-  times_.push_back(world_.sim().now().since_start().seconds() * 1e6);
-  std::vector<double> g;
+  record();
+  // Keep sampling while anything else is going on.
+  if (world_.sim().scheduler().pending() > 0) world_.sim().scheduler().schedule_in(tick_, interval_);
+}
+
+void Sampler::stop() {
+  world_.sim().scheduler().cancel(tick_);
+  bool more = false;
+  for (size_t i = 0; i < workloads_.size(); ++i) more |= workloads_[i]->delivered_bytes() != last_bytes_[i];
+  if (!more) return;
+  if (world_.sim().now() > last_time_ || bytes_.empty()) {
+    record();
+    return;
+  }
+  // Delivered after the last sample at the same instant: that row holds it.
   for (size_t i = 0; i < workloads_.size(); ++i) {
-    const uint64_t b = workloads_[i]->bytes();
-    g.push_back(static_cast<double>(b - last_bytes_[i]) * 8 / interval_.seconds() / 1e9);
+    const uint64_t b = workloads_[i]->delivered_bytes();
+    bytes_.back()[i] += b - last_bytes_[i];
     last_bytes_[i] = b;
   }
-  gbps_.push_back(std::move(g));
+}
+
+// One row: what each workload delivered since the last row, and the ports now.
+void Sampler::record() {
+  const sim::Time now = world_.sim().now();
+  times_.push_back(now.since_start().seconds() * 1e6);
+  spans_.push_back(now - last_time_);
+  last_time_ = now;
+  std::vector<uint64_t> delivered;
+  for (size_t i = 0; i < workloads_.size(); ++i) {
+    const uint64_t b = workloads_[i]->delivered_bytes();
+    delivered.push_back(b - last_bytes_[i]);
+    last_bytes_[i] = b;
+  }
+  bytes_.push_back(std::move(delivered));
   std::vector<double> q, p;
   for (const auto& [name, port] : ports_) {
     uint64_t bytes = 0;
@@ -41,15 +71,15 @@ void Sampler::sample() {
   }
   queued_.push_back(std::move(q));
   paused_us_.push_back(std::move(p));
-  // Keep sampling while anything else is going on.
-  if (world_.sim().scheduler().pending() > 0) world_.sim().scheduler().schedule_in(tick_, interval_);
 }
 
 namespace {
 
 void write_table(const std::filesystem::path& file, const std::vector<std::string>& columns,
-                 const std::vector<double>& times, const std::vector<std::vector<double>>& rows) {
+                 const std::vector<double>& times, const std::vector<std::vector<double>>& rows,
+                 int precision = 6) {
   std::ofstream out(file);
+  out.precision(precision);
   out << "time_us";
   for (const std::string& c : columns) out << ',' << c;
   out << '\n';
@@ -67,7 +97,18 @@ void Sampler::write(const std::string& dir) const {
   std::vector<std::string> w, p;
   for (const auto& x : workloads_) w.push_back(x->spec().name);
   for (const auto& [name, port] : ports_) p.push_back(name);
-  write_table(std::filesystem::path(dir) / "throughput.csv", w, times_, gbps_);
+  std::vector<std::vector<double>> gbps, bytes;
+  for (size_t s = 0; s < bytes_.size(); ++s) {
+    gbps.emplace_back();
+    bytes.emplace_back();
+    for (uint64_t b : bytes_[s]) {
+      const double span = spans_[s].seconds();
+      gbps.back().push_back(span > 0 ? static_cast<double>(b) * 8 / span / 1e9 : 0);
+      bytes.back().push_back(static_cast<double>(b));
+    }
+  }
+  write_table(std::filesystem::path(dir) / "throughput.csv", w, times_, gbps);
+  write_table(std::filesystem::path(dir) / "delivered.csv", w, times_, bytes, 15);  // whole bytes, exact
   write_table(std::filesystem::path(dir) / "queues.csv", p, times_, queued_);
   write_table(std::filesystem::path(dir) / "pauses.csv", p, times_, paused_us_);
 }

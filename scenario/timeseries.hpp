@@ -1,10 +1,14 @@
 // Time series of a run, for --out and `rnicsim plot`: every `interval` of
-// simulated time the sampler records each workload's delivered bytes, each port's
-// queued bytes and each port's paused time, and writes them as CSV:
+// simulated time the sampler records the bytes each workload's receivers placed
+// in it (as the data arrives, Workload::delivered_bytes), each port's queued bytes
+// and each port's paused time, and writes them as CSV:
 //   throughput.csv  time_us, one column per workload (Gb/s over the interval)
+//   delivered.csv   time_us, one column per workload (bytes delivered in the interval)
 //   queues.csv      time_us, one column per port (bytes queued for the wire)
 //   pauses.csv      time_us, one column per port (microseconds paused so far)
-// Reading state only, it changes nothing in the run.
+// A row's time is the end of its interval; the last interval ends with the run,
+// so a workload's intervals add up to all it delivered. Reading state only, it
+// changes nothing in the run.
 #pragma once
 
 #include <memory>
@@ -21,23 +25,27 @@ class Sampler {
 public:
   Sampler(World& world, const std::vector<std::unique_ptr<Workload>>& workloads, sim::Duration interval);
   void start();
-  void stop() { world_.sim().scheduler().cancel(tick_); }
+  // Ends the series with the run: the bytes since the last sample go in a last row.
+  void stop();
   // Writes the CSV files into `dir`.
   void write(const std::string& dir) const;
   size_t samples() const { return times_.size(); }
 
 private:
   void sample();
+  void record();
 
   World& world_;
   const std::vector<std::unique_ptr<Workload>>& workloads_;
   sim::Duration interval_;
   std::vector<std::pair<std::string, const fabric::Port*>> ports_;
   std::vector<double> times_;                      // us
-  std::vector<std::vector<double>> gbps_;          // [sample][workload]
+  std::vector<sim::Duration> spans_;               // [sample]: its interval
+  std::vector<std::vector<uint64_t>> bytes_;       // [sample][workload] delivered in the interval
   std::vector<std::vector<double>> queued_;        // [sample][port]
   std::vector<std::vector<double>> paused_us_;     // [sample][port]
   std::vector<uint64_t> last_bytes_;
+  sim::Time last_time_;
   sim::Event tick_;
 };
 

@@ -90,6 +90,13 @@ uint32_t HostSide::add_qp(uint32_t sq_entries, uint32_t rq_entries) {
   return static_cast<uint32_t>(qps_.size() - 1);
 }
 
+uint64_t HostSide::payload_placed() const {
+  uint64_t bytes = 0;
+  for (const Qp& q : qps_)
+    if (const nic::QpContext* c = host_.nic->qp(q.qpn.value())) bytes += c->payload_bytes_placed;
+  return bytes;
+}
+
 void HostSide::connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint32_t path_mtu, uint8_t rd_atomic,
                        uint8_t priority) {
   nic::Nic& n = *host_.nic;

@@ -56,6 +56,9 @@ public:
   const WorkloadSpec& spec() const { return spec_; }
   uint64_t messages() const { return messages_; }
   uint64_t bytes() const { return bytes_; }
+  // Bytes delivered so far, as the receivers placed them (for the time series and
+  // a run cut short); equal to bytes() once the workload has finished.
+  virtual uint64_t delivered_bytes() const { return bytes_; }
   sim::Duration elapsed() const { return end_ - start_; }
   // bw: each signaled WQE, posted to completion; lat: each iteration (half the round
   // trip for write/send, the whole for read/atomic); flows: each flow's FCT.
@@ -145,6 +148,8 @@ public:
   const nic::MemoryRegion& mr() const { return mr_; }
   uint32_t qpn(uint32_t qp) const { return qps_[qp].qpn.value(); }
   size_t qp_count() const { return qps_.size(); }
+  // Payload bytes the NIC placed in order into this side's QPs (QpContext::payload_bytes_placed).
+  uint64_t payload_placed() const;
 
   void on_completion(uint32_t cqn) override;
   std::optional<uint64_t> consumer_index(uint32_t cqn) const override;
