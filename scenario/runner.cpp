@@ -106,6 +106,15 @@ void port_stats(sim::Stats& stats, const std::string& prefix, const fabric::Port
 namespace {
 
 // Every QP of every NIC: its counters and congestion-control state.
+// Why a workload has no result: the run ended first, after it delivered so much.
+std::string unfinished(const Workload& w, sim::Time run_end) {
+  if (!w.started()) return "did not finish: not started";
+  char line[160];
+  std::snprintf(line, sizeof line, "did not finish: %llu bytes delivered in %.3f us",
+                static_cast<unsigned long long>(w.delivered_bytes()), w.ran_for(run_end).microseconds());
+  return line;
+}
+
 void write_qp_csv(World& world, const std::filesystem::path& file) {
   std::ofstream out(file);
   out << "host,qpn,type,state,tx_packets,rx_packets,retransmitted_packets,ecn_ce_received,cnps_received,"
@@ -242,6 +251,8 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   }
   progress.finish();
   if (sampler) sampler->stop();
+  // Where the run ended: at the duration when it cut the run short, else now.
+  const sim::Time run_end = !sched.empty() && sched.next_time() > limit ? limit : world.sim().now();
 
   Summary sum;
   sum.name = s.name;
@@ -271,7 +282,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     ws.messages = w->messages();
     ws.bytes = w->bytes();
     ws.completed = w->finished() && !w->failed();
-    ws.failure = w->failed() ? w->failure() : (w->finished() ? "" : "did not finish");
+    ws.failure = w->failed() ? w->failure() : (w->finished() ? "" : unfinished(*w, run_end));
     if (!ws.completed) sum.completed = false;
     ws.data_verified = w->data_verified();
     ws.data_checked = w->data_checked();
@@ -282,6 +293,10 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     ws.send_completions = w->send_completions();
     ws.completion_order_ok = w->completion_order_ok();
     ws.seconds = w->finished() ? w->elapsed().seconds() : 0;
+    if (!w->finished()) {  // cut off (by duration:): what it delivered in the time it ran
+      ws.bytes = w->delivered_bytes();
+      ws.seconds = w->ran_for(run_end).seconds();
+    }
     if (ws.seconds > 0) {
       ws.gbps = static_cast<double>(ws.bytes) * 8 / ws.seconds / 1e9;
       ws.mmsg_per_s = static_cast<double>(ws.messages) / ws.seconds / 1e6;

@@ -16,6 +16,7 @@ uint32_t ring_entries(uint64_t n) {
 void Workload::begin(std::function<void()> on_done) {
   on_done_ = std::move(on_done);
   start_ = now();
+  started_ = true;
 }
 
 void Workload::finish() {

@@ -60,6 +60,11 @@ public:
   // a run cut short); equal to bytes() once the workload has finished.
   virtual uint64_t delivered_bytes() const { return bytes_; }
   sim::Duration elapsed() const { return end_ - start_; }
+  bool started() const { return started_; }
+  // From its start to its end, or to `until` if it has not finished (zero before it starts).
+  sim::Duration ran_for(sim::Time until) const {
+    return started_ ? (finished_ ? end_ : until) - start_ : sim::Duration::zero();
+  }
   // bw: each signaled WQE, posted to completion; lat: each iteration (half the round
   // trip for write/send, the whole for read/atomic); flows: each flow's FCT.
   const sim::Histogram& latency_ps() const { return latency_; }
@@ -100,7 +105,7 @@ protected:
   std::array<uint64_t, kCompletionStatuses> send_completions_{};
   bool completion_order_ok_ = true;
   sim::Histogram latency_;
-  bool finished_ = false, failed_ = false, data_verified_ = true, data_checked_ = true;
+  bool started_ = false, finished_ = false, failed_ = false, data_verified_ = true, data_checked_ = true;
   std::string failure_;
   std::vector<PerftestRow> rows_;
   std::vector<FlowResult> flows_;

@@ -358,6 +358,39 @@ TEST(Run, DurationCutsARunShort) {
   EXPECT_LE(s.sim_seconds, 5e-6 + 1e-12);
 }
 
+// A flows workload the duration cuts off reports the bytes its receiver placed by
+// then and the rate over the time it ran, not 0 Gb/s.
+TEST(Run, FlowsCutByDurationReportWhatTheyDelivered) {
+  const std::string text =
+      "name: cut\n"
+      "duration: 200us\n"
+      "hosts: [{name: a}, {name: b}]\n"
+      "links: [{between: [a, b], rate: 100Gbps, delay: 1us}]\n"
+      "workloads:\n"
+      "  - name: big\n"
+      "    pattern: flows\n"
+      "    flows: [{from: a, to: b, op: write, size: 4MiB}, {from: a, to: b, op: write, size: 4MiB}]\n";
+  const Summary s = run_text(text, "cut.yaml", quiet());
+  EXPECT_FALSE(s.completed);
+  ASSERT_EQ(s.workloads.size(), 1u);
+  const WorkloadSummary& w = s.workloads[0];
+  EXPECT_FALSE(w.completed);
+  EXPECT_EQ(w.messages, 0u);  // no flow finished
+  EXPECT_GT(w.bytes, 1'000'000u);
+  EXPECT_LT(w.bytes, 4u << 20);
+  EXPECT_NEAR(w.seconds, 200e-6, 1e-9);
+  EXPECT_NEAR(w.gbps, static_cast<double>(w.bytes) * 8 / w.seconds / 1e9, 1e-9);
+  EXPECT_GT(w.gbps, 40);
+  EXPECT_LT(w.gbps, 100);
+  EXPECT_EQ(w.failure.rfind("did not finish: " + std::to_string(w.bytes) + " bytes delivered in 200.000 us", 0), 0u)
+      << w.failure;
+  std::ostringstream table;
+  print_summary(s, table);
+  char gbps[32];
+  std::snprintf(gbps, sizeof gbps, " %.2f ", w.gbps);
+  EXPECT_NE(table.str().find(gbps), std::string::npos) << table.str();
+}
+
 // --- Default host addresses ---------------------------------------------------------
 
 std::string text_of(const packet::Ipv6Addr& ip, bool v4) {
