@@ -56,6 +56,12 @@ int cmd_serve(const std::vector<std::string>& args) {
       o.socket_path = *v;
     } else if (a == "--pcap" && (v = value())) {
       o.pcap_path = *v;
+    } else if (a == "--device-name" && (v = value())) {
+      if (v->empty() || v->size() > 63) {
+        std::cerr << "rnicsim serve: --device-name expects 1 to 63 characters, got '" << *v << "'\n";
+        return kExitUsage;
+      }
+      o.device_name = *v;
     } else if (a == "--dilation" && (v = value())) {
       char* end = nullptr;
       o.dilation = std::strtod(v->c_str(), &end);

@@ -50,6 +50,12 @@ constexpr std::chrono::milliseconds kLookEvery{1};
 constexpr std::chrono::microseconds kIdleLookEvery{50};
 constexpr uint32_t kIbvQptRc = 2, kIbvQptUc = 3, kIbvQptUd = 4;
 
+// The link-local GID of a RoCE port (fe80::/64 and the MAC's EUI-64): the
+// shim's GID table lists it first (verbs_shim/device.cpp).
+packet::Ipv6Addr link_local_gid(const packet::MacAddr& m) {
+  return {0xfe, 0x80, 0, 0, 0, 0, 0, 0, static_cast<uint8_t>(m[0] ^ 2), m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]};
+}
+
 // ibv_mtu (1..5) <-> bytes.
 uint32_t mtu_bytes(uint32_t ibv_mtu) { return ibv_mtu >= 1 && ibv_mtu <= 5 ? 128u << ibv_mtu : 0; }
 
@@ -255,6 +261,7 @@ private:
   int listen_fd_ = -1;
   int wake_fd_ = -1;
   std::string socket_path_;
+  ino_t socket_inode_ = 0;  // the socket this daemon bound (removed when it exits)
   std::map<int, Session> sessions_;
   std::vector<Settling> settling_;
   std::map<uint32_t, Context*> contexts_;
@@ -301,18 +308,31 @@ Server::Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream&
   if (wake_fd_ < 0) throw std::runtime_error("eventfd failed");
 }
 
-void Server::listen_on_socket() {
-  // The socket lives in a directory only this user can enter.
-  socket_path_ = options_.socket_path.empty() ? default_socket_path() : options_.socket_path;
-  const std::string dir = socket_path_.substr(0, socket_path_.rfind('/'));
-  if (!dir.empty()) {
-    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw std::runtime_error("cannot create " + dir);
-    struct stat st{};
-    if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
-      throw std::runtime_error(dir + " is not a directory of this user");
-    if ((st.st_mode & 077) != 0 && chmod(dir.c_str(), 0700) != 0)
-      throw std::runtime_error("cannot make " + dir + " private (mode 0700)");
+// The directory of the socket: the components that are missing are created
+// (0700), existing ones are left as they are. One that others may write into
+// is refused unless it is sticky and owned by this user or root (as /tmp is):
+// there, another user could replace the socket.
+void prepare_socket_dir(const std::string& dir) {
+  for (size_t at = 1; at <= dir.size(); ++at) {
+    if (at != dir.size() && dir[at] != '/') continue;
+    const std::string part = dir.substr(0, at);
+    if (mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
+      throw std::runtime_error("cannot create " + part + ": " + std::strerror(errno));
   }
+  struct stat st{};
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw std::runtime_error(dir + " is not a directory");
+  const bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+  const bool sticky_and_ours = (st.st_mode & S_ISVTX) != 0 && (st.st_uid == getuid() || st.st_uid == 0);
+  if (st.st_uid != getuid() && st.st_uid != 0)
+    throw std::runtime_error(dir + " belongs to another user: choose another --socket");
+  if (others_write && !sticky_and_ours)
+    throw std::runtime_error(dir + " can be written by other users and is not sticky: choose another --socket");
+}
+
+void Server::listen_on_socket() {
+  socket_path_ = options_.socket_path.empty() ? default_socket_path() : options_.socket_path;
+  const size_t slash = socket_path_.rfind('/');
+  if (slash != std::string::npos && slash > 0) prepare_socket_dir(socket_path_.substr(0, slash));
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (socket_path_.size() >= sizeof addr.sun_path) throw std::runtime_error("socket path too long: " + socket_path_);
@@ -320,7 +340,12 @@ void Server::listen_on_socket() {
   listen_fd_ = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (listen_fd_ < 0) throw std::runtime_error("socket failed");
   if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    // A socket left by a daemon that died: nobody answers on it.
+    // Only a socket that nobody answers on (left by a daemon that died) is
+    // removed; anything else at the path stays.
+    struct stat st{};
+    if (lstat(socket_path_.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode))
+      throw std::runtime_error("cannot bind " + socket_path_ + ": " + std::strerror(errno) +
+                               (errno == EADDRINUSE ? " (it is not a socket; not removing it)" : ""));
     const int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     const bool alive = connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
     close(probe);
@@ -329,6 +354,8 @@ void Server::listen_on_socket() {
     if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
       throw std::runtime_error("cannot bind " + socket_path_ + ": " + std::strerror(errno));
   }
+  struct stat st{};
+  if (lstat(socket_path_.c_str(), &st) == 0) socket_inode_ = st.st_ino;
   if (listen(listen_fd_, 64) != 0) throw std::runtime_error("listen failed");
 }
 
@@ -348,7 +375,10 @@ Server::~Server() {
   }
   if (listen_fd_ >= 0) {
     close(listen_fd_);
-    unlink(socket_path_.c_str());
+    // Only if the path is still this daemon's socket.
+    struct stat st{};
+    if (lstat(socket_path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == socket_inode_)
+      unlink(socket_path_.c_str());
   }
   if (wake_fd_ >= 0) close(wake_fd_);
 }
@@ -411,7 +441,9 @@ int Server::op_hello(Session& s, const proto::HelloReq& q, proto::DeviceInfo& in
   const scenario::Host& host = *hosts_[s.host]->host;
   const nic::NicConfig& cfg = host.nic->config();
   std::snprintf(info.host, sizeof info.host, "%s", host.name.c_str());
-  std::snprintf(info.device, sizeof info.device, "rnicsim0");
+  const std::string device = s.host < scenario_.hosts.size() ? scenario_.hosts[s.host].device : "";
+  std::snprintf(info.device, sizeof info.device, "%s",
+                !options_.device_name.empty() ? options_.device_name.c_str() : device.empty() ? "rnicsim0" : device.c_str());
   const uint64_t guid = scenario::port_guid(s.host);
   for (int b = 0; b < 8; ++b) reinterpret_cast<uint8_t*>(&info.node_guid)[b] = static_cast<uint8_t>(guid >> (56 - 8 * b));
   info.rate_bps = scenario_.links.empty() ? 0 : scenario_.links.front().rate_bps;
@@ -572,7 +604,8 @@ int Server::to_address_vector(const Context& c, const proto::AhWire& ah, nic::Ad
   // resolution of the GID's address gives, here the scenario host that has it.
   if (!ah.is_global) return EINVAL;
   for (const auto& other : world_.hosts())
-    if (other->address.ip == av.ip) {
+    if (other->address.ip == av.ip || link_local_gid(other->address.mac) == av.ip) {
+      av.ip = other->address.ip;  // the wire carries the host's own address
       av.mac = other->address.mac;
       return 0;
     }

@@ -19,6 +19,7 @@ namespace rnicsim::emulation {
 struct ServeOptions {
   std::string socket_path;  // empty: default_socket_path()
   std::string pcap_path;    // capture of the first host's port
+  std::string device_name;  // the verbs device every program sees (empty: each host's, else rnicsim0)
   double dilation = 1.0;    // wall time per unit of simulated time
   uint64_t seed = 0;        // 0: the scenario's
   // After the last doorbell or event the daemon keeps spinning this long before

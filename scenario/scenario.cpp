@@ -54,6 +54,8 @@ const KeyInfo kHostKeys[] = {
     {"ip", "10.0.0.N; roce_v2_ipv6: fd00::N", "IPv4 / IPv6 text", "",
      "the host's address; N: its place in the list from 1 (ib: its GID, default fe80::/64 and the port GUID)"},
     {"lid", "N", "count", "1..49151", "ib: the port's unicast LID; N: the host's place in the list from 1"},
+    {"device", "rnicsim0", "text", "1..63 characters",
+     "emulation: the verbs device name the host's program sees (e.g. mlx5_0, for scripts with -d)"},
 };
 const KeyInfo kHostTimingKeys[] = {
     {"poll_delay", "50ns", "time (50ns)", "", "from a CQE or polled byte landing in host memory to the host acting on it"},
@@ -140,6 +142,11 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
     if (!valid_name(spec.name)) r.fail(h["name"], "host name '" + spec.name + "' must be letters, digits, '_', '-' or '.'");
     if (!host_names.insert(spec.name).second) r.fail(h["name"], "duplicate host name '" + spec.name + "'");
     if (h["ip"]) spec.ip = r.scalar(h["ip"], "host ip");
+    if (h["device"]) {
+      spec.device = r.scalar(h["device"], "host device");
+      if (spec.device.empty() || spec.device.size() > 63 || !valid_name(spec.device))
+        r.fail(h["device"], "device name '" + spec.device + "' must be 1 to 63 letters, digits, '_', '-' or '.'");
+    }
     if (h["lid"]) {
       if (s.link_layer != LinkLayer::Ib) r.fail(h["lid"], "a host 'lid' needs link_layer: ib");
       // Unicast LIDs are 0x0001..0xBFFF; multicast ones start at 0xC000.

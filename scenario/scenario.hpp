@@ -47,6 +47,7 @@ struct HostSpec {
   std::string name;
   std::string ip;  // dotted IPv4; IPv6 text for roce_v2_ipv6; for ib the port GID (IPv6 text)
   uint16_t lid = 0;  // ib: the port's LID; 0 = the host's place in the list (1, 2, ...)
+  std::string device;  // emulation: the verbs device name its program sees (empty: rnicsim0)
 };
 
 struct LinkSpec {

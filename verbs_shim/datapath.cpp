@@ -122,9 +122,15 @@ void trace_send(uint32_t qpn, const ibv_send_wr& wr) {
 }
 
 // A receive WQE of a QP's own RQ is done: counted for the RQ's full check.
-void count_receive(const Cq& q, const nic::Cqe& c) {
-  if ((static_cast<uint8_t>(c.opcode) & IBV_WC_RECV) == 0) return;
-  if (Qp* owner = qp_by_number(q.ctx, c.qp_num); owner != nullptr && owner->qp.srq == nullptr)
+// What the QP of a polled CQE has completed: receives (the RQ's room) and
+// send WQEs (what a lost device still flushes, device_loss.cpp).
+void count_completion(const Cq& q, const nic::Cqe& c) {
+  Qp* owner = qp_by_number(q.ctx, c.qp_num);
+  if (owner == nullptr) return;
+  if ((static_cast<uint8_t>(c.opcode) & IBV_WC_RECV) == 0)
+    owner->sq_done.store(send_completed(*owner, owner->sq_done.load(std::memory_order_relaxed), c),
+                         std::memory_order_relaxed);
+  else if (owner->qp.srq == nullptr)
     owner->rq_completed.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -146,6 +152,10 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
   std::lock_guard<std::mutex> lock(q->sq_mutex);
   int rc = 0;
   for (; wr != nullptr; wr = wr->next) {
+    if (device_lost()) {
+      rc = EIO;
+      break;
+    }
     if (qp->state < IBV_QPS_RTS && qp->state != IBV_QPS_SQD) {
       rc = EINVAL;
       break;
@@ -170,6 +180,10 @@ int post_receives(Context& ctx, uint32_t queue, nic::RecvWqe* ring, uint32_t ent
                   uint64_t capacity, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   int rc = 0;
   for (; wr != nullptr; wr = wr->next) {
+    if (device_lost()) {
+      rc = EIO;
+      break;
+    }
     if (!allowed || wr->num_sge < 0 || static_cast<size_t>(wr->num_sge) > nic::kMaxSge) {
       rc = EINVAL;
       break;
@@ -233,7 +247,7 @@ int poll_cq(ibv_cq* cq, int n, ibv_wc* wc) {
     w.slid = c.slid;
     w.sl = c.sl;
     w.dlid_path_bits = c.dlid_path_bits;
-    count_receive(*q, c);
+    count_completion(*q, c);
     if (tracing()) trace_completion(*q, c);
   }
   if (got == 0) empty_poll(*q);
@@ -269,7 +283,7 @@ int take_next(Cq& q) {
   ++q.consumer;
   q.cqx.status = static_cast<ibv_wc_status>(q.current.status);
   q.cqx.wr_id = q.current.wr_id;
-  count_receive(q, q.current);
+  count_completion(q, q.current);
   if (tracing()) trace_completion(q, q.current);
   return 0;
 }
@@ -357,6 +371,7 @@ int wr_complete(ibv_qp_ex* x) {
   Qp& q = *of(x);
   commit(q);
   if (q.qp.state < IBV_QPS_RTS && q.qp.state != IBV_QPS_SQD && q.sq_producer != q.batch_start) q.batch_error = EINVAL;
+  if (device_lost()) q.batch_error = EIO;
   const int rc = q.batch_error;
   if (rc != 0) q.sq_producer = q.batch_start;
   else publish_sq(q);

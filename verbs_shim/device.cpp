@@ -63,7 +63,38 @@ uint8_t active_speed(uint64_t bps) {
   return 128;                                // NDR
 }
 
-void fill_gid(const proto::DeviceInfo& info, ibv_gid* gid) { std::memcpy(gid->raw, info.gid, 16); }
+// The port's GID table. InfiniBand: one entry, the port GID. RoCE: what mlx5
+// shows for a port with an address: RoCE v1 and v2 for the link-local IPv6
+// address (fe80::/64 and the MAC's EUI-64), then v1 and v2 for the host's own
+// address. Every entry reaches the same port; the wire carries the scenario's
+// link layer (RoCE v1 entries included).
+struct GidEntry {
+  ibv_gid gid;
+  ibv_gid_type type;
+};
+constexpr uint32_t kRoceGids = 4;
+
+uint32_t gid_count(const proto::DeviceInfo& info) { return info.link_layer == proto::kLinkLayerIb ? 1 : kRoceGids; }
+
+GidEntry gid_entry(const proto::DeviceInfo& info, uint32_t index) {
+  GidEntry e{};
+  if (info.link_layer == proto::kLinkLayerIb) {
+    std::memcpy(e.gid.raw, info.gid, 16);
+    e.type = IBV_GID_TYPE_IB;
+    return e;
+  }
+  e.type = index % 2 == 0 ? IBV_GID_TYPE_ROCE_V1 : IBV_GID_TYPE_ROCE_V2;
+  if (index >= 2) {
+    std::memcpy(e.gid.raw, info.gid, 16);
+    return e;
+  }
+  e.gid.raw[0] = 0xfe;
+  e.gid.raw[1] = 0x80;
+  const uint8_t* m = info.mac;
+  const uint8_t eui[8] = {static_cast<uint8_t>(m[0] ^ 2), m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]};
+  std::memcpy(e.gid.raw + 8, eui, 8);
+  return e;
+}
 
 }  // namespace
 
@@ -74,7 +105,7 @@ int query_port(ibv_context* context, uint8_t port, ibv_port_attr* out, size_t le
   a.state = IBV_PORT_ACTIVE;
   a.max_mtu = IBV_MTU_4096;
   a.active_mtu = mtu_enum(info.mtu);
-  a.gid_tbl_len = 1;
+  a.gid_tbl_len = static_cast<int>(gid_count(info));
   a.port_cap_flags = info.link_layer == proto::kLinkLayerIb ? IBV_PORT_CM_SUP : 0;
   a.max_msg_sz = 1u << 31;
   a.pkey_tbl_len = 1;
@@ -139,13 +170,13 @@ ibv_context* ibv_open_device(ibv_device* device) {
     close(async_pipe[1]);
     return nullptr;
   }
-  close(async_pipe[1]);
   void* seg = mmap(nullptr, rep.segment_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
   if (seg == MAP_FAILED) {
     const int err = errno;
     close(fds[0]);
     close(fds[1]);
     close(async_pipe[0]);
+    close(async_pipe[1]);
     return fail(err, nullptr);
   }
   auto* c = new (std::nothrow) Context{};
@@ -154,6 +185,7 @@ ibv_context* ibv_open_device(ibv_device* device) {
   c->segment = static_cast<std::byte*>(seg);
   c->memfd = fds[0];
   c->wake_fd = fds[1];
+  c->async_write_fd = async_pipe[1];  // the daemon has its own copy; this one tells of its death
   c->device = reinterpret_cast<Device*>(device);
   cpu_set_t cpus;
   c->few_cpus = sched_getaffinity(0, sizeof cpus, &cpus) != 0 || CPU_COUNT(&cpus) < 3;
@@ -175,13 +207,16 @@ ibv_context* ibv_open_device(ibv_device* device) {
   ctx.ops.post_send = post_send;
   ctx.ops.post_recv = post_recv;
   ctx.ops.post_srq_recv = post_srq_recv;
+  register_context(c);
   return &ctx;
 }
 
 int ibv_close_device(ibv_context* context) {
   Context* c = context_of(context);
+  unregister_context(c);
   proto::ObjectReq req{c->id, 0, 0};
   call(proto::Op::CloseContext, req);
+  close(c->async_write_fd);
   munmap(c->segment, proto::kSegmentBytes);
   close(c->memfd);
   close(c->wake_fd);
@@ -232,21 +267,23 @@ int ibv_query_port(ibv_context* context, uint8_t port, _compat_ibv_port_attr* at
 }
 
 int ibv_query_gid(ibv_context* context, uint8_t port, int index, ibv_gid* gid) {
-  if (port != 1 || index != 0) return fail(EINVAL, -1);
-  fill_gid(context_of(context)->device->info, gid);
+  const proto::DeviceInfo& info = context_of(context)->device->info;
+  if (port != 1 || index < 0 || static_cast<uint32_t>(index) >= gid_count(info)) return fail(EINVAL, -1);
+  *gid = gid_entry(info, static_cast<uint32_t>(index)).gid;
   return 0;
 }
 
 int _ibv_query_gid_ex(ibv_context* context, uint32_t port, uint32_t index, ibv_gid_entry* entry, uint32_t flags,
                       size_t entry_size) {
   if (flags != 0 || entry_size < sizeof(ibv_gid_entry)) return EINVAL;
-  if (port != 1 || index != 0) return ENODATA;
   const proto::DeviceInfo& info = context_of(context)->device->info;
+  if (port != 1 || index >= gid_count(info)) return ENODATA;
+  const GidEntry e = gid_entry(info, index);
   *entry = ibv_gid_entry{};
-  fill_gid(info, &entry->gid);
-  entry->gid_index = 0;
+  entry->gid = e.gid;
+  entry->gid_index = index;
   entry->port_num = 1;
-  entry->gid_type = info.link_layer == proto::kLinkLayerIb ? IBV_GID_TYPE_IB : IBV_GID_TYPE_ROCE_V2;
+  entry->gid_type = e.type;
   entry->ndev_ifindex = 0;
   return 0;
 }
@@ -254,15 +291,20 @@ int _ibv_query_gid_ex(ibv_context* context, uint32_t port, uint32_t index, ibv_g
 ssize_t _ibv_query_gid_table(ibv_context* context, ibv_gid_entry* entries, size_t max_entries, uint32_t flags,
                              size_t entry_size) {
   if (flags != 0 || entry_size < sizeof(ibv_gid_entry)) return -EINVAL;
-  if (max_entries < 1) return -EINVAL;
-  const int rc = _ibv_query_gid_ex(context, 1, 0, entries, 0, entry_size);
-  return rc == 0 ? 1 : -rc;
+  const uint32_t n = gid_count(context_of(context)->device->info);
+  if (max_entries < n) return -EINVAL;
+  for (uint32_t i = 0; i < n; ++i) {
+    auto* e = reinterpret_cast<ibv_gid_entry*>(reinterpret_cast<char*>(entries) + i * entry_size);
+    if (const int rc = _ibv_query_gid_ex(context, 1, i, e, 0, entry_size); rc != 0) return -rc;
+  }
+  return n;
 }
 
 // IBVERBS_PRIVATE: 0 = IB/RoCEv1, 1 = RoCEv2 (enum ibv_gid_type_sysfs).
 int ibv_query_gid_type(ibv_context* context, uint8_t port, unsigned int index, int* type) {
-  if (port != 1 || index != 0) return fail(EINVAL, -1);
-  *type = context_of(context)->device->info.link_layer == proto::kLinkLayerIb ? 0 : 1;
+  const proto::DeviceInfo& info = context_of(context)->device->info;
+  if (port != 1 || index >= gid_count(info)) return fail(EINVAL, -1);
+  *type = gid_entry(info, index).type == IBV_GID_TYPE_ROCE_V2 ? 1 : 0;
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "verbs_shim/shim.hpp"
 
@@ -29,6 +30,7 @@ std::unordered_map<uint32_t, Cq*> g_cqs_by_cookie;
 uint32_t g_next_cookie = 1;
 std::unordered_map<uint64_t, Qp*> g_qps;    // (context id, QPN)
 std::unordered_map<uint64_t, Srq*> g_srqs;  // (context id, SRQ number)
+std::unordered_map<uint32_t, Context*> g_contexts;
 uint64_t key(Context* c, uint32_t n) { return (uint64_t{c->id} << 32) | n; }
 
 }  // namespace
@@ -87,6 +89,7 @@ bool ensure_session() {
   }
   s.fd = fd;
   s.connected = true;
+  watch_daemon(fd);
   return true;
 }
 
@@ -95,6 +98,7 @@ int call(proto::Op op, const void* req, size_t req_len, void* rep, size_t rep_le
   Session& s = session();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.connected) return errno = ENODEV;
+  if (device_lost()) return errno = EIO;
   proto::MsgHeader h;
   h.op = static_cast<uint16_t>(op);
   int rc = proto::send_message(s.fd, h, req, req_len, std::span<const int>(fds, nfds));
@@ -152,6 +156,30 @@ T* find(std::unordered_map<uint64_t, T*>& table, Context* c, uint32_t n) {
   return it == table.end() ? nullptr : it->second;
 }
 }  // namespace
+
+void register_context(Context* c) {
+  std::lock_guard<std::mutex> lock(g_tables_mutex);
+  g_contexts[c->id] = c;
+}
+void unregister_context(Context* c) {
+  std::lock_guard<std::mutex> lock(g_tables_mutex);
+  g_contexts.erase(c->id);
+}
+// The objects are collected under the tables' lock and visited without it:
+// a visit takes the objects' own locks, which a poller holds while it looks
+// up the tables.
+template <class T, class Map>
+void visit(Map& table, void (*f)(T&)) {
+  std::vector<T*> all;
+  {
+    std::lock_guard<std::mutex> lock(g_tables_mutex);
+    for (auto& [key, v] : table) all.push_back(v);
+  }
+  for (T* v : all) f(*v);
+}
+void for_each_context(void (*f)(Context&)) { visit(g_contexts, f); }
+void for_each_qp(void (*f)(Qp&)) { visit(g_qps, f); }
+void for_each_cq(void (*f)(Cq&)) { visit(g_cqs_by_cookie, f); }
 
 void register_qp(Qp* qp) { add(g_qps, qp->ctx, qp->qp.qp_num, qp); }
 void unregister_qp(Qp* qp) { remove(g_qps, qp->ctx, qp->qp.qp_num); }

@@ -56,6 +56,7 @@ struct Context {
   std::byte* segment = nullptr;
   int memfd = -1;
   int wake_fd = -1;
+  int async_write_fd = -1;  // the shim's own end of the async event pipe (device_loss.cpp)
   Device* device = nullptr;
   // The process may run on fewer than three CPUs: two spinning programs and
   // the daemon cannot each have one, so an empty poll yields now and then.
@@ -154,6 +155,9 @@ struct Qp {
   // Receive completions polled (poll_cq counts them): the RQ is full when
   // max_recv_wr WQEs are posted and not completed.
   std::atomic<uint64_t> rq_completed{0};
+  // Send WQEs completed (CQEs polled): the index after the last one
+  // (send_completed); written by the poller of the send CQ.
+  std::atomic<uint64_t> sq_done{0};
   proto::DoorbellRecord* db = nullptr;
   ibv_qp_cap cap{};
   bool sq_sig_all = false;
@@ -178,6 +182,20 @@ Cq* cq_by_number(Context* ctx, uint32_t cqn);
 Srq* srq_by_number(Context* ctx, uint32_t srqn);
 void register_srq(Srq* srq);
 void unregister_srq(Srq* srq);
+
+void register_context(Context* c);
+void unregister_context(Context* c);
+// Visits each registered object (device_loss.cpp).
+void for_each_context(void (*f)(Context&));
+void for_each_qp(void (*f)(Qp&));
+void for_each_cq(void (*f)(Cq&));
+
+// The daemon went away (device_loss.cpp): watch_daemon(fd) starts the thread
+// that notices; device_lost() says whether it has. send_completed: the index
+// after the send WQE that CQE `c` of QP `q` completes, from `done`.
+void watch_daemon(int fd);
+bool device_lost();
+uint64_t send_completed(const Qp& q, uint64_t done, const nic::Cqe& c);
 
 // The data path (datapath.cpp).
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
