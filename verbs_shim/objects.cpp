@@ -183,8 +183,14 @@ ibv_cq_ex* create_cq_ex(ibv_context* context, ibv_cq_init_attr_ex* attr) {
 }
 
 ibv_qp* create_qp_ex(ibv_context* context, ibv_qp_init_attr_ex* attr) {
-  constexpr uint32_t kSupported = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+  // Creation flags and a TSO header size are taken when they ask for nothing
+  // (pyverbs' random attributes set the mask with 0 for a device not mlx5).
+  constexpr uint32_t kSupported = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+                                  IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_MAX_TSO_HEADER;
   if ((attr->comp_mask & ~kSupported) != 0 || !(attr->comp_mask & IBV_QP_INIT_ATTR_PD))
+    return fail(EOPNOTSUPP, nullptr);
+  if (((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags != 0) ||
+      ((attr->comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER) && attr->max_tso_header != 0))
     return fail(EOPNOTSUPP, nullptr);
   // Memory windows, local invalidation, TSO and ATOMIC WRITE are not modelled.
   constexpr uint64_t kUnsupportedOps =
