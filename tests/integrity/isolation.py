@@ -3,7 +3,8 @@
 
 usage: isolation.py RNICSIM WORKDIR
 
-  - the socket's directory is made private (0700) even when it existed open;
+  - the socket's missing directory is created private (0700) (an existing one
+    is left as it is: tests/shim/serve_socket_dir.sh);
   - a connection from another uid is refused (SO_PEERCRED) and the daemon keeps
     serving its own user;
   - destroying a CQ a QP uses or a PD an MR uses is EBUSY;
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import time
 
-MAGIC, VERSION = 0x524E4943, 3
+MAGIC, VERSION = 0x524E4943, 4  # verbs_shim/protocol.hpp
 HDR = struct.Struct("<IHHIi")  # magic, version, op, length, status
 (HELLO, OPEN_CONTEXT, CLOSE_CONTEXT, ALLOC_PD, DEALLOC_PD, REG_MR, DEREG_MR, CREATE_CQ, DESTROY_CQ, CREATE_QP,
  MODIFY_QP, QUERY_QP, DESTROY_QP, CREATE_SRQ, MODIFY_SRQ, DESTROY_SRQ, CREATE_AH, REREG_MR, SETTLE_CQ) = range(1, 20)
@@ -161,9 +162,7 @@ def main():
     rnicsim, work = sys.argv[1:3]
     os.makedirs(work, exist_ok=True)
     sockdir = os.path.join(work, "sock")
-    subprocess.run(["rm", "-rf", sockdir])
-    os.mkdir(sockdir)
-    os.chmod(sockdir, 0o777)  # open before the daemon starts: it must close it
+    subprocess.run(["rm", "-rf", sockdir])  # missing: the daemon creates it
     path = os.path.join(sockdir, "daemon.sock")
     log = os.path.join(work, "daemon.log")
     daemon = subprocess.Popen([rnicsim, "serve", "--socket", path], stdout=open(log, "w"), stderr=subprocess.STDOUT)
