@@ -3,7 +3,6 @@
 // creates and destroys queues forever never runs out.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -26,7 +25,6 @@ public:
   template <class Drop>
   void reclaim(uint64_t writes_done, Drop drop);
   uint64_t free_bytes() const;
-  size_t held() const { return held_.size(); }
 
 private:
   void give_back(uint64_t offset, uint64_t bytes);

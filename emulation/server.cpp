@@ -50,12 +50,6 @@ constexpr std::chrono::milliseconds kLookEvery{1};
 constexpr std::chrono::microseconds kIdleLookEvery{50};
 constexpr uint32_t kIbvQptRc = 2, kIbvQptUc = 3, kIbvQptUd = 4;
 
-// The link-local GID of a RoCE port (fe80::/64 and the MAC's EUI-64): the
-// shim's GID table lists it first (verbs_shim/device.cpp).
-packet::Ipv6Addr link_local_gid(const packet::MacAddr& m) {
-  return {0xfe, 0x80, 0, 0, 0, 0, 0, 0, static_cast<uint8_t>(m[0] ^ 2), m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]};
-}
-
 // ibv_mtu (1..5) <-> bytes.
 uint32_t mtu_bytes(uint32_t ibv_mtu) { return ibv_mtu >= 1 && ibv_mtu <= 5 ? 128u << ibv_mtu : 0; }
 
@@ -321,11 +315,10 @@ void prepare_socket_dir(const std::string& dir) {
   }
   struct stat st{};
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw std::runtime_error(dir + " is not a directory");
-  const bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
-  const bool sticky_and_ours = (st.st_mode & S_ISVTX) != 0 && (st.st_uid == getuid() || st.st_uid == 0);
   if (st.st_uid != getuid() && st.st_uid != 0)
     throw std::runtime_error(dir + " belongs to another user: choose another --socket");
-  if (others_write && !sticky_and_ours)
+  // Owned by this user or root from here on: sticky is what protects the socket.
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
     throw std::runtime_error(dir + " can be written by other users and is not sticky: choose another --socket");
 }
 
@@ -604,7 +597,7 @@ int Server::to_address_vector(const Context& c, const proto::AhWire& ah, nic::Ad
   // resolution of the GID's address gives, here the scenario host that has it.
   if (!ah.is_global) return EINVAL;
   for (const auto& other : world_.hosts())
-    if (other->address.ip == av.ip || link_local_gid(other->address.mac) == av.ip) {
+    if (other->address.ip == av.ip || proto::link_local_gid(other->address.mac) == av.ip) {
       av.ip = other->address.ip;  // the wire carries the host's own address
       av.mac = other->address.mac;
       return 0;
@@ -961,11 +954,16 @@ void Server::release_context(Context& c) {
   for (const auto& [qpn, qp] : h.qps)
     if (qp.ctx == c.id) qps.push_back(qpn);
   for (uint32_t qpn : qps) destroy_qp(h, qpn);
-  std::erase_if(h.srqs, [&](const auto& e) { return e.second.ctx == c.id && n.destroy_srq(e.first); });
+  std::erase_if(h.srqs, [&](const auto& e) {
+    if (e.second.ctx != c.id) return false;
+    n.destroy_srq(e.first);
+    return true;
+  });
   std::erase_if(h.cqs, [&](const auto& e) {
     if (e.second.ctx != c.id) return false;
     if (e.second.channel_fd >= 0) close(e.second.channel_fd);
-    return n.destroy_cq(e.first);
+    n.destroy_cq(e.first);
+    return true;
   });
   for (auto it = h.mrs.begin(); it != h.mrs.end();) {
     if (it->second.ctx != c.id) {
@@ -978,7 +976,11 @@ void Server::release_context(Context& c) {
     it = h.mrs.erase(it);
   }
   std::erase_if(h.pds, [&](const auto& e) { return e.second == c.id; });
-  std::erase_if(h.ahs, [&](const auto& e) { return e.second == c.id && n.destroy_ah(e.first); });
+  std::erase_if(h.ahs, [&](const auto& e) {
+    if (e.second != c.id) return false;
+    n.destroy_ah(e.first);
+    return true;
+  });
   h.memory.remove_segment(c.address());
   munmap(c.base, proto::kSegmentBytes);
   c.base = nullptr;

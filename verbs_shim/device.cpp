@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -88,11 +89,10 @@ GidEntry gid_entry(const proto::DeviceInfo& info, uint32_t index) {
     std::memcpy(e.gid.raw, info.gid, 16);
     return e;
   }
-  e.gid.raw[0] = 0xfe;
-  e.gid.raw[1] = 0x80;
-  const uint8_t* m = info.mac;
-  const uint8_t eui[8] = {static_cast<uint8_t>(m[0] ^ 2), m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]};
-  std::memcpy(e.gid.raw + 8, eui, 8);
+  std::array<uint8_t, 6> mac;
+  std::memcpy(mac.data(), info.mac, mac.size());
+  const std::array<uint8_t, 16> gid = proto::link_local_gid(mac);
+  std::memcpy(e.gid.raw, gid.data(), gid.size());
   return e;
 }
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -67,6 +68,13 @@ struct MsgHeader {
 // ibv_port_attr.link_layer values.
 inline constexpr uint8_t kLinkLayerIb = 1;
 inline constexpr uint8_t kLinkLayerEthernet = 2;
+
+// The link-local GID of a RoCE port with MAC `m` (fe80::/64 and the MAC's
+// EUI-64): the first entries of the shim's GID table, and a GID the daemon
+// resolves to the host with that MAC.
+inline std::array<uint8_t, 16> link_local_gid(const std::array<uint8_t, 6>& m) {
+  return {0xfe, 0x80, 0, 0, 0, 0, 0, 0, static_cast<uint8_t>(m[0] ^ 2), m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]};
+}
 
 struct HelloReq {
   int32_t pid = 0;
