@@ -174,8 +174,9 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
 namespace {
 // Writes a list of receive WQEs into a ring and publishes the producer index.
 // `completed` (if given) and `capacity` say when the queue is full.
-// `queue` names it in the trace (QPN or SRQ number).
-int post_receives(Context& ctx, uint32_t queue, nic::RecvWqe* ring, uint32_t entries, uint64_t& producer,
+// `kind` ("qp" or "srq") and `queue` (its number) name it in the trace, with
+// the key a send's trace line uses for its QP.
+int post_receives(Context& ctx, const char* kind, uint32_t queue, nic::RecvWqe* ring, uint32_t entries, uint64_t& producer,
                   std::atomic<uint64_t>& doorbell, bool allowed, const std::atomic<uint64_t>* completed,
                   uint64_t capacity, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   int rc = 0;
@@ -195,7 +196,7 @@ int post_receives(Context& ctx, uint32_t queue, nic::RecvWqe* ring, uint32_t ent
     fill_recv_wqe(*wr, ring[producer % entries]);
     ++producer;
     if (tracing())
-      trace_event("\"wr\":\"recv\",\"queue\":%u,\"wr_id\":%llu,\"bytes\":%u", queue,
+      trace_event("\"wr\":\"recv\",\"%s\":%u,\"wr_id\":%llu,\"bytes\":%u", kind, queue,
                   static_cast<unsigned long long>(wr->wr_id), total_bytes(wr->sg_list, wr->num_sge));
   }
   if (rc != 0 && bad != nullptr) *bad = wr;
@@ -208,7 +209,7 @@ int post_receives(Context& ctx, uint32_t queue, nic::RecvWqe* ring, uint32_t ent
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   auto* q = reinterpret_cast<Qp*>(qp);
   std::lock_guard<std::mutex> lock(q->rq_mutex);
-  return post_receives(*q->ctx, qp->qp_num, q->rq, q->rq_entries, q->rq_producer, q->db->rq_producer,
+  return post_receives(*q->ctx, "qp", qp->qp_num, q->rq, q->rq_entries, q->rq_producer, q->db->rq_producer,
                        qp->srq == nullptr && qp->state != IBV_QPS_RESET, &q->rq_completed,
                        std::max<uint64_t>(q->cap.max_recv_wr, 1), wr, bad);
 }
@@ -216,7 +217,7 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   auto* s = reinterpret_cast<Srq*>(srq);
   std::lock_guard<std::mutex> lock(s->mutex);
-  return post_receives(*s->ctx, srq->handle, s->ring, s->entries, s->producer, s->db->sq_producer, true, nullptr, 0, wr, bad);
+  return post_receives(*s->ctx, "srq", srq->handle, s->ring, s->entries, s->producer, s->db->sq_producer, true, nullptr, 0, wr, bad);
 }
 
 // Tells the NIC which slots the program is done with: it never overwrites an

@@ -1,8 +1,10 @@
 // RNICSIM_TRACE=FILE: a JSON-lines trace, one object per line, appended to FILE:
 //   {"t_ns":..., "pid":..., "tid":..., "call":"ibv_create_qp"}   every exported verb
 //                                                                (before it runs)
+//   {..., "return":"ibv_create_qp", "value":"0x5581...", "errno":0}  and when it
+//                         returns: an int, a pointer, a 64-bit value, or none (void)
 //   {..., "wr":"send", "qp":17, "wr_id":1, "opcode":2, "flags":2, "bytes":4096}
-//   {..., "wr":"recv", "qp":17, "wr_id":2, "bytes":4096}         work requests
+//   {..., "wr":"recv", "qp":17, "wr_id":2, "bytes":4096}         work requests (SRQ: "srq")
 //   {..., "wc":"cq", "cq":1, "qp":17, "wr_id":1, "status":0, "opcode":0, "byte_len":4096}
 // t_ns is CLOCK_MONOTONIC. Calls are traced in every mode (the generated entry
 // points call rnicsim_trace_call); work requests and completions in simulation
@@ -14,6 +16,7 @@
 
 #include <cerrno>
 #include <cstdarg>
+#include <cstdint>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +24,7 @@
 extern "C" {
 __attribute__((visibility("hidden"))) unsigned char rnicsim_tracing = 0;
 extern const char* const rnicsim_export_names[];
+extern const char rnicsim_export_returns[];  // per export: v, i, p or l (verbs_shim/CMakeLists.txt)
 extern const size_t rnicsim_export_count;
 }
 
@@ -67,6 +71,47 @@ void trace_event(const char* fmt, ...) {
 
 }  // namespace rnicsim::shim
 
-extern "C" __attribute__((visibility("hidden"))) void rnicsim_trace_call(unsigned index) {
+namespace {
+// The calls under way on this thread, innermost last: which export, and where
+// it returns to (the trampoline calls it in place of its caller's return).
+struct Pending {
+  unsigned index;
+  void* return_to;
+};
+constexpr int kMaxDepth = 64;
+thread_local Pending t_pending[kMaxDepth];
+thread_local int t_depth = 0;
+}  // namespace
+
+extern "C" __attribute__((visibility("hidden"))) void rnicsim_trace_call(unsigned index, void* return_to) {
+  if (t_depth == kMaxDepth) {
+    std::fprintf(stderr, "rnicsim: verbs calls nested %d deep while tracing\n", kMaxDepth);
+    std::abort();
+  }
+  t_pending[t_depth++] = Pending{index, return_to};
   if (index < rnicsim_export_count) rnicsim::shim::trace_event("\"call\":\"%s\"", rnicsim_export_names[index]);
+}
+
+// Writes the return of the innermost call and gives the address it returns to.
+extern "C" __attribute__((visibility("hidden"))) void* rnicsim_trace_return(uint64_t value) {
+  const int err = errno;
+  const Pending p = t_pending[--t_depth];
+  if (p.index < rnicsim_export_count) {
+    const char* name = rnicsim_export_names[p.index];
+    switch (rnicsim_export_returns[p.index]) {
+      case 'v': rnicsim::shim::trace_event("\"return\":\"%s\",\"errno\":%d", name, err); break;
+      case 'i':
+        rnicsim::shim::trace_event("\"return\":\"%s\",\"value\":%d,\"errno\":%d", name, static_cast<int32_t>(value), err);
+        break;
+      case 'p':
+        rnicsim::shim::trace_event("\"return\":\"%s\",\"value\":\"0x%llx\",\"errno\":%d", name,
+                                   static_cast<unsigned long long>(value), err);
+        break;
+      default:
+        rnicsim::shim::trace_event("\"return\":\"%s\",\"value\":%lld,\"errno\":%d", name,
+                                   static_cast<long long>(value), err);
+    }
+  }
+  errno = err;
+  return p.return_to;
 }
