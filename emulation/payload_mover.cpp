@@ -126,7 +126,11 @@ uint64_t PayloadMover::make(uint64_t head, uint64_t tail) {
   iovec remote{reinterpret_cast<void*>(first.remote), bytes};
   const bool ok = process_vm_writev(first.pid, local.data(), n, &remote, 1, 0) == static_cast<ssize_t>(bytes);
   calls_.fetch_add(1, std::memory_order_relaxed);
-  if (!ok) failed_calls_.fetch_add(1, std::memory_order_relaxed);
+  if (!ok) {
+    std::lock_guard<std::mutex> lock(failures_mutex_);
+    failures_.push_back(Failure{first.pid, first.remote, bytes});
+    failed_calls_.fetch_add(1, std::memory_order_relaxed);
+  }
   return head;
 }
 

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <thread>
 #include <utility>
+#include <mutex>
 #include <vector>
 
 #include "fabric/frame.hpp"
@@ -45,9 +46,8 @@ namespace rnicsim::emulation {
 class PayloadMover {
 public:
   // `length` bytes from `src` to `dst` in the daemon, or, with a `pid`, to
-  // `remote` in that process (process_vm_writev; a failure, the process
-  // gone, is counted and otherwise dropped, as ProcessHostMemory's own late
-  // writes are).
+  // `remote` in that process (process_vm_writev; a failure, the process gone
+  // or its memory unmapped, is counted and kept for take_failures).
   struct Move {
     std::byte* dst = nullptr;
     const std::byte* src = nullptr;
@@ -107,6 +107,10 @@ public:
   uint64_t system_calls() const { return calls_.load(std::memory_order_relaxed); }
   uint64_t failed_calls() const { return failed_calls_.load(std::memory_order_relaxed); }
   uint64_t wake_ups() const { return wake_ups_; }
+  // The writes into process `pid` that failed since the last call, as
+  // f(remote address, bytes), each once.
+  template <class F>
+  void take_failures(pid_t pid, F f);
 
 private:
   void run();
@@ -138,6 +142,12 @@ private:
   // Moves made, written by the mover once per batch; its system calls.
   alignas(64) std::atomic<uint64_t> done_{0};
   std::atomic<uint64_t> calls_{0}, failed_calls_{0};
+  struct Failure {
+    pid_t pid;
+    uint64_t remote, bytes;
+  };
+  std::mutex failures_mutex_;
+  std::vector<Failure> failures_;  // rare: taken by the simulation thread
   // Written now and then.
   alignas(64) std::atomic<uint32_t> awake_{1};
   std::atomic<bool> stop_{false};
@@ -146,5 +156,20 @@ private:
   alignas(64) std::atomic<int> sim_cpu_{-1};
   alignas(64) std::thread thread_;
 };
+
+template <class F>
+void PayloadMover::take_failures(pid_t pid, F f) {
+  if (failed_calls_.load(std::memory_order_relaxed) == 0) return;
+  std::vector<Failure> mine;
+  {
+    std::lock_guard<std::mutex> lock(failures_mutex_);
+    std::erase_if(failures_, [&](const Failure& x) {
+      if (x.pid != pid) return false;
+      mine.push_back(x);
+      return true;
+    });
+  }
+  for (const Failure& x : mine) f(x.remote, x.bytes);
+}
 
 }  // namespace rnicsim::emulation

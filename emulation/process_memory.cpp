@@ -248,12 +248,21 @@ bool ProcessHostMemory::flush_writes() const {
   iovec remote{reinterpret_cast<void*>(pending_addr_), pending_.size()};
   ++calls_;
   const bool ok = process_vm_writev(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(pending_.size());
-  if (!ok) ++failed_calls_;
+  const uint64_t bytes = pending_.size();
   pending_.clear();
+  if (!ok) {
+    ++failed_calls_;
+    // The writes were accepted earlier: whoever made them hears of it now.
+    if (fault_listener_ != nullptr) fault_listener_->write_failed(pending_addr_, bytes);
+  }
   return ok;
 }
 
-void ProcessHostMemory::flush() { flush_writes(); }
+void ProcessHostMemory::flush() {
+  flush_writes();
+  if (mover_ != nullptr && pid_ != 0 && fault_listener_ != nullptr)
+    mover_->take_failures(pid_, [&](uint64_t addr, uint64_t bytes) { fault_listener_->write_failed(addr, bytes); });
+}
 
 bool ProcessHostMemory::read(uint64_t addr, std::span<std::byte> dst) const { return read_from(addr, dst, true); }
 

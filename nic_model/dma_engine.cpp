@@ -18,13 +18,28 @@ DmaEngine::DmaEngine(sim::Simulator& sim, PcieLink& pcie, HostMemory& memory)
       pcie_(pcie),
       memory_(memory),
       read_event_([this] { on_read_done(); }, "dma.read_done"),
-      write_event_([this] { on_write_done(); }, "dma.write_done") {}
+      write_event_([this] { on_write_done(); }, "dma.write_done") {
+  memory_.set_fault_listener(this);
+}
 
-void DmaEngine::read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag, ReadMode mode) {
+DmaEngine::~DmaEngine() { memory_.set_fault_listener(nullptr); }
+
+void DmaEngine::write_failed(uint64_t addr, uint64_t length) {
+  // The newest write for a QP that the failed range covers.
+  uint32_t qpn = 0;
+  for (size_t i = 1; i <= kMadeKept && qpn == 0; ++i) {
+    const Made& m = made_[(made_next_ + kMadeKept - i) % kMadeKept];
+    if (m.qpn != 0 && m.addr < addr + length && addr < m.addr + m.length) qpn = m.qpn;
+  }
+  if (fault_listener_ != nullptr) fault_listener_->dma_fault(qpn, addr, length, true);
+}
+
+void DmaEngine::read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag, ReadMode mode,
+                     uint32_t qpn) {
   static std::byte nothing;  // a zero-length read still needs a non-null target (null marks size-only)
   // Nothing to lend without bytes or without a client to take them.
   if (mode == ReadMode::Lend && (dst.empty() || client == nullptr)) mode = ReadMode::Copy;
-  issue_read(addr, dst.empty() ? &nothing : dst.data(), dst.size(), client, tag, mode);
+  issue_read(addr, dst.empty() ? &nothing : dst.data(), dst.size(), client, tag, mode, qpn);
 }
 
 void DmaEngine::read_elided(uint64_t addr, size_t length, DmaClient* client, uint64_t tag) {
@@ -32,7 +47,7 @@ void DmaEngine::read_elided(uint64_t addr, size_t length, DmaClient* client, uin
 }
 
 void DmaEngine::issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag,
-                           ReadMode mode) {
+                           ReadMode mode, uint32_t qpn) {
   Read& r = read_q_.emplace_back();
   r.done = pcie_.read(sim_.now(), length);
   r.addr = addr;
@@ -41,12 +56,13 @@ void DmaEngine::issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClie
   r.mode = mode;
   r.client = client;
   r.tag = tag;
+  r.qpn = qpn;
   ++reads_;
   if (!read_event_.scheduled()) sim_.scheduler().schedule(read_event_, read_q_.front().done);
 }
 
 void DmaEngine::issue_write(sim::Time done, uint64_t addr, const std::byte* src, size_t length,
-                            fabric::Frame&& holder, DmaClient* client, uint64_t tag) {
+                            fabric::Frame&& holder, DmaClient* client, uint64_t tag, uint32_t qpn) {
   Write& w = write_q_.emplace_back();
   w.done = done;
   w.addr = addr;
@@ -54,29 +70,32 @@ void DmaEngine::issue_write(sim::Time done, uint64_t addr, const std::byte* src,
   w.length = length;
   w.client = client;
   w.tag = tag;
+  w.qpn = qpn;
   if (holder) w.holder = std::move(holder);
   ++writes_;
   if (!write_event_.scheduled()) sim_.scheduler().schedule(write_event_, write_q_.front().done);
 }
 
 void DmaEngine::write(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder, DmaClient* client,
-                      uint64_t tag) {
+                      uint64_t tag, uint32_t qpn) {
   // A zero-length write still needs a non-null source (null marks a small write).
   static constexpr std::byte kNothing{};
   issue_write(pcie_.write(sim_.now(), src.size()), addr, src.empty() ? &kNothing : src.data(), src.size(),
-              std::move(holder), client, tag);
+              std::move(holder), client, tag, qpn);
 }
 
-void DmaEngine::write_small(uint64_t addr, std::span<const std::byte> src, DmaClient* client, uint64_t tag) {
+void DmaEngine::write_small(uint64_t addr, std::span<const std::byte> src, DmaClient* client, uint64_t tag,
+                            uint32_t qpn) {
   if (src.size() > 64) throw std::length_error("write_small takes at most 64 bytes");
   std::memcpy(small_.emplace_back().data(), src.data(), src.size());
-  issue_write(pcie_.write(sim_.now(), src.size()), addr, nullptr, src.size(), fabric::Frame(), client, tag);
+  issue_write(pcie_.write(sim_.now(), src.size()), addr, nullptr, src.size(), fabric::Frame(), client, tag, qpn);
 }
 
-void DmaEngine::scatter(std::span<const DmaPiece> pieces, std::span<const std::byte> src, fabric::Frame&& holder) {
+void DmaEngine::scatter(std::span<const DmaPiece> pieces, std::span<const std::byte> src, fabric::Frame&& holder,
+                        uint32_t qpn) {
   const bool held = static_cast<bool>(holder);
   if (held && holder.elided() > 0) {  // the payload bytes were never there
-    scatter_elided(pieces);
+    scatter_elided(pieces, qpn);
     return;
   }
   // Only the last piece's write holds the frame and can find a borrowed
@@ -85,9 +104,9 @@ void DmaEngine::scatter(std::span<const DmaPiece> pieces, std::span<const std::b
   for (size_t i = 0; i < pieces.size(); ++i) {
     const auto part = src.subspan(pieces[i].offset, pieces[i].length);
     if (!held)
-      write_small(pieces[i].host_addr, part, nullptr, 0);
+      write_small(pieces[i].host_addr, part, nullptr, 0, qpn);
     else
-      write(pieces[i].host_addr, part, i + 1 == pieces.size() ? std::move(holder) : fabric::Frame(), nullptr, 0);
+      write(pieces[i].host_addr, part, i + 1 == pieces.size() ? std::move(holder) : fabric::Frame(), nullptr, 0, qpn);
   }
 }
 
@@ -95,9 +114,9 @@ void DmaEngine::write_event_entry(DmaClient* client, uint64_t tag) {
   issue_write(pcie_.write(sim_.now(), kEventEntryBytes), 0, kEventEntry, kEventEntryBytes, fabric::Frame(), client, tag);
 }
 
-void DmaEngine::scatter_elided(std::span<const DmaPiece> pieces) {
+void DmaEngine::scatter_elided(std::span<const DmaPiece> pieces, uint32_t qpn) {
   for (const DmaPiece& p : pieces)
-    issue_write(pcie_.write(sim_.now(), p.length), p.host_addr, kElided, p.length, fabric::Frame(), nullptr, 0);
+    issue_write(pcie_.write(sim_.now(), p.length), p.host_addr, kElided, p.length, fabric::Frame(), nullptr, 0, qpn);
 }
 
 void DmaEngine::on_read_done() {
@@ -109,6 +128,7 @@ void DmaEngine::on_read_done() {
                   : r.mode == ReadMode::Now  ? memory_.read_now(r.addr, dst)
                   : r.mode == ReadMode::Lend ? lend(r) || memory_.read(r.addr, dst)
                                              : memory_.read(r.addr, dst);
+  if (!ok && fault_listener_ != nullptr) fault_listener_->dma_fault(r.qpn, r.addr, r.length, false);
   if (r.client != nullptr) r.client->dma_done(r.tag, ok);
 }
 
@@ -127,6 +147,11 @@ void DmaEngine::on_write_done() {
                   : w.src == kElided  ? memory_.write_elided(w.addr, w.length)
                                       : memory_.write(w.addr, std::span<const std::byte>(small ? small_.front().data() : w.src, w.length));
   if (small) small_.pop();
+  if (w.qpn != 0) {
+    made_[made_next_] = Made{w.addr, w.length, w.qpn};
+    made_next_ = (made_next_ + 1) % kMadeKept;
+    if (!ok && fault_listener_ != nullptr) fault_listener_->dma_fault(w.qpn, w.addr, w.length, true);
+  }
   DmaClient* const client = w.client;
   const uint64_t tag = w.tag;
   write_q_.pop();  // releases the frame that held the data

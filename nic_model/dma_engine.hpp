@@ -48,26 +48,43 @@ public:
   virtual bool take_loan(uint64_t /*tag*/, std::byte* /*dst*/, size_t /*length*/, const Loan& /*loan*/) { return false; }
 };
 
-class DmaEngine {
+// Told of a host memory access that failed: the QP whose write it was (0:
+// none known, or a read: its client hears of it through dma_done), where,
+// how long, and which way.
+class DmaFaultListener {
+public:
+  virtual ~DmaFaultListener() = default;
+  virtual void dma_fault(uint32_t qpn, uint64_t addr, uint64_t length, bool write) = 0;
+};
+
+class DmaEngine : MemoryFaultListener {
 public:
   DmaEngine(sim::Simulator& sim, PcieLink& pcie, HostMemory& memory);
+  ~DmaEngine() override;
   DmaEngine(const DmaEngine&) = delete;
   DmaEngine& operator=(const DmaEngine&) = delete;
+  void set_fault_listener(DmaFaultListener* l) { fault_listener_ = l; }
 
   // Reads host memory into `dst`, which must stay valid until dma_done.
+  // `qpn`: the QP whose data it reads, if any (named when the read fails).
   void read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag,
-            ReadMode mode = ReadMode::Copy);
+            ReadMode mode = ReadMode::Copy, uint32_t qpn = 0);
   // Writes `src` to host memory; `src` lives in `holder` (a received frame), which
   // the engine keeps until the write is done.
-  void write(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder, DmaClient* client, uint64_t tag);
-  // Writes up to 64 bytes copied at issue (CQEs, small responses).
-  void write_small(uint64_t addr, std::span<const std::byte> src, DmaClient* client, uint64_t tag);
+  void write(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder, DmaClient* client, uint64_t tag,
+             uint32_t qpn = 0);
+  // Writes up to 64 bytes copied at issue (CQEs, small responses); `qpn`: the
+  // QP whose data it is, if any (told of a fault).
+  void write_small(uint64_t addr, std::span<const std::byte> src, DmaClient* client, uint64_t tag,
+                   uint32_t qpn = 0);
   // Writes `src` to host memory in pieces (each piece's offset is into `src`), with
   // no completion callback. If `holder` owns src's bytes, the last write keeps it
   // until all have read them; without a holder, each piece (at most 64 bytes) is
   // copied at issue. A size-only holder (fabric::Frame::elided) has no payload
   // bytes: the pieces are written size-only (timing and address checks, no bytes).
-  void scatter(std::span<const DmaPiece> pieces, std::span<const std::byte> src, fabric::Frame&& holder);
+  // `qpn`: the QP whose data it is (a write that fails is its fault).
+  void scatter(std::span<const DmaPiece> pieces, std::span<const std::byte> src, fabric::Frame&& holder,
+               uint32_t qpn);
   // An event queue entry (64 bytes): it lands after every write issued before it
   // (PCIe keeps posted writes in order), so whoever is told of the event finds
   // those writes done. The event queue itself is not kept in host memory.
@@ -93,6 +110,7 @@ private:
     ReadMode mode = ReadMode::Copy;
     DmaClient* client = nullptr;
     uint64_t tag = 0;
+    uint32_t qpn = 0;
   };
   struct Write {
     sim::Time done;
@@ -101,19 +119,27 @@ private:
     size_t length = 0;
     DmaClient* client = nullptr;
     uint64_t tag = 0;
+    uint32_t qpn = 0;
     fabric::Frame holder;
   };
+  // The last writes made for QPs, to tell whose a write that failed later was.
+  struct Made {
+    uint64_t addr = 0, length = 0;
+    uint32_t qpn = 0;
+  };
+  static constexpr size_t kMadeKept = 256;  // more than a payload mover has in flight
+  void write_failed(uint64_t addr, uint64_t length) override;
   using Small = std::array<std::byte, 64>;
   void on_read_done();
   void on_write_done();
   // Offers a ReadMode::Lend read's bytes to its client as a loan; true if taken.
   bool lend(const Read& r);
   // Size-only writes of the pieces, as read_elided reads.
-  void scatter_elided(std::span<const DmaPiece> pieces);
+  void scatter_elided(std::span<const DmaPiece> pieces, uint32_t qpn);
   void issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag,
-                  ReadMode mode = ReadMode::Copy);
+                  ReadMode mode = ReadMode::Copy, uint32_t qpn = 0);
   void issue_write(sim::Time done, uint64_t addr, const std::byte* src, size_t length, fabric::Frame&& holder,
-                   DmaClient* client, uint64_t tag);
+                   DmaClient* client, uint64_t tag, uint32_t qpn = 0);
 
   sim::Simulator& sim_;
   PcieLink& pcie_;
@@ -123,6 +149,9 @@ private:
   sim::RingQueue<Small> small_;  // data of the small writes in write_q_, in order
   sim::Event read_event_, write_event_;
   uint64_t reads_ = 0, writes_ = 0;
+  DmaFaultListener* fault_listener_ = nullptr;
+  std::array<Made, kMadeKept> made_{};
+  size_t made_next_ = 0;
 };
 
 }  // namespace rnicsim::nic

@@ -28,9 +28,18 @@ struct Loan {
   fabric::BorrowList* lender = nullptr;
 };
 
+// Told of a write a memory accepted and could not make later (a memory that
+// makes writes in batches finds out only then).
+class MemoryFaultListener {
+public:
+  virtual ~MemoryFaultListener() = default;
+  virtual void write_failed(uint64_t addr, uint64_t length) = 0;
+};
+
 class HostMemory {
 public:
   virtual ~HostMemory() = default;
+  void set_fault_listener(MemoryFaultListener* l) { fault_listener_ = l; }
   // Both return false, touching nothing, if any byte is outside the host's memory.
   virtual bool read(uint64_t addr, std::span<std::byte> dst) const = 0;
   virtual bool write(uint64_t addr, std::span<const std::byte> src) = 0;
@@ -66,6 +75,9 @@ public:
   // somebody looks at them (SimulatedHostMemory::set_deferring); by default
   // they are written at once. Returns what write() returns.
   virtual bool write_frame(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder);
+
+protected:
+  MemoryFaultListener* fault_listener_ = nullptr;
 };
 
 // Simulated host memory: regions allocated on demand at increasing addresses.

@@ -23,9 +23,23 @@ Nic::Nic(sim::Simulator& sim, fabric::FramePool& pool, HostMemory& memory, NicCo
       qpc_cache_(config_.params.qpc_cache_entries),
       loopback_event_([this] { deliver_loopback(); }, "nic.loopback") {
   translation_.set_cache(config_.params.mtt_cache_entries, config_.params.mtt_page_bytes);
+  dma_.set_fault_listener(this);
 }
 
 Nic::~Nic() = default;
+
+void Nic::dma_fault(uint32_t qpn, uint64_t addr, uint64_t length, bool write) {
+  ++counters_.dma_faults;
+  sim_.log().log(sim::LogLevel::Warn, config_.name, [&](std::ostream& os) {
+    os << "DMA " << (write ? "write" : "read") << " of " << length << " bytes at 0x" << std::hex << addr << std::dec;
+    if (qpn != 0) os << " for QP " << qpn;
+    os << " failed: the registered memory is not there any more";
+  });
+  QpContext* q = write && qpn != 0 ? qp(qpn) : nullptr;
+  if (q == nullptr || q->state == QpState::Err || q->state == QpState::Reset) return;
+  async_event(AsyncEvent::QpAccessErr, qpn);
+  qp_fatal(*q, WcStatus::LocProtErr);
+}
 
 void Nic::attach(fabric::Port& port) {
   port_ = &port;

@@ -72,9 +72,10 @@ struct QpInit {
 struct NicCounters {
   uint64_t tx_packets = 0, tx_bytes = 0, rx_frames = 0, retransmitted_packets = 0, tx_drops = 0, loopback = 0;
   uint64_t cnps_sent = 0;  // by the notification point (CE-marked packets and CNPs received: RxPipeline)
+  uint64_t dma_faults = 0;  // host memory accesses that failed after the checks passed (memory gone)
 };
 
-class Nic : public fabric::FrameSink {
+class Nic : public fabric::FrameSink, DmaFaultListener {
 public:
   Nic(sim::Simulator& sim, fabric::FramePool& pool, HostMemory& memory, NicConfig config);
   Nic(const Nic&) = delete;
@@ -191,6 +192,11 @@ public:
   // A QP fails: the oldest outstanding WQE completes with `status`, every other
   // one with WR_FLUSH_ERR, and the QP enters ERR.
   void qp_fatal(QpContext& qp, WcStatus status);
+  // A DMA access that failed although translation allowed it (the memory was
+  // taken away under the registration): counted and logged; a write breaks
+  // its QP as a protection error would (IBV_EVENT_QP_ACCESS_ERR, the QP in
+  // ERR, its work flushed). A failed read's client breaks its QP itself.
+  void dma_fault(uint32_t qpn, uint64_t addr, uint64_t length, bool write) override;
   // The QP entered RESET: its queues are empty and their indices start at 0.
   void reset_qp(QpContext& qp);
   // Completes a receive WQE of a QP in ERR with WR_FLUSH_ERR.

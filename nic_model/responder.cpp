@@ -150,9 +150,9 @@ Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPa
       case packet::LinkKind::IbLocal:
         break;
     }
-    nic_.dma().scatter(std::span(grh_map.pieces.data(), grh_map.count), grh, fabric::Frame());
+    nic_.dma().scatter(std::span(grh_map.pieces.data(), grh_map.count), grh, fabric::Frame(), qp.qpn.value());
   }
-  nic_.dma().scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame));
+  nic_.dma().scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame), qp.qpn.value());
   qp.recv_offset = offset + len;
   if (ends) {
     if (p.fields.ieth) nic_.translation().invalidate_rkey(p.fields.ieth->rkey);
@@ -183,7 +183,7 @@ bool Responder::execute_write(QpContext& qp, const packet::ParsedPacket& p, fabr
     return false;
   }
   const DmaPiece piece{qp.write_addr, 0, len};
-  if (len > 0) nic_.dma().scatter(std::span(&piece, 1), p.payload, std::move(frame));
+  if (len > 0) nic_.dma().scatter(std::span(&piece, 1), p.payload, std::move(frame), qp.qpn.value());
   qp.write_addr += len;
   qp.write_remaining -= len;
   if (ends && p.fields.imm) complete_recv(qp, p, WcOpcode::RecvRdmaWithImm, qp.write_length);
@@ -273,7 +273,7 @@ void Responder::dma_done(uint64_t, bool ok) {
                                                : orig + atomic_.swap_add;
     std::array<std::byte, 8> bytes;
     std::memcpy(bytes.data(), &next, 8);
-    nic_.dma().write_small(atomic_.host_addr, bytes, nullptr, 0);
+    nic_.dma().write_small(atomic_.host_addr, bytes, nullptr, 0, atomic_.qpn);
     qp->atomic_replay[qp->atomic_replay_next++ % qp->atomic_replay.size()] = AtomicReplay{atomic_.psn, orig, true};
     qp->epsn = atomic_.psn + 1;
     qp->msn = (qp->msn + 1) & 0xFFFFFF;

@@ -36,7 +36,8 @@ void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout
                           : pieces.size() == 1           ? ReadMode::Lend
                                                          : ReadMode::Copy;
     for (const DmaPiece& piece : pieces)
-      nic_.dma().read(piece.host_addr, std::span<std::byte>(payload + piece.offset, piece.length), this, id, mode);
+      nic_.dma().read(piece.host_addr, std::span<std::byte>(payload + piece.offset, piece.length), this, id, mode,
+                      qpn);
   }
   drain();
 }

@@ -2,10 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
 #include <span>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "emulation/process_memory.hpp"
@@ -282,4 +286,38 @@ TEST(ProcessHostMemoryMoves, AWindowIsNotFilledAgainBeforeItsMovesAreMade) {
   EXPECT_EQ(dst[4095], std::byte{0x11});
   s.set_mover(nullptr);
   r.set_mover(nullptr);
+}
+
+// A write into the process that fails when it is made (the program unmapped the
+// registered memory) reaches the memory's fault listener, whether the mover
+// made it or the memory's own batch of small writes did.
+TEST(ProcessHostMemoryMoves, WritesThatFailLaterAreReported) {
+  struct Faults : nic::MemoryFaultListener {
+    std::vector<std::pair<uint64_t, uint64_t>> seen;
+    void write_failed(uint64_t addr, uint64_t length) override { seen.emplace_back(addr, length); }
+  } faults;
+  FramePool pool;
+  PayloadMover mover(kAwake);
+  const size_t page = 4096;
+  void* p = mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  const uint64_t base = reinterpret_cast<uint64_t>(p);
+  ProcessHostMemory m;
+  m.set_process(getpid());
+  m.add_region(base, 4 * page, nic::kAccessLocalWrite);
+  m.set_mover(&mover);
+  m.set_fault_listener(&faults);
+  munmap(p, 4 * page);  // registered, and gone
+  ASSERT_TRUE(write_frame(m, base, frame_of(pool, 4096, 1)));  // through the mover
+  mover.drain();
+  const std::array<std::byte, 2> small{};
+  ASSERT_TRUE(m.write(base + 2 * page, small));  // batched
+  m.flush();
+  ASSERT_EQ(faults.seen.size(), 2u);
+  EXPECT_EQ(faults.seen[0], std::make_pair(base + 2 * page, uint64_t{2}));
+  EXPECT_EQ(faults.seen[1], std::make_pair(base, uint64_t{4096}));
+  m.flush();
+  EXPECT_EQ(faults.seen.size(), 2u) << "a failure is reported once";
+  m.set_fault_listener(nullptr);
+  m.set_mover(nullptr);
 }
