@@ -307,7 +307,9 @@ TEST(ProcessHostMemoryMoves, WritesThatFailLaterAreReported) {
   m.add_region(base, 4 * page, nic::kAccessLocalWrite);
   m.set_mover(&mover);
   m.set_fault_listener(&faults);
-  munmap(p, 4 * page);  // registered, and gone
+  // Registered, and gone: an inaccessible mapping in its place (an unmapped
+  // range could be mapped again at once by an allocator, a sanitizer's).
+  ASSERT_EQ(mmap(p, 4 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0), p);
   ASSERT_TRUE(write_frame(m, base, frame_of(pool, 4096, 1)));  // through the mover
   mover.drain();
   const std::array<std::byte, 2> small{};
@@ -320,4 +322,5 @@ TEST(ProcessHostMemoryMoves, WritesThatFailLaterAreReported) {
   EXPECT_EQ(faults.seen.size(), 2u) << "a failure is reported once";
   m.set_fault_listener(nullptr);
   m.set_mover(nullptr);
+  munmap(p, 4 * page);
 }
