@@ -19,6 +19,9 @@ namespace rnicsim::shim {
 namespace {
 
 std::atomic<bool> g_lost{false};
+// Held while the loss is handled: an object the program lets go of is not
+// freed while the handling still visits it.
+std::mutex g_handling;
 
 bool signaled(const Qp& q, uint64_t index) {
   return q.sq_sig_all || (q.sq[index % q.sq_entries].send_flags & nic::kSendSignaled) != 0;
@@ -72,6 +75,7 @@ void flush_qp(Qp& q) {
 }
 
 void on_device_lost() {
+  std::lock_guard<std::mutex> lock(g_handling);
   g_lost.store(true, std::memory_order_release);
   for_each_qp([](Qp& q) { flush_qp(q); });
   for_each_cq([](Cq& cq) {
@@ -88,6 +92,8 @@ void on_device_lost() {
 }  // namespace
 
 bool device_lost() { return g_lost.load(std::memory_order_acquire); }
+
+void loss_handled() { std::lock_guard<std::mutex> lock(g_handling); }
 
 uint64_t send_completed(const Qp& q, uint64_t done, const nic::Cqe& c) {
   const uint64_t producer = q.db->sq_producer.load(std::memory_order_acquire);

@@ -57,6 +57,15 @@ enum class Op : uint16_t {
   DestroyAh,      // ObjectReq(index)
 };
 
+// The ops that let go of an object (they succeed on a lost device).
+inline bool releases(Op op) {
+  switch (op) {
+    case Op::CloseContext: case Op::DeallocPd: case Op::DeregMr: case Op::DestroyCq:
+    case Op::DestroyQp: case Op::DestroySrq: case Op::DestroyAh: return true;
+    default: return false;
+  }
+}
+
 struct MsgHeader {
   uint32_t magic = kMagic;
   uint16_t version = kVersion;

@@ -98,7 +98,13 @@ int call(proto::Op op, const void* req, size_t req_len, void* rep, size_t rep_le
   Session& s = session();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.connected) return errno = ENODEV;
-  if (device_lost()) return errno = EIO;
+  // A lost device takes nothing new; what the program lets go of goes (as
+  // rdma-core lets a program destroy objects of a disassociated device).
+  if (device_lost()) {
+    if (!releases(op)) return errno = EIO;
+    loss_handled();
+    return 0;
+  }
   proto::MsgHeader h;
   h.op = static_cast<uint16_t>(op);
   int rc = proto::send_message(s.fd, h, req, req_len, std::span<const int>(fds, nfds));

@@ -195,6 +195,7 @@ void for_each_cq(void (*f)(Cq&));
 // after the send WQE that CQE `c` of QP `q` completes, from `done`.
 void watch_daemon(int fd);
 bool device_lost();
+void loss_handled();  // returns once the loss has been handled (the objects left alone)
 uint64_t send_completed(const Qp& q, uint64_t done, const nic::Cqe& c);
 
 // The data path (datapath.cpp).

@@ -122,5 +122,13 @@ int main(void) {
     if (wc.status != IBV_WC_LOC_PROT_ERR || wc.qp_num != c->qp_num)
       printf("FAIL: expected IBV_WC_LOC_PROT_ERR on QP %u\n", c->qp_num), ++failures;
   }
+  struct ibv_qp* qps[] = {a, b, c, d};
+  for (int i = 0; i < 4; ++i) ibv_destroy_qp(qps[i]);
+  struct ibv_mr* mrs[] = {amr, bmr, cmr, dmr};
+  for (int i = 0; i < 4; ++i) ibv_dereg_mr(mrs[i]);
+  ibv_destroy_cq(cq);
+  ibv_dealloc_pd(pd);
+  ibv_close_device(ctx);
+  ibv_free_device_list(list);
   return failures == 0 ? 0 : 1;
 }
