@@ -14,11 +14,13 @@
 #include <infiniband/verbs.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { kDepth = 32, kMsg = 64, kWriteBytes = 4096, kWrites = 200 };
 
@@ -196,8 +198,20 @@ static void* async_events(void* unused) {
   return NULL;
 }
 
+// A run that stalls says where, instead of waiting for the test's timeout.
+static void stalled(int sig) {
+  (void)sig;
+  char line[160];
+  const int n = snprintf(line, sizeof line, "FAIL: stalled: %d of %d sends completed, %d received, %d credits\n",
+                         atomic_load(&sent_done), messages, atomic_load(&received), atomic_load(&credits));
+  if (write(2, line, (size_t)n) < 0) {}
+  _exit(1);
+}
+
 int main(int argc, char** argv) {
   if (argc > 1) messages = atoi(argv[1]);
+  signal(SIGALRM, stalled);
+  alarm(120);
   int n;
   struct ibv_device** list = ibv_get_device_list(&n);
   if (list == NULL || n == 0) die("no device");
