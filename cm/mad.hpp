@@ -164,10 +164,11 @@ std::array<std::byte, kMadBytes> encode(const Mad& m);
 // attribute, or too short): the caller counts and drops it.
 std::optional<Mad> decode(std::span<const std::byte> bytes);
 
-// REJ reasons the RDMA CM uses (IBTA table 112).
+// REJ reasons the RDMA CM uses (IBTA vol. 1 ch. 12 "Rejection Reason"; 1 is
+// "no QP available", 4 "timeout").
 inline constexpr uint16_t kRejInvalidServiceId = 8;
 inline constexpr uint16_t kRejStaleConnection = 10;
-inline constexpr uint16_t kRejTimeout = 1;
+inline constexpr uint16_t kRejTimeout = 4;
 inline constexpr uint16_t kRejConsumerReject = 28;
 inline constexpr uint16_t kRejVendorOptionNotSupported = 35;
 
