@@ -68,8 +68,10 @@ bool Nic::resize_cq(uint32_t cqn, uint32_t capacity) {
 }
 
 Qpn Nic::create_qp(const QpInit& init) {
+  // The only special QP modelled is the GSI QP (QP0, the SMI, carries IB subnet management).
+  if (init.special_qpn != 0 && (init.special_qpn != 1 || qps_.contains(init.special_qpn))) return Qpn(0);
   auto qp = std::make_unique<QpContext>();
-  qp->qpn = Qpn(next_qpn_++);
+  qp->qpn = Qpn(init.special_qpn != 0 ? init.special_qpn : next_qpn_++);
   qp->type = init.type;
   qp->pd = init.pd;
   qp->send_cq = init.send_cq;

@@ -67,6 +67,9 @@ struct QpInit {
   WorkRing rq;
   bool sq_sig_all = false;
   uint32_t srq = 0;  // take receive WQEs from this shared receive queue
+  // 0: the next free QPN. A special QP's own number (1: the GSI QP, a UD QP
+  // that carries management datagrams; one per port).
+  uint32_t special_qpn = 0;
 };
 
 struct NicCounters {
@@ -104,6 +107,7 @@ public:
   uint32_t create_cq(uint64_t ring_base, uint32_t entries, CompletionListener* listener, uint32_t capacity = 0);
   // ibv_resize_cq within the ring: false if the CQ is unknown or `capacity` is 0 or beyond the ring.
   bool resize_cq(uint32_t cqn, uint32_t capacity);
+  // Qpn(0) if the special QPN asked for is taken or not a special QPN.
   Qpn create_qp(const QpInit& init);
   int modify_qp(Qpn qpn, const QpAttr& attr, uint32_t mask);
   bool destroy_qp(Qpn qpn);
@@ -251,7 +255,9 @@ private:
   std::vector<uint32_t> free_address_handles_;  // indices destroy_ah gave back
   AsyncEventListener* async_listener_ = nullptr;
   uint32_t next_srqn_ = 1;
-  uint32_t next_qpn_ = 0x11;
+  // QPNs below this are special QPs' (0 SMI, 1 GSI), never handed out.
+  static constexpr uint32_t kFirstQpn = 0x11;
+  uint32_t next_qpn_ = kFirstQpn;
   uint32_t next_cqn_ = 1;
   uint32_t next_pd_ = 1;
   uint16_t ipv4_id_ = 0;
