@@ -49,6 +49,7 @@ struct Path {
   uint8_t sl = 0;             // 4 bits
   bool subnet_local = false;  // 1 bit
   uint8_t local_ack_timeout = 0;  // 5 bits
+  bool operator==(const Path&) const = default;
 };
 
 struct Req {
@@ -76,6 +77,7 @@ struct Req {
   uint8_t extended_transport = 0;  // 3 bits
   Path primary;
   std::array<uint8_t, kReqPrivate> private_data{};
+  bool operator==(const Req&) const = default;
 };
 
 struct Mra {
@@ -83,6 +85,7 @@ struct Mra {
   uint8_t message_mraed = 0;    // 2 bits: 0 REQ, 1 REP, 2 LAP
   uint8_t service_timeout = 0;  // 5 bits
   std::array<uint8_t, kMraPrivate> private_data{};
+  bool operator==(const Mra&) const = default;
 };
 
 struct Rej {
@@ -92,6 +95,7 @@ struct Rej {
   uint16_t reason = 0;
   std::array<uint8_t, kRejAriBytes> ari{};
   std::array<uint8_t, kRejPrivate> private_data{};
+  bool operator==(const Rej&) const = default;
 };
 
 struct Rep {
@@ -109,22 +113,26 @@ struct Rep {
   bool srq = false;
   uint64_t local_ca_guid = 0;
   std::array<uint8_t, kRepPrivate> private_data{};
+  bool operator==(const Rep&) const = default;
 };
 
 struct Rtu {
   uint32_t local_comm_id = 0, remote_comm_id = 0;
   std::array<uint8_t, kRtuPrivate> private_data{};
+  bool operator==(const Rtu&) const = default;
 };
 
 struct Dreq {
   uint32_t local_comm_id = 0, remote_comm_id = 0;
   uint32_t remote_qpn = 0;  // 24 bits
   std::array<uint8_t, kDreqPrivate> private_data{};
+  bool operator==(const Dreq&) const = default;
 };
 
 struct Drep {
   uint32_t local_comm_id = 0, remote_comm_id = 0;
   std::array<uint8_t, kDrepPrivate> private_data{};
+  bool operator==(const Drep&) const = default;
 };
 
 struct SidrReq {
@@ -132,6 +140,7 @@ struct SidrReq {
   uint16_t pkey = kDefaultPkey;
   uint64_t service_id = 0;
   std::array<uint8_t, kSidrReqPrivate> private_data{};
+  bool operator==(const SidrReq&) const = default;
 };
 
 struct SidrRep {
@@ -143,6 +152,7 @@ struct SidrRep {
   uint32_t qkey = 0;
   std::array<uint8_t, 72> class_port_info{};
   std::array<uint8_t, kSidrRepPrivate> private_data{};
+  bool operator==(const SidrRep&) const = default;
 };
 
 using Message = std::variant<Req, Mra, Rej, Rep, Rtu, Dreq, Drep, SidrReq, SidrRep>;
@@ -151,6 +161,7 @@ struct Mad {
   uint64_t transaction_id = 0;
   uint16_t status = 0;
   Message message;
+  bool operator==(const Mad&) const = default;
 };
 
 Attr attribute_of(const Message& m);
@@ -181,6 +192,7 @@ struct IpHeader {
   uint8_t ip_version = 4;
   uint16_t src_port = 0;
   std::array<uint8_t, 16> src_addr{}, dst_addr{};
+  bool operator==(const IpHeader&) const = default;
 };
 void encode_ip_header(const IpHeader& h, std::span<uint8_t, kIpHeaderBytes> out);
 std::optional<IpHeader> decode_ip_header(std::span<const uint8_t, kIpHeaderBytes> in);
