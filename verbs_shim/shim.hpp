@@ -222,7 +222,7 @@ int query_device_ex(ibv_context* context, const ibv_query_device_ex_input* input
 ibv_qp* create_qp_ex(ibv_context* context, ibv_qp_init_attr_ex* attr);
 ibv_cq_ex* create_cq_ex(ibv_context* context, ibv_cq_init_attr_ex* attr);
 
-// RNICSIM_TRACE (trace.cpp): whether a trace is written, and one line of it
+// RNICSIM_TRACE (drop_in/trace.cpp): whether a trace is written, and one line of it
 // (`fmt` gives the fields after the time, pid and thread).
 bool tracing();
 void trace_event(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,13 +1,15 @@
-// Passthrough mode (RNICSIM_MODE=passthrough): every exported function of the
-// library jumps to the real libibverbs' function of the same name instead of the
-// shim's own (the entry points are generated trampolines; see CMakeLists.txt),
+// Passthrough mode (RNICSIM_MODE=passthrough) of a drop-in library (the verbs
+// shim's libibverbs, the CM shim's librdmacm): every exported function jumps
+// to the real library's function of the same name instead of the shim's own
+// (the entry points are generated trampolines; see cmake/DropInLibrary.cmake),
 // so a program runs on real hardware through this library. Objects then come
 // from the real library, whose providers fill the inline ops (ibv_post_send,
 // ibv_poll_cq, ...), so those go to the hardware too.
 //
-// The real library is loaded by path: RNICSIM_REAL_LIBIBVERBS, else the
-// system's. It is loaded with RNICSIM_MODE and RNICSIM_TRACE unset, so that a
-// second copy of this shim can stand in for it (in simulation mode) in tests.
+// The real library is loaded by path: $RNICSIM_REAL_LIBRARY_ENV (for the verbs
+// shim RNICSIM_REAL_LIBIBVERBS), else the system's, RNICSIM_REAL_LIBRARY. It
+// is loaded with RNICSIM_MODE and RNICSIM_TRACE unset, so that a second copy
+// of the shim can stand in for it (in simulation mode) in tests.
 #include <dlfcn.h>
 
 #include <cstddef>
@@ -29,8 +31,8 @@ namespace {
 __attribute__((constructor)) void choose_mode() {
   const char* mode = std::getenv("RNICSIM_MODE");
   if (mode == nullptr || std::strcmp(mode, "passthrough") != 0) return;
-  const char* env_path = std::getenv("RNICSIM_REAL_LIBIBVERBS");
-  const std::string path = env_path != nullptr && *env_path != '\0' ? env_path : RNICSIM_REAL_LIBIBVERBS;
+  const char* env_path = std::getenv(RNICSIM_REAL_LIBRARY_ENV);
+  const std::string path = env_path != nullptr && *env_path != '\0' ? env_path : RNICSIM_REAL_LIBRARY;
   // A stand-in copy of the shim must run in simulation mode and leave the
   // trace to this library.
   const std::string saved = mode;

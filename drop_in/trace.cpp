@@ -1,8 +1,11 @@
-// RNICSIM_TRACE=FILE: a JSON-lines trace, one object per line, appended to FILE:
-//   {"t_ns":..., "pid":..., "tid":..., "call":"ibv_create_qp"}   every exported verb
-//                                                                (before it runs)
+// RNICSIM_TRACE=FILE: a JSON-lines trace, one object per line, appended to FILE
+// by every drop-in library of the process (libibverbs, librdmacm), each line
+// with one write:
+//   {"t_ns":..., "pid":..., "tid":..., "call":"ibv_create_qp"}   every exported
+//                                                       function (before it runs)
 //   {..., "return":"ibv_create_qp", "value":"0x5581...", "errno":0}  and when it
-//                         returns: an int, a pointer, a 64-bit value, or none (void)
+//         returns: an int, a pointer, a 16- or 64-bit value, or none (void)
+// and from the verbs shim:
 //   {..., "wr":"send", "qp":17, "wr_id":1, "opcode":2, "flags":2, "bytes":4096}
 //   {..., "wr":"recv", "qp":17, "wr_id":2, "bytes":4096}         work requests (SRQ: "srq")
 //   {..., "wc":"cq", "cq":1, "qp":17, "wr_id":1, "status":0, "opcode":0, "byte_len":4096}
@@ -24,7 +27,7 @@
 extern "C" {
 __attribute__((visibility("hidden"))) unsigned char rnicsim_tracing = 0;
 extern const char* const rnicsim_export_names[];
-extern const char rnicsim_export_returns[];  // per export: v, i, p or l (verbs_shim/CMakeLists.txt)
+extern const char rnicsim_export_returns[];  // per export: v, i, h, p or l (cmake/DropInLibrary.cmake)
 extern const size_t rnicsim_export_count;
 }
 
@@ -85,7 +88,7 @@ thread_local int t_depth = 0;
 
 extern "C" __attribute__((visibility("hidden"))) void rnicsim_trace_call(unsigned index, void* return_to) {
   if (t_depth == kMaxDepth) {
-    std::fprintf(stderr, "rnicsim: verbs calls nested %d deep while tracing\n", kMaxDepth);
+    std::fprintf(stderr, "rnicsim: calls nested %d deep while tracing\n", kMaxDepth);
     std::abort();
   }
   t_pending[t_depth++] = Pending{index, return_to};
@@ -102,6 +105,10 @@ extern "C" __attribute__((visibility("hidden"))) void* rnicsim_trace_return(uint
       case 'v': rnicsim::shim::trace_event("\"return\":\"%s\",\"errno\":%d", name, err); break;
       case 'i':
         rnicsim::shim::trace_event("\"return\":\"%s\",\"value\":%d,\"errno\":%d", name, static_cast<int32_t>(value), err);
+        break;
+      case 'h':
+        rnicsim::shim::trace_event("\"return\":\"%s\",\"value\":%u,\"errno\":%d", name,
+                                   static_cast<unsigned>(static_cast<uint16_t>(value)), err);
         break;
       case 'p':
         rnicsim::shim::trace_event("\"return\":\"%s\",\"value\":\"0x%llx\",\"errno\":%d", name,
