@@ -166,8 +166,9 @@ function(rnicsim_add_drop_in_library target)
 
   add_library(${target} SHARED ${_dir}/trampolines.S ${_dir}/export_table.c)
   add_dependencies(${target} ${target}_renamed)
+  # A library it links (the CM shim: the verbs shim) is found beside it.
   set_target_properties(${target} PROPERTIES OUTPUT_NAME ${D_OUTPUT_NAME} SOVERSION 1 LINKER_LANGUAGE CXX
-    LINK_DEPENDS "${_dir}/${D_MAP_FILE};${_renamed}")
+    LINK_DEPENDS "${_dir}/${D_MAP_FILE};${_renamed}" BUILD_RPATH_USE_ORIGIN ON)
   target_link_options(${target} PRIVATE
     -Wl,--version-script=${_dir}/${D_MAP_FILE} -Wl,--no-undefined-version -Wl,-z,defs)
   target_link_libraries(${target} PRIVATE -Wl,--whole-archive ${_renamed} -Wl,--no-whole-archive

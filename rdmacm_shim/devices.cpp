@@ -1,0 +1,68 @@
+// rdma_get_devices and rdma_free_devices, over the process's device contexts.
+#include "rdmacm_shim/devices.hpp"
+
+#include <rdma/rdma_cma.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
+
+namespace rnicsim::rdmacm {
+namespace {
+
+struct Devices {
+  std::mutex mutex;
+  ibv_device** list = nullptr;  // kept while its devices' contexts are open
+  std::vector<ibv_context*> contexts;
+};
+
+Devices& devices() {
+  static Devices d;
+  return d;
+}
+
+}  // namespace
+
+std::vector<ibv_context*> device_contexts() {
+  Devices& d = devices();
+  std::lock_guard lock(d.mutex);
+  if (d.contexts.empty()) {
+    // Not found before (no daemon yet, say): look again.
+    int n = 0;
+    ibv_device** list = ibv_get_device_list(&n);
+    if (list == nullptr) return {};
+    for (int i = 0; i < n; ++i)
+      if (ibv_context* c = ibv_open_device(list[i])) d.contexts.push_back(c);
+    if (d.contexts.empty()) {
+      ibv_free_device_list(list);
+      errno = ENODEV;
+      return {};
+    }
+    d.list = list;
+  }
+  return d.contexts;
+}
+
+}  // namespace rnicsim::rdmacm
+
+extern "C" {
+
+struct ibv_context** rdma_get_devices(int* num_devices) {
+  if (num_devices != nullptr) *num_devices = 0;
+  const std::vector<ibv_context*> contexts = rnicsim::rdmacm::device_contexts();
+  if (contexts.empty()) return nullptr;
+  auto** out = static_cast<ibv_context**>(std::malloc((contexts.size() + 1) * sizeof(ibv_context*)));
+  if (out == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  for (size_t i = 0; i < contexts.size(); ++i) out[i] = contexts[i];
+  out[contexts.size()] = nullptr;
+  if (num_devices != nullptr) *num_devices = static_cast<int>(contexts.size());
+  return out;
+}
+
+// The contexts stay open: they are the process's, as the ids' verbs.
+void rdma_free_devices(struct ibv_context** list) { std::free(list); }
+
+}  // extern "C"
