@@ -26,6 +26,7 @@
 
 #include "emulation/payload_mover.hpp"
 #include "emulation/process_memory.hpp"
+#include "emulation/rdma_cm.hpp"
 #include "emulation/ring_space.hpp"
 #include "fabric/pcap_tap.hpp"
 #include "scenario/workload.hpp"
@@ -251,6 +252,8 @@ private:
   std::vector<std::unique_ptr<HostState>> hosts_;
   scenario::World world_;
   sim::RealTimeExecutor executor_;
+  // The RDMA CM of each host (after the world: it goes first).
+  std::vector<std::unique_ptr<RdmaCm>> rdma_cms_;
   std::unique_ptr<fabric::PcapTap> tap_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;
@@ -291,6 +294,7 @@ Server::Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream&
     h.index = i;
     h.contexts = &contexts_;
     h.host->nic->set_async_listener(&h);
+    rdma_cms_.push_back(std::make_unique<RdmaCm>(world_, i, h.memory, out_));
   }
   if (!o.pcap_path.empty() && !world_.hosts().empty() && world_.hosts().front()->port) {
     tap_ = std::make_unique<fabric::PcapTap>(o.pcap_path, packet::is_ib(world_.link_kind())
@@ -716,6 +720,10 @@ int Server::dispatch(Session& s, const proto::Received& r, unsigned char* body, 
     if (rc == 0) reply_with(rep);
     return rc;
   }
+  if (RdmaCm::handles(op)) {
+    if (s.host == SIZE_MAX) return EPROTO;  // Hello first
+    return rdma_cms_[s.host]->dispatch(s.fd, r, body, length);
+  }
   // Every other request names a context of this session first.
   uint32_t ctx_id = 0;
   if (r.header.length < sizeof ctx_id) return EPROTO;
@@ -999,6 +1007,7 @@ void Server::end_session(int fd) {
   for (auto& [id, c] : contexts_)
     if (c->session_fd == fd) mine.push_back(c);
   for (Context* c : mine) release_context(*c);
+  if (s.host != SIZE_MAX) rdma_cms_[s.host]->session_ended(fd);
   if (s.host != SIZE_MAX) {
     HostState& h = *hosts_[s.host];
     if (--h.sessions == 0) {
@@ -1198,6 +1207,17 @@ int Server::run() {
        << sim::to_string(sim::Duration::ps(static_cast<int64_t>(executor_.lag_ps().percentile(0.5)))) << " p99 "
        << sim::to_string(sim::Duration::ps(static_cast<int64_t>(executor_.lag_ps().percentile(0.99)))) << " max "
        << sim::to_string(executor_.max_lag()) << " (" << executor_.lag_ps().count() << " late wake-ups)" << std::endl;
+  uint64_t mads_sent = 0, mads_received = 0, mads_malformed = 0, mads_retried = 0;
+  for (const auto& c : rdma_cms_) {
+    const cm::ConnectionManager& m = c->connection_manager();
+    mads_sent += m.agent().sent();
+    mads_received += m.agent().received();
+    mads_malformed += m.agent().malformed();
+    mads_retried += m.retransmissions();
+  }
+  if (mads_sent + mads_received > 0)
+    out_ << "rnicsim serve: connection management: " << mads_sent << " CM MADs sent (" << mads_retried
+         << " of them retries), " << mads_received << " received, " << mads_malformed << " malformed" << std::endl;
   return 0;
 }
 

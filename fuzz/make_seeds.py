@@ -68,7 +68,7 @@ def packet_and_pcap_seeds(pcap_dir):
 
 
 # --- control protocol: records of the control fuzzer (see control_fuzzer.cpp) ---
-MAGIC, VERSION = 0x524E4943, 4  # verbs_shim/protocol.hpp
+MAGIC, VERSION = 0x524E4943, 5  # verbs_shim/protocol.hpp
 (HELLO, OPEN_CONTEXT, CLOSE_CONTEXT, ALLOC_PD, DEALLOC_PD, REG_MR, DEREG_MR, CREATE_CQ, DESTROY_CQ, CREATE_QP,
  MODIFY_QP, QUERY_QP, DESTROY_QP, CREATE_SRQ, MODIFY_SRQ, DESTROY_SRQ, CREATE_AH, REREG_MR, SETTLE_CQ,
  RESIZE_CQ, SHARE_RUNS) = range(1, 22)

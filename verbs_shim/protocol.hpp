@@ -23,7 +23,7 @@
 namespace rnicsim::verbs_proto {
 
 inline constexpr uint32_t kMagic = 0x524E4943;  // "RNIC"
-inline constexpr uint16_t kVersion = 4;
+inline constexpr uint16_t kVersion = 5;
 
 // Environment the launcher sets for the program.
 inline constexpr const char* kSocketEnv = "RNICSIM_SOCKET";
@@ -55,13 +55,30 @@ enum class Op : uint16_t {
   ResizeCq,       // ObjectReq(cqn, value = CQEs it holds)
   ShareRuns,      // ShareRunsReq (+ one memfd per run): pages of the next RegMr/ReregMr
   DestroyAh,      // ObjectReq(index)
+  // The RDMA CM (cm_protocol.hpp), on a session of librdmacm's own after its Hello.
+  CmOpenChannel,   // (+ the write end of the channel's pipe) -> CmChannelRep
+  CmCloseChannel,  // CmIdReq(id = channel)
+  CmCreateId,      // CmCreateIdReq -> ObjectRep(id)
+  CmDestroyId,     // CmIdReq
+  CmMigrateId,     // CmIdReq(value = channel)
+  CmBind,          // CmIdReq(src) -> CmAddrRep
+  CmResolveAddr,   // CmIdReq(src, dst, value = timeout ms); then ADDR_RESOLVED or ADDR_ERROR
+  CmResolveRoute,  // CmIdReq(value = timeout ms); then ROUTE_RESOLVED
+  CmListen,        // CmIdReq(value = backlog)
+  CmConnect,       // CmConnReq; then CONNECT_RESPONSE, REJECTED or UNREACHABLE (UD: ESTABLISHED)
+  CmAccept,        // CmConnReq
+  CmReject,        // CmConnReq (private data only)
+  CmEstablish,     // CmIdReq: active side, the QP is up: the RTU; passive side: traffic came first
+  CmDisconnect,    // CmIdReq; then DISCONNECTED
+  CmInitQpAttr,    // CmIdReq(value = ibv_qp_state) -> CmQpAttrRep
 };
 
 // The ops that let go of an object (they succeed on a lost device).
 inline bool releases(Op op) {
   switch (op) {
     case Op::CloseContext: case Op::DeallocPd: case Op::DeregMr: case Op::DestroyCq:
-    case Op::DestroyQp: case Op::DestroySrq: case Op::DestroyAh: return true;
+    case Op::DestroyQp: case Op::DestroySrq: case Op::DestroyAh: case Op::CmCloseChannel:
+    case Op::CmDestroyId: return true;
     default: return false;
   }
 }

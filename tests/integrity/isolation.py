@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-MAGIC, VERSION = 0x524E4943, 4  # verbs_shim/protocol.hpp
+MAGIC, VERSION = 0x524E4943, 5  # verbs_shim/protocol.hpp
 HDR = struct.Struct("<IHHIi")  # magic, version, op, length, status
 (HELLO, OPEN_CONTEXT, CLOSE_CONTEXT, ALLOC_PD, DEALLOC_PD, REG_MR, DEREG_MR, CREATE_CQ, DESTROY_CQ, CREATE_QP,
  MODIFY_QP, QUERY_QP, DESTROY_QP, CREATE_SRQ, MODIFY_SRQ, DESTROY_SRQ, CREATE_AH, REREG_MR, SETTLE_CQ) = range(1, 20)

@@ -1,0 +1,727 @@
+#include "emulation/rdma_cm.hpp"
+
+#include <infiniband/verbs.h>
+#include <netinet/in.h>
+#include <rdma/rdma_cma.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ostream>
+
+namespace rnicsim::emulation {
+
+namespace proto = verbs_proto;
+using proto::Op;
+
+namespace {
+
+constexpr uint8_t kCmResponseTimeout = 20;  // the RDMA CM's (4.096 us x 2^20, about 4.3 s)
+constexpr uint8_t kMaxCmRetries = 15;
+constexpr uint8_t kPacketLifeTime = 18;     // RoCE: no SA to ask, the RDMA CM's constant
+constexpr uint32_t kUdpQkey = 0x01234567;   // RDMA_UDP_QKEY
+constexpr size_t kReqUserPrivate = cm::kReqPrivate - cm::kIpHeaderBytes;          // 56
+constexpr size_t kSidrUserPrivate = cm::kSidrReqPrivate - cm::kIpHeaderBytes;     // 180
+
+uint8_t mtu_enum(uint32_t bytes) {
+  uint8_t e = IBV_MTU_256;
+  for (uint32_t b = 256; b < bytes && e < IBV_MTU_4096; b <<= 1) ++e;
+  return e;
+}
+
+// The address of a host as the RDMA CM names it: IPv4 if IPv4-mapped.
+proto::CmAddr cm_addr(const packet::Ipv6Addr& ip, uint16_t port) {
+  proto::CmAddr a;
+  a.port = port;
+  const bool v4 = std::all_of(ip.begin(), ip.begin() + 10, [](uint8_t b) { return b == 0; }) && ip[10] == 0xFF &&
+                  ip[11] == 0xFF;
+  a.family = v4 ? AF_INET : AF_INET6;
+  if (v4) std::memcpy(a.addr, ip.data() + 12, 4);
+  else std::memcpy(a.addr, ip.data(), 16);
+  return a;
+}
+
+packet::Ipv6Addr ip_of(const proto::CmAddr& a) {
+  packet::Ipv6Addr ip{};
+  if (a.family == AF_INET) {
+    ip[10] = ip[11] = 0xFF;
+    std::memcpy(ip.data() + 12, a.addr, 4);
+  } else {
+    std::memcpy(ip.data(), a.addr, 16);
+  }
+  return ip;
+}
+
+bool is_any(const proto::CmAddr& a) {
+  return std::all_of(std::begin(a.addr), std::end(a.addr), [](uint8_t b) { return b == 0; });
+}
+
+bool is_loopback(const proto::CmAddr& a) { return a.family == AF_INET && a.addr[0] == 127; }
+
+const char* port_space_name(uint32_t ps) {
+  switch (ps) {
+    case RDMA_PS_TCP: return "TCP";
+    case RDMA_PS_UDP: return "UDP";
+    case RDMA_PS_IB: return "IB";
+    default: return "IPoIB";
+  }
+}
+
+}  // namespace
+
+enum class RdmaCm::Want : uint8_t { None, Connection, Sidr };
+
+struct RdmaCm::Id {
+  uint32_t number = 0;
+  int session = -1;
+  uint32_t channel = 0;
+  uint64_t handle = 0;
+  uint32_t port_space = RDMA_PS_TCP;
+  uint32_t qp_type = IBV_QPT_RC;
+  proto::CmAddr src, dst;
+  bool bound = false, addr_resolved = false, route_resolved = false, listening = false;
+  size_t peer = SIZE_MAX;  // the host at dst
+  std::optional<cm::CommId> comm;
+  Want want = Want::None;
+  // What the CM negotiated, for init_qp_attr.
+  uint32_t local_psn = 0, remote_qpn = 0, remote_psn = 0, remote_qkey = 0;
+  uint8_t responder_resources = 0, initiator_depth = 0, retry_count = 7, rnr_retry_count = 7, path_mtu = IBV_MTU_1024;
+  nic::AddressVector peer_av;
+  packet::Ipv6Addr peer_gid{};
+  uint16_t peer_lid = 0;
+  std::unique_ptr<sim::Event> addr_timer;  // ADDR_ERROR when no host has the address
+};
+
+RdmaCm::RdmaCm(scenario::World& world, size_t host, ProcessHostMemory& memory, std::ostream& log)
+    : world_(world),
+      host_(host),
+      log_(log),
+      agent_memory_(cm::MadAgent::kMemoryBytes),
+      random_(world.sim().random(world.hosts()[host]->name + ".rdma_cm")) {
+  memory.add_segment(kAgentAddress, agent_memory_.data(), agent_memory_.size());
+  cm_ = std::make_unique<cm::ConnectionManager>(world.sim(), *world.hosts()[host]->nic,
+                                                cm::AgentMemory{kAgentAddress, agent_memory_},
+                                                [this](const cm::MadSource& s) { return resolve(s); });
+  // Ephemeral ports from a seeded start, as the kernel's are random.
+  next_port_ = static_cast<uint16_t>(32768 + random_.next_u64() % 28000);
+}
+
+RdmaCm::~RdmaCm() {
+  for (auto& [n, fd] : channels_) close(fd);
+}
+
+bool RdmaCm::handles(Op op) { return op >= Op::CmOpenChannel && op <= Op::CmInitQpAttr; }
+
+std::optional<nic::AddressVector> RdmaCm::resolve(const cm::MadSource& from) const {
+  for (const auto& h : world_.hosts())
+    if ((from.gid != packet::Ipv6Addr{} && h->address.ip == from.gid) || (from.lid != 0 && h->address.lid == from.lid))
+      return h->address;
+  return std::nullopt;
+}
+
+// The address the RDMA CM knows a host by: on RoCE its IP address; on
+// InfiniBand that of its IPoIB interface, the IPv4 address the host would
+// have on RoCE (10.0.0.1, 10.0.0.2, ...).
+packet::Ipv6Addr RdmaCm::ip_address(size_t host) const {
+  const scenario::Host& h = *world_.hosts()[host];
+  if (!packet::is_ib(h.nic->config().link)) return h.address.ip;
+  return scenario::default_host_ip(host, scenario::LinkLayer::RoceV2Ipv4);
+}
+
+std::optional<size_t> RdmaCm::host_of(const proto::CmAddr& a) const {
+  if (is_loopback(a)) return host_;
+  const packet::Ipv6Addr ip = ip_of(a);
+  for (size_t i = 0; i < world_.hosts().size(); ++i)
+    if (ip_address(i) == ip) return i;
+  return std::nullopt;
+}
+
+uint32_t RdmaCm::next_psn() { return static_cast<uint32_t>(random_.next_u64()) & 0xFFFFFF; }
+
+RdmaCm::Id* RdmaCm::find(int session, uint32_t id) {
+  auto it = ids_.find(id);
+  return it == ids_.end() || it->second->session != session ? nullptr : it->second.get();
+}
+
+RdmaCm::Id* RdmaCm::by_comm(cm::CommId c) {
+  auto it = by_comm_.find(c);
+  if (it == by_comm_.end()) return nullptr;
+  auto id = ids_.find(it->second);
+  return id == ids_.end() ? nullptr : id->second.get();
+}
+
+RdmaCm::Id& RdmaCm::add(int session, uint32_t channel, uint64_t handle, uint32_t port_space, uint32_t qp_type) {
+  auto id = std::make_unique<Id>();
+  id->number = next_id_++;
+  id->session = session;
+  id->channel = channel;
+  id->handle = handle;
+  id->port_space = port_space;
+  id->qp_type = qp_type;
+  id->local_psn = next_psn();
+  Id* raw = id.get();
+  id->addr_timer = std::make_unique<sim::Event>(
+      [this, raw] { emit(*raw, event_for(*raw, RDMA_CM_EVENT_ADDR_ERROR, -ETIMEDOUT)); }, "rdma_cm.addr_timeout");
+  return *ids_.emplace(raw->number, std::move(id)).first->second;
+}
+
+void RdmaCm::forget_comm(Id& id) {
+  if (!id.comm) return;
+  cm_->release(*id.comm);
+  by_comm_.erase(*id.comm);
+  id.comm.reset();
+}
+
+bool RdmaCm::port_taken(uint32_t port_space, uint16_t port, const Id* except) const {
+  for (const auto& [n, id] : ids_)
+    if (id.get() != except && id->bound && id->port_space == port_space && id->src.port == port) return true;
+  return false;
+}
+
+uint16_t RdmaCm::ephemeral_port(uint32_t port_space) {
+  for (int tries = 0; tries < 28000; ++tries) {
+    const uint16_t p = htons(next_port_);
+    next_port_ = static_cast<uint16_t>(next_port_ >= 60999 ? 32768 : next_port_ + 1);
+    if (!port_taken(port_space, p, nullptr)) return p;
+  }
+  return 0;
+}
+
+// --- events ---
+
+proto::CmEventWire RdmaCm::event_for(const Id& id, int event, int status) const {
+  proto::CmEventWire e;
+  e.handle = id.handle;
+  e.id = id.number;
+  e.event = event;
+  e.status = status;
+  e.src = id.src;
+  e.dst = id.dst;
+  const scenario::Host& me = *world_.hosts()[host_];
+  std::memcpy(e.sgid, me.address.ip.data(), 16);
+  std::memcpy(e.dgid, id.peer_gid.data(), 16);
+  e.path_mtu = id.path_mtu;
+  e.link_ib = packet::is_ib(me.nic->config().link) ? 1 : 0;
+  e.slid = me.address.lid;
+  e.dlid = id.peer_lid;
+  return e;
+}
+
+void RdmaCm::emit(const Id& id, const proto::CmEventWire& e) {
+  auto it = channels_.find(id.channel);
+  if (it == channels_.end()) return;
+  if (write(it->second, &e, sizeof e) < 0) { /* the program is gone or not reading */ }
+}
+
+// --- requests ---
+
+int RdmaCm::dispatch(int session, const proto::Received& r, unsigned char* body, size_t& length) {
+  auto reply_with = [&](const auto& v) {
+    std::memcpy(body, &v, sizeof v);
+    length = sizeof v;
+  };
+  const auto op = static_cast<Op>(r.header.op);
+  if (op == Op::CmOpenChannel) {
+    proto::CmChannelRep rep;
+    const int rc = open_channel(session, r, rep);
+    if (rc == 0) reply_with(rep);
+    return rc;
+  }
+  if (op == Op::CmCreateId) {
+    proto::CmCreateIdReq q;
+    proto::ObjectRep rep;
+    if (!proto::body_as(r, q)) return EPROTO;
+    const int rc = create_id(session, q, rep);
+    if (rc == 0) reply_with(rep);
+    return rc;
+  }
+  if (op == Op::CmConnect || op == Op::CmAccept || op == Op::CmReject) {
+    proto::CmConnReq q;
+    if (!proto::body_as(r, q)) return EPROTO;
+    Id* id = find(session, q.id);
+    if (id == nullptr) return EINVAL;
+    return op == Op::CmConnect ? connect(*id, q) : op == Op::CmAccept ? accept(*id, q) : reject(*id, q);
+  }
+  proto::CmIdReq q;
+  if (!proto::body_as(r, q)) return EPROTO;
+  if (op == Op::CmCloseChannel) {
+    auto it = channels_.find(q.id);
+    if (it == channels_.end() || channel_session_[q.id] != session) return EINVAL;
+    close(it->second);
+    channels_.erase(it);
+    channel_session_.erase(q.id);
+    return 0;
+  }
+  Id* id = find(session, q.id);
+  if (id == nullptr) return EINVAL;
+  switch (op) {
+    case Op::CmDestroyId: return destroy_id(*id);
+    case Op::CmMigrateId:
+      if (!channels_.contains(q.value) || channel_session_[q.value] != session) return EINVAL;
+      id->channel = q.value;
+      return 0;
+    case Op::CmBind: {
+      proto::CmAddrRep rep;
+      const int rc = bind(*id, q.src, rep);
+      if (rc == 0) reply_with(rep);
+      return rc;
+    }
+    case Op::CmResolveAddr: return resolve_addr(*id, q);
+    case Op::CmResolveRoute: return resolve_route(*id);
+    case Op::CmListen: return listen(*id);
+    case Op::CmEstablish: return establish(*id);
+    case Op::CmDisconnect: return disconnect(*id);
+    case Op::CmInitQpAttr: {
+      proto::CmQpAttrRep rep;
+      const int rc = init_qp_attr(*id, q.value, rep);
+      if (rc == 0) reply_with(rep);
+      return rc;
+    }
+    default: return EOPNOTSUPP;
+  }
+}
+
+int RdmaCm::open_channel(int session, const proto::Received& r, proto::CmChannelRep& rep) {
+  if (r.nfds != 1) return EINVAL;
+  rep.channel = next_channel_++;
+  channels_[rep.channel] = r.fds[0];
+  channel_session_[rep.channel] = session;
+  return 0;
+}
+
+int RdmaCm::create_id(int session, const proto::CmCreateIdReq& q, proto::ObjectRep& rep) {
+  if (!channels_.contains(q.channel) || channel_session_[q.channel] != session) return EINVAL;
+  const bool ud = q.port_space == RDMA_PS_UDP || q.port_space == RDMA_PS_IPOIB;
+  if (q.port_space != RDMA_PS_TCP && q.port_space != RDMA_PS_IB && !ud) return EINVAL;
+  rep.id = add(session, q.channel, q.handle, q.port_space, q.qp_type).number;
+  return 0;
+}
+
+int RdmaCm::destroy_id(Id& id) {
+  if (id.comm) {
+    // A connected id goes with a DREQ, as the kernel's rdma_destroy_id does.
+    cm_->disconnect(*id.comm);
+    forget_comm(id);
+  }
+  if (id.listening) {
+    const uint64_t service = cm::service_id(static_cast<uint16_t>(id.port_space), ntohs(id.src.port));
+    cm_->stop_listening(service);
+    listeners_.erase(service);
+  }
+  ids_.erase(id.number);
+  return 0;
+}
+
+void RdmaCm::session_ended(int session) {
+  std::vector<uint32_t> mine;
+  for (const auto& [n, id] : ids_)
+    if (id->session == session) mine.push_back(n);
+  for (uint32_t n : mine) destroy_id(*ids_[n]);
+  for (auto it = channel_session_.begin(); it != channel_session_.end();) {
+    if (it->second != session) {
+      ++it;
+      continue;
+    }
+    close(channels_[it->first]);
+    channels_.erase(it->first);
+    it = channel_session_.erase(it);
+  }
+}
+
+int RdmaCm::bind(Id& id, const proto::CmAddr& addr, proto::CmAddrRep& rep) {
+  if (id.bound) return EINVAL;
+  if (addr.family != AF_INET && addr.family != AF_INET6) return EAFNOSUPPORT;
+  if (!is_any(addr) && !is_loopback(addr) && host_of(addr) != host_) return EADDRNOTAVAIL;
+  uint16_t port = addr.port;
+  if (port == 0) port = ephemeral_port(id.port_space);
+  if (port == 0 || port_taken(id.port_space, port, &id)) return EADDRINUSE;
+  id.src = addr;
+  id.src.port = port;
+  id.bound = true;
+  rep.addr = id.src;
+  return 0;
+}
+
+int RdmaCm::resolve_addr(Id& id, const proto::CmIdReq& q) {
+  if (q.dst.family != AF_INET && q.dst.family != AF_INET6) return EAFNOSUPPORT;
+  const scenario::Host& me = *world_.hosts()[host_];
+  if (!id.bound) {
+    proto::CmAddrRep ignored;
+    proto::CmAddr src = q.src.family != 0 ? q.src : cm_addr(ip_address(host_), 0);
+    const int rc = bind(id, src, ignored);
+    if (rc != 0) return rc;
+  }
+  // The id takes the host's own address (a wildcard bind says which now).
+  const uint16_t port = id.src.port;
+  id.src = cm_addr(ip_address(host_), port);
+  id.dst = q.dst;
+  const auto peer = host_of(q.dst);
+  if (!peer) {
+    // No neighbour answers: the error comes when the program's timeout is up.
+    world_.sim().scheduler().cancel(*id.addr_timer);
+    world_.sim().scheduler().schedule(*id.addr_timer, world_.sim().now() + sim::Duration::ms(std::max<uint32_t>(q.value, 1)));
+    return 0;
+  }
+  id.peer = *peer;
+  const scenario::Host& p = *world_.hosts()[*peer];
+  id.peer_av = p.address;
+  id.peer_gid = p.address.ip;
+  id.peer_lid = p.address.lid;
+  id.path_mtu = mtu_enum(std::min(me.nic->config().params.mtu, p.nic->config().params.mtu));
+  id.addr_resolved = true;
+  emit(id, event_for(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0));
+  return 0;
+}
+
+int RdmaCm::resolve_route(Id& id) {
+  if (!id.addr_resolved) return EINVAL;
+  // RoCE and the scenario's IB fabric: the path is known locally (no SA query).
+  id.route_resolved = true;
+  emit(id, event_for(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0));
+  return 0;
+}
+
+int RdmaCm::listen(Id& id) {
+  if (!id.bound) {
+    proto::CmAddrRep ignored;
+    proto::CmAddr any;
+    any.family = AF_INET;
+    const int rc = bind(id, any, ignored);
+    if (rc != 0) return rc;
+  }
+  if (id.listening) return 0;
+  const uint64_t service = cm::service_id(static_cast<uint16_t>(id.port_space), ntohs(id.src.port));
+  if (!cm_->listen(service, *this)) return EADDRINUSE;
+  listeners_[service] = id.number;
+  id.listening = true;
+  log_ << "rnicsim serve: host " << world_.hosts()[host_]->name << " listens on RDMA CM port " << ntohs(id.src.port)
+       << " (" << port_space_name(id.port_space) << ")" << std::endl;
+  return 0;
+}
+
+cm::PathTo RdmaCm::path_of(const Id& id) const {
+  const scenario::Host& me = *world_.hosts()[host_];
+  cm::PathTo p;
+  p.av = id.peer_av;
+  p.local_gid = me.address.ip;
+  p.remote_gid = id.peer_gid;
+  if (packet::is_ib(me.nic->config().link)) {
+    p.local_lid = me.address.lid;
+    p.remote_lid = id.peer_lid;
+  }
+  p.packet_life_time = kPacketLifeTime;
+  return p;
+}
+
+int RdmaCm::connect(Id& id, const proto::CmConnReq& q) {
+  if (!id.route_resolved || id.comm) return EINVAL;
+  const bool ud = id.port_space == RDMA_PS_UDP || id.qp_type == IBV_QPT_UD;
+  if (q.private_data_len > (ud ? kSidrUserPrivate : kReqUserPrivate)) return EINVAL;
+  cm::IpHeader ip;
+  ip.ip_version = id.src.family == AF_INET ? 4 : 6;
+  ip.src_port = ntohs(id.src.port);
+  ip.src_addr = ip_of(id.src);
+  ip.dst_addr = ip_of(id.dst);
+  const uint64_t service = cm::service_id(static_cast<uint16_t>(id.port_space), ntohs(id.dst.port));
+  if (ud) {
+    cm::SidrReq s;
+    s.service_id = service;
+    cm::encode_ip_header(ip, std::span<uint8_t, cm::kIpHeaderBytes>(s.private_data.data(), cm::kIpHeaderBytes));
+    std::memcpy(s.private_data.data() + cm::kIpHeaderBytes, q.private_data, q.private_data_len);
+    id.comm = cm_->sidr_request(s, path_of(id), *this);
+    id.want = Want::Sidr;
+  } else {
+    cm::Req r;
+    r.service_id = service;
+    r.local_ca_guid = scenario::port_guid(host_);
+    r.local_qpn = q.qpn;
+    r.responder_resources = q.responder_resources;
+    r.initiator_depth = q.initiator_depth;
+    r.remote_cm_response_timeout = r.local_cm_response_timeout = kCmResponseTimeout;
+    r.transport = id.qp_type == IBV_QPT_UC ? cm::Transport::Uc : cm::Transport::Rc;
+    r.end_to_end_flow_control = q.flow_control != 0;
+    r.starting_psn = id.local_psn;
+    r.retry_count = std::min<uint8_t>(q.retry_count, 7);
+    r.rnr_retry_count = std::min<uint8_t>(q.rnr_retry_count, 7);
+    r.path_mtu = id.path_mtu;
+    r.max_cm_retries = kMaxCmRetries;
+    r.srq = q.srq != 0;
+    r.primary.hop_limit = packet::is_ib(world_.hosts()[host_]->nic->config().link) ? 0 : 64;
+    cm::encode_ip_header(ip, std::span<uint8_t, cm::kIpHeaderBytes>(r.private_data.data(), cm::kIpHeaderBytes));
+    std::memcpy(r.private_data.data() + cm::kIpHeaderBytes, q.private_data, q.private_data_len);
+    id.responder_resources = q.responder_resources;
+    id.initiator_depth = q.initiator_depth;
+    id.retry_count = r.retry_count;
+    id.comm = cm_->connect(r, path_of(id), *this);
+    id.want = Want::Connection;
+  }
+  by_comm_[*id.comm] = id.number;
+  return 0;
+}
+
+int RdmaCm::accept(Id& id, const proto::CmConnReq& q) {
+  if (!id.comm) return EINVAL;
+  if (id.want == Want::Sidr) {
+    cm::SidrRep s;
+    s.status = 0;
+    s.qpn = q.qpn;
+    s.qkey = kUdpQkey;
+    s.service_id = cm::service_id(static_cast<uint16_t>(id.port_space), ntohs(id.src.port));
+    std::memcpy(s.private_data.data(), q.private_data, std::min<size_t>(q.private_data_len, cm::kSidrRepPrivate));
+    const bool ok = cm_->sidr_reply(*id.comm, s);
+    by_comm_.erase(*id.comm);
+    id.comm.reset();
+    return ok ? 0 : EINVAL;
+  }
+  cm::Rep r;
+  r.local_qpn = q.qpn;
+  r.starting_psn = id.local_psn;
+  r.responder_resources = q.responder_resources;
+  r.initiator_depth = q.initiator_depth;
+  r.end_to_end_flow_control = q.flow_control != 0;
+  r.rnr_retry_count = std::min<uint8_t>(q.rnr_retry_count, 7);
+  r.srq = q.srq != 0;
+  r.local_ca_guid = scenario::port_guid(host_);
+  std::memcpy(r.private_data.data(), q.private_data, std::min<size_t>(q.private_data_len, cm::kRepPrivate));
+  id.responder_resources = q.responder_resources;
+  id.initiator_depth = q.initiator_depth;
+  return cm_->accept(*id.comm, r) ? 0 : EINVAL;
+}
+
+int RdmaCm::reject(Id& id, const proto::CmConnReq& q) {
+  if (!id.comm) return EINVAL;
+  const std::span<const uint8_t> pd(q.private_data, std::min<size_t>(q.private_data_len, cm::kRejPrivate));
+  if (id.want == Want::Sidr) {
+    cm::SidrRep s;
+    s.status = 2;  // rejected by the service
+    std::memcpy(s.private_data.data(), pd.data(), std::min(pd.size(), cm::kSidrRepPrivate));
+    cm_->sidr_reply(*id.comm, s);
+    by_comm_.erase(*id.comm);
+    id.comm.reset();
+    return 0;
+  }
+  const bool ok = cm_->reject(*id.comm, cm::kRejConsumerReject, pd);
+  by_comm_.erase(*id.comm);
+  id.comm.reset();
+  return ok ? 0 : EINVAL;
+}
+
+int RdmaCm::establish(Id& id) {
+  if (!id.comm) return EINVAL;
+  // Active: the QP is up, the RTU goes; passive: work came before the RTU.
+  if (cm_->ready_to_use(*id.comm)) return 0;
+  return cm_->established(*id.comm) ? 0 : EINVAL;
+}
+
+int RdmaCm::disconnect(Id& id) {
+  if (!id.comm) return EINVAL;
+  return cm_->disconnect(*id.comm) ? 0 : EINVAL;
+}
+
+// What rdma_init_qp_attr answers, as the kernel's CM does (cm_init_qp_*_attr).
+int RdmaCm::init_qp_attr(const Id& id, uint32_t state, proto::CmQpAttrRep& rep) {
+  const bool ud = id.qp_type == IBV_QPT_UD;
+  rep.state = state;
+  rep.port_num = 1;
+  switch (state) {
+    case IBV_QPS_INIT:
+      rep.mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+      if (ud) {
+        rep.qkey = kUdpQkey;
+        rep.mask |= IBV_QP_QKEY;
+      } else {
+        rep.access = IBV_ACCESS_REMOTE_WRITE;
+        if (id.responder_resources > 0) rep.access |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+        rep.mask |= IBV_QP_ACCESS_FLAGS;
+      }
+      return 0;
+    case IBV_QPS_RTR:
+      rep.mask = IBV_QP_STATE;
+      if (ud) return 0;
+      if (id.remote_qpn == 0) return EINVAL;  // not connected yet
+      rep.mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+      rep.path_mtu = id.path_mtu;
+      rep.dest_qpn = id.remote_qpn;
+      rep.rq_psn = id.remote_psn;
+      std::memcpy(rep.ah.dgid, id.peer_gid.data(), 16);
+      rep.ah.is_global = packet::is_ib(world_.hosts()[host_]->nic->config().link) ? 0 : 1;
+      rep.ah.hop_limit = 64;
+      rep.ah.dlid = id.peer_lid;
+      rep.ah.port_num = 1;
+      std::memcpy(rep.dmac, id.peer_av.mac.data(), 6);
+      if (id.qp_type == IBV_QPT_RC) {
+        rep.mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+        rep.max_dest_rd_atomic = id.responder_resources;
+        rep.min_rnr_timer = 0;
+      }
+      return 0;
+    case IBV_QPS_RTS:
+      rep.mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+      rep.sq_psn = ud ? 0 : id.local_psn;
+      if (id.qp_type == IBV_QPT_RC) {
+        rep.mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+        rep.timeout = kPacketLifeTime + 1;
+        rep.retry_cnt = id.retry_count;
+        rep.rnr_retry = id.rnr_retry_count;
+        rep.max_rd_atomic = id.initiator_depth;
+      }
+      return 0;
+    default: return EINVAL;
+  }
+}
+
+// --- what the IB CM tells ---
+
+void RdmaCm::on_request(cm::CommId comm, const cm::Req& req, const cm::MadSource& from) {
+  auto l = listeners_.find(req.service_id);
+  if (l == listeners_.end() || !ids_.contains(l->second)) {
+    cm_->reject(comm, cm::kRejInvalidServiceId);
+    return;
+  }
+  Id& listener = *ids_[l->second];
+  const auto ip = cm::decode_ip_header(std::span<const uint8_t, cm::kIpHeaderBytes>(req.private_data.data(), cm::kIpHeaderBytes));
+  Id& child = add(listener.session, listener.channel, listener.handle, listener.port_space,
+                  req.transport == cm::Transport::Uc ? IBV_QPT_UC : IBV_QPT_RC);
+  child.bound = true;
+  child.src = cm_addr(ip_address(host_), listener.src.port);
+  if (ip) child.dst = cm_addr(ip->src_addr, htons(ip->src_port));
+  if (auto av = resolve(from)) child.peer_av = *av;
+  child.peer_gid = from.gid;
+  child.peer_lid = req.primary.local_lid == 0xFFFF ? 0 : req.primary.local_lid;
+  child.comm = comm;
+  child.want = Want::Connection;
+  child.remote_qpn = req.local_qpn;
+  child.remote_psn = req.starting_psn;
+  child.responder_resources = req.initiator_depth;  // what the peer will read from us
+  child.initiator_depth = req.responder_resources;
+  child.retry_count = req.retry_count;
+  child.rnr_retry_count = req.rnr_retry_count;
+  child.path_mtu = req.path_mtu;
+  by_comm_[comm] = child.number;
+  proto::CmEventWire e = event_for(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+  e.handle = listener.handle;
+  e.qp_num = req.local_qpn;
+  e.responder_resources = req.responder_resources;
+  e.initiator_depth = req.initiator_depth;
+  e.flow_control = req.end_to_end_flow_control;
+  e.retry_count = req.retry_count;
+  e.rnr_retry_count = req.rnr_retry_count;
+  e.srq = req.srq;
+  e.private_data_len = static_cast<uint8_t>(kReqUserPrivate);
+  std::memcpy(e.private_data, req.private_data.data() + cm::kIpHeaderBytes, kReqUserPrivate);
+  emit(child, e);
+}
+
+void RdmaCm::on_reply(cm::CommId comm, const cm::Rep& rep) {
+  Id* id = by_comm(comm);
+  if (id == nullptr) return;
+  id->remote_qpn = rep.local_qpn;
+  id->remote_psn = rep.starting_psn;
+  id->responder_resources = rep.initiator_depth;
+  id->initiator_depth = std::min(id->initiator_depth, rep.responder_resources);
+  id->rnr_retry_count = rep.rnr_retry_count;
+  proto::CmEventWire e = event_for(*id, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
+  e.qp_num = rep.local_qpn;
+  e.responder_resources = rep.responder_resources;
+  e.initiator_depth = rep.initiator_depth;
+  e.flow_control = rep.end_to_end_flow_control;
+  e.rnr_retry_count = rep.rnr_retry_count;
+  e.srq = rep.srq;
+  e.private_data_len = static_cast<uint8_t>(cm::kRepPrivate);
+  std::memcpy(e.private_data, rep.private_data.data(), cm::kRepPrivate);
+  emit(*id, e);
+}
+
+void RdmaCm::on_established(cm::CommId comm) {
+  if (Id* id = by_comm(comm)) emit(*id, event_for(*id, RDMA_CM_EVENT_ESTABLISHED, 0));
+}
+
+void RdmaCm::on_rejected(cm::CommId comm, const cm::Rej& rej) {
+  Id* id = by_comm(comm);
+  if (id == nullptr) return;
+  by_comm_.erase(comm);
+  id->comm.reset();
+  proto::CmEventWire e = event_for(*id, RDMA_CM_EVENT_REJECTED, rej.reason);
+  e.private_data_len = static_cast<uint8_t>(cm::kRejPrivate);
+  std::memcpy(e.private_data, rej.private_data.data(), cm::kRejPrivate);
+  emit(*id, e);
+}
+
+void RdmaCm::on_timeout(cm::CommId comm) {
+  Id* id = by_comm(comm);
+  if (id == nullptr) return;
+  by_comm_.erase(comm);
+  id->comm.reset();
+  emit(*id, event_for(*id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT));
+}
+
+void RdmaCm::on_disconnect_request(cm::CommId comm, const cm::Dreq&) {
+  if (Id* id = by_comm(comm)) emit(*id, event_for(*id, RDMA_CM_EVENT_DISCONNECTED, 0));
+}
+
+void RdmaCm::on_disconnected(cm::CommId comm) {
+  if (Id* id = by_comm(comm)) emit(*id, event_for(*id, RDMA_CM_EVENT_DISCONNECTED, 0));
+}
+
+void RdmaCm::on_sidr_request(cm::CommId comm, const cm::SidrReq& req, const cm::MadSource& from) {
+  auto l = listeners_.find(req.service_id);
+  if (l == listeners_.end() || !ids_.contains(l->second)) return;
+  Id& listener = *ids_[l->second];
+  const auto ip = cm::decode_ip_header(std::span<const uint8_t, cm::kIpHeaderBytes>(req.private_data.data(), cm::kIpHeaderBytes));
+  Id& child = add(listener.session, listener.channel, listener.handle, listener.port_space, IBV_QPT_UD);
+  child.bound = true;
+  child.src = cm_addr(ip_address(host_), listener.src.port);
+  if (ip) child.dst = cm_addr(ip->src_addr, htons(ip->src_port));
+  if (auto av = resolve(from)) child.peer_av = *av;
+  child.peer_gid = from.gid;
+  child.peer_lid = from.lid;
+  child.comm = comm;
+  child.want = Want::Sidr;
+  by_comm_[comm] = child.number;
+  proto::CmEventWire e = event_for(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+  e.handle = listener.handle;
+  e.private_data_len = static_cast<uint8_t>(kSidrUserPrivate);
+  std::memcpy(e.private_data, req.private_data.data() + cm::kIpHeaderBytes, kSidrUserPrivate);
+  std::memcpy(e.ah.dgid, from.gid.data(), 16);
+  e.ah.dlid = from.lid;
+  e.ah.is_global = packet::is_ib(world_.hosts()[host_]->nic->config().link) ? 0 : 1;
+  e.ah.hop_limit = 64;
+  e.ah.port_num = 1;
+  emit(child, e);
+}
+
+void RdmaCm::on_sidr_reply(cm::CommId comm, const cm::SidrRep& rep) {
+  Id* id = by_comm(comm);
+  if (id == nullptr) return;
+  by_comm_.erase(comm);
+  id->comm.reset();
+  if (rep.status != 0) {
+    emit(*id, event_for(*id, RDMA_CM_EVENT_UNREACHABLE, rep.status));
+    return;
+  }
+  id->remote_qpn = rep.qpn;
+  id->remote_qkey = rep.qkey;
+  proto::CmEventWire e = event_for(*id, RDMA_CM_EVENT_ESTABLISHED, 0);
+  e.qp_num = rep.qpn;
+  e.qkey = rep.qkey;
+  e.private_data_len = static_cast<uint8_t>(cm::kSidrRepPrivate);
+  std::memcpy(e.private_data, rep.private_data.data(), cm::kSidrRepPrivate);
+  std::memcpy(e.ah.dgid, id->peer_gid.data(), 16);
+  e.ah.dlid = id->peer_lid;
+  e.ah.is_global = packet::is_ib(world_.hosts()[host_]->nic->config().link) ? 0 : 1;
+  e.ah.hop_limit = 64;
+  e.ah.port_num = 1;
+  emit(*id, e);
+}
+
+void RdmaCm::on_sidr_timeout(cm::CommId comm) {
+  Id* id = by_comm(comm);
+  if (id == nullptr) return;
+  by_comm_.erase(comm);
+  id->comm.reset();
+  emit(*id, event_for(*id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT));
+}
+
+}  // namespace rnicsim::emulation
