@@ -196,13 +196,14 @@ static void addrinfo_errors(void) {
   rdma_freeaddrinfo(NULL);
 }
 
-// The CM core and rsockets: ENOSYS until the daemon's CM agent exists.
+// With no daemon there is no device: the CM core says ENODEV, as upstream's
+// does on a machine without RDMA devices. rsockets: ENOSYS, not written yet.
 static void not_yet(void) {
   errno = 0;
-  CHECK(rdma_create_event_channel() == NULL && errno == ENOSYS, "rdma_create_event_channel errno %d", errno);
+  CHECK(rdma_create_event_channel() == NULL && errno == ENODEV, "rdma_create_event_channel errno %d", errno);
   struct rdma_cm_id* id = NULL;
   errno = 0;
-  CHECK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) == -1 && errno == ENOSYS, "rdma_create_id errno %d", errno);
+  CHECK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) == -1 && errno == ENODEV, "rdma_create_id errno %d", errno);
   errno = 0;
   CHECK(rsocket(AF_INET, SOCK_STREAM, 0) == -1 && errno == ENOSYS, "rsocket errno %d", errno);
   errno = 0;

@@ -16,7 +16,7 @@ echo "--- basics"
 RNICSIM_SOCKET=/nonexistent/rnicsim.sock RNICSIM_TRACE=$out/basics.jsonl timeout 60 "$program" basics || fail=1
 for line in '"return":"rdma_event_str","value":"0x[0-9a-f]+"' '"return":"rdma_getaddrinfo","value":0,' \
             '"return":"rdma_getaddrinfo","value":-2,' "\"return\":\"rdma_get_src_port\",\"value\":$(( (40000 >> 8) | ((40000 & 255) << 8) ))," \
-            '"return":"rdma_create_id","value":-1,"errno":38' '"return":"rdma_freeaddrinfo","errno"'; do
+            '"return":"rdma_create_id","value":-1,"errno":19' '"return":"rdma_freeaddrinfo","errno"'; do
   grep -qE "$line" "$out/basics.jsonl" || { echo "FAIL: no trace line matching $line"; fail=1; }
 done
 

@@ -1,0 +1,75 @@
+#!/bin/bash
+# Runs an unmodified RDMA-CM program pair through `rnicsim exec` on a daemon of
+# its own: the server on the first host (10.0.0.1 in the default scenario),
+# started first, and, once the daemon says the server listens on PORT, the
+# client on the second. Both must complete.
+# usage: cm_pair.sh RNICSIM OUTDIR SCENARIO|- PORT [options] -- SERVER ARGS... -- CLIENT ARGS...
+#   --pcap: the daemon captures the first host's port into OUTDIR/capture.pcap.
+#   --expect REGEX: the client's output must match it.
+#   --expect-server REGEX: the server's output must match it.
+#   --expect-daemon REGEX: a line of the daemon's log must match it (repeatable).
+#   --client-fails: the client must fail (exit non-zero), the server is stopped.
+set -u
+rnicsim=$1 out=$2 scenario=$3 port=$4
+shift 4
+pcap="" expect="" expect_server="" expect_daemon=() client_fails=0
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+  case "$1" in
+    --pcap) pcap="--pcap $out/capture.pcap" ;;
+    --expect) expect=$2; shift ;;
+    --expect-server) expect_server=$2; shift ;;
+    --expect-daemon) expect_daemon+=("$2"); shift ;;
+    --client-fails) client_fails=1 ;;
+    *) echo "cm_pair.sh: unknown option $1"; exit 2 ;;
+  esac
+  shift
+done
+shift
+server_cmd=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do server_cmd+=("$1"); shift; done
+shift
+client_cmd=("$@")
+mkdir -p "$out"
+rm -f "$out/capture.pcap"
+args=()
+[ "$scenario" != "-" ] && args+=("$scenario")
+. "$(dirname "$0")/../shim/daemon.sh"
+# shellcheck disable=SC2086
+start_daemon "$rnicsim" "$out/daemon.log" "${args[@]}" $pcap
+
+timeout 150 "$rnicsim" exec --socket "$sock" -- "${server_cmd[@]}" > "$out/server.log" 2>&1 &
+server=$!
+for _ in $(seq 200); do
+  grep -q "listens on RDMA CM port $port " "$out/daemon.log" && break
+  sleep 0.05
+done
+timeout 150 "$rnicsim" exec --socket "$sock" -- "${client_cmd[@]}" > "$out/client.log" 2>&1
+client_rc=$?
+if [ $client_fails -eq 1 ]; then
+  kill "$server" 2>/dev/null
+  wait $server
+  server_rc=0
+else
+  wait $server
+  server_rc=$?
+fi
+kill -INT "$daemon"
+wait "$daemon"
+echo "--- server (exit $server_rc)"; cat "$out/server.log"
+echo "--- client (exit $client_rc)"; cat "$out/client.log"
+echo "--- daemon"; cat "$out/daemon.log"
+if [ $client_fails -eq 1 ]; then
+  [ $client_rc -ne 0 ] || { echo "FAIL: the client should have failed"; exit 1; }
+else
+  [ $server_rc -eq 0 ] && [ $client_rc -eq 0 ] || { echo "FAIL: a side did not complete"; exit 1; }
+fi
+if [ -n "$expect" ]; then
+  grep -Eq "$expect" "$out/client.log" || { echo "FAIL: the client's output does not match '$expect'"; exit 1; }
+fi
+if [ -n "$expect_server" ]; then
+  grep -Eq "$expect_server" "$out/server.log" || { echo "FAIL: the server's output does not match '$expect_server'"; exit 1; }
+fi
+for e in "${expect_daemon[@]}"; do
+  grep -Eq "$e" "$out/daemon.log" || { echo "FAIL: the daemon's log does not match '$e'"; exit 1; }
+done
+echo "PASS"
