@@ -73,7 +73,6 @@ struct GidEntry {
   ibv_gid gid;
   ibv_gid_type type;
 };
-constexpr uint32_t kRoceGids = 4;
 
 uint32_t gid_count(const proto::DeviceInfo& info) { return info.link_layer == proto::kLinkLayerIb ? 1 : kRoceGids; }
 

@@ -593,15 +593,26 @@ int ibv_init_ah_from_wc(ibv_context*, uint8_t port_num, ibv_wc* wc, ibv_grh* grh
   ah_attr->sl = wc->sl;
   ah_attr->src_path_bits = wc->dlid_path_bits;
   ah_attr->port_num = port_num;
-  if (wc->wc_flags & IBV_WC_GRH) {
-    ah_attr->is_global = 1;
-    ah_attr->grh.dgid = grh->sgid;
-    const uint32_t flow = be32toh(grh->version_tclass_flow);
-    ah_attr->grh.flow_label = flow & 0xFFFFF;
-    ah_attr->grh.traffic_class = static_cast<uint8_t>((flow >> 20) & 0xFF);
-    ah_attr->grh.hop_limit = 0xFF;
-    ah_attr->grh.sgid_index = 0;
+  if ((wc->wc_flags & IBV_WC_GRH) == 0) return 0;
+  ah_attr->is_global = 1;
+  ah_attr->grh.hop_limit = 0xFF;
+  const uint32_t flow = be32toh(grh->version_tclass_flow);
+  const auto* ipv4 = reinterpret_cast<const uint8_t*>(grh) + 20;
+  if ((flow >> 28) != 6 && (ipv4[0] >> 4) == 4) {
+    // RoCEv2 over IPv4: the receive buffer's first 40 bytes hold the IPv4
+    // header in their last 20; the peer is its IPv4-mapped source address,
+    // reached from the port's IPv4 RoCEv2 GID (as rdma-core reads it).
+    ah_attr->grh.dgid = ibv_gid{};
+    ah_attr->grh.dgid.raw[10] = ah_attr->grh.dgid.raw[11] = 0xFF;
+    std::memcpy(ah_attr->grh.dgid.raw + 12, ipv4 + 12, 4);
+    ah_attr->grh.traffic_class = ipv4[1];
+    ah_attr->grh.sgid_index = kGidIndexIpv4RoceV2;
+    return 0;
   }
+  ah_attr->grh.dgid = grh->sgid;
+  ah_attr->grh.flow_label = flow & 0xFFFFF;
+  ah_attr->grh.traffic_class = static_cast<uint8_t>((flow >> 20) & 0xFF);
+  ah_attr->grh.sgid_index = 0;
   return 0;
 }
 

@@ -19,6 +19,11 @@ namespace rnicsim::shim {
 namespace proto = verbs_proto;
 namespace nic = ::rnicsim::nic;
 
+// A RoCE port's GID table, in mlx5's order: the link-local GID as RoCE v1 and
+// v2, then the port's IP address (IPv4-mapped) as RoCE v1 and v2.
+inline constexpr uint32_t kRoceGids = 4;
+inline constexpr uint8_t kGidIndexIpv4RoceV2 = 3;
+
 // The one connection of this process to the daemon (opened by the first
 // ibv_get_device_list), and the device it gave the process.
 struct Session {
