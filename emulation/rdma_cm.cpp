@@ -60,6 +60,10 @@ bool is_any(const proto::CmAddr& a) {
 
 bool is_loopback(const proto::CmAddr& a) { return a.family == AF_INET && a.addr[0] == 127; }
 
+bool is_multicast(const proto::CmAddr& a) {
+  return (a.family == AF_INET && (a.addr[0] >> 4) == 0xE) || (a.family == AF_INET6 && a.addr[0] == 0xFF);
+}
+
 const char* port_space_name(uint32_t ps) {
   switch (ps) {
     case RDMA_PS_TCP: return "TCP";
@@ -77,11 +81,11 @@ struct RdmaCm::Id {
   uint32_t number = 0;
   int session = -1;
   uint32_t channel = 0;
-  uint64_t handle = 0;
   uint32_t port_space = RDMA_PS_TCP;
   uint32_t qp_type = IBV_QPT_RC;
   proto::CmAddr src, dst;
   bool bound = false, addr_resolved = false, route_resolved = false, listening = false;
+  bool accepted = false;  // made for a connection request: it has its listener's port, not a bind of its own
   size_t peer = SIZE_MAX;  // the host at dst
   std::optional<cm::CommId> comm;
   Want want = Want::None;
@@ -152,12 +156,11 @@ RdmaCm::Id* RdmaCm::by_comm(cm::CommId c) {
   return id == ids_.end() ? nullptr : id->second.get();
 }
 
-RdmaCm::Id& RdmaCm::add(int session, uint32_t channel, uint64_t handle, uint32_t port_space, uint32_t qp_type) {
+RdmaCm::Id& RdmaCm::add(int session, uint32_t channel, uint32_t port_space, uint32_t qp_type) {
   auto id = std::make_unique<Id>();
   id->number = next_id_++;
   id->session = session;
   id->channel = channel;
-  id->handle = handle;
   id->port_space = port_space;
   id->qp_type = qp_type;
   id->local_psn = next_psn();
@@ -176,7 +179,8 @@ void RdmaCm::forget_comm(Id& id) {
 
 bool RdmaCm::port_taken(uint32_t port_space, uint16_t port, const Id* except) const {
   for (const auto& [n, id] : ids_)
-    if (id.get() != except && id->bound && id->port_space == port_space && id->src.port == port) return true;
+    if (id.get() != except && id->bound && !id->accepted && id->port_space == port_space && id->src.port == port)
+      return true;
   return false;
 }
 
@@ -193,7 +197,6 @@ uint16_t RdmaCm::ephemeral_port(uint32_t port_space) {
 
 proto::CmEventWire RdmaCm::event_for(const Id& id, int event, int status) const {
   proto::CmEventWire e;
-  e.handle = id.handle;
   e.id = id.number;
   e.event = event;
   e.status = status;
@@ -295,7 +298,7 @@ int RdmaCm::create_id(int session, const proto::CmCreateIdReq& q, proto::ObjectR
   if (!channels_.contains(q.channel) || channel_session_[q.channel] != session) return EINVAL;
   const bool ud = q.port_space == RDMA_PS_UDP || q.port_space == RDMA_PS_IPOIB;
   if (q.port_space != RDMA_PS_TCP && q.port_space != RDMA_PS_IB && !ud) return EINVAL;
-  rep.id = add(session, q.channel, q.handle, q.port_space, q.qp_type).number;
+  rep.id = add(session, q.channel, q.port_space, q.qp_type).number;
   return 0;
 }
 
@@ -357,6 +360,13 @@ int RdmaCm::resolve_addr(Id& id, const proto::CmIdReq& q) {
   const uint16_t port = id.src.port;
   id.src = cm_addr(ip_address(host_), port);
   id.dst = q.dst;
+  if (is_multicast(q.dst)) {
+    // A multicast group resolves (its MAC follows from it); joining it is
+    // what this port cannot do (rdma_join_multicast: ENOSYS).
+    id.addr_resolved = true;
+    emit(id, event_for(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0));
+    return 0;
+  }
   const auto peer = host_of(q.dst);
   if (!peer) {
     // No neighbour answers: the error comes when the program's timeout is up.
@@ -582,9 +592,9 @@ void RdmaCm::on_request(cm::CommId comm, const cm::Req& req, const cm::MadSource
   }
   Id& listener = *ids_[l->second];
   const auto ip = cm::decode_ip_header(std::span<const uint8_t, cm::kIpHeaderBytes>(req.private_data.data(), cm::kIpHeaderBytes));
-  Id& child = add(listener.session, listener.channel, listener.handle, listener.port_space,
+  Id& child = add(listener.session, listener.channel, listener.port_space,
                   req.transport == cm::Transport::Uc ? IBV_QPT_UC : IBV_QPT_RC);
-  child.bound = true;
+  child.bound = child.accepted = true;
   child.src = cm_addr(ip_address(host_), listener.src.port);
   if (ip) child.dst = cm_addr(ip->src_addr, htons(ip->src_port));
   if (auto av = resolve(from)) child.peer_av = *av;
@@ -601,7 +611,7 @@ void RdmaCm::on_request(cm::CommId comm, const cm::Req& req, const cm::MadSource
   child.path_mtu = req.path_mtu;
   by_comm_[comm] = child.number;
   proto::CmEventWire e = event_for(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
-  e.handle = listener.handle;
+  e.listen_id = listener.number;
   e.qp_num = req.local_qpn;
   e.responder_resources = req.responder_resources;
   e.initiator_depth = req.initiator_depth;
@@ -670,8 +680,8 @@ void RdmaCm::on_sidr_request(cm::CommId comm, const cm::SidrReq& req, const cm::
   if (l == listeners_.end() || !ids_.contains(l->second)) return;
   Id& listener = *ids_[l->second];
   const auto ip = cm::decode_ip_header(std::span<const uint8_t, cm::kIpHeaderBytes>(req.private_data.data(), cm::kIpHeaderBytes));
-  Id& child = add(listener.session, listener.channel, listener.handle, listener.port_space, IBV_QPT_UD);
-  child.bound = true;
+  Id& child = add(listener.session, listener.channel, listener.port_space, IBV_QPT_UD);
+  child.bound = child.accepted = true;
   child.src = cm_addr(ip_address(host_), listener.src.port);
   if (ip) child.dst = cm_addr(ip->src_addr, htons(ip->src_port));
   if (auto av = resolve(from)) child.peer_av = *av;
@@ -681,7 +691,7 @@ void RdmaCm::on_sidr_request(cm::CommId comm, const cm::SidrReq& req, const cm::
   child.want = Want::Sidr;
   by_comm_[comm] = child.number;
   proto::CmEventWire e = event_for(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
-  e.handle = listener.handle;
+  e.listen_id = listener.number;
   e.private_data_len = static_cast<uint8_t>(kSidrUserPrivate);
   std::memcpy(e.private_data, req.private_data.data() + cm::kIpHeaderBytes, kSidrUserPrivate);
   std::memcpy(e.ah.dgid, from.gid.data(), 16);

@@ -76,7 +76,7 @@ private:
 
   Id* find(int session, uint32_t id);
   Id* by_comm(cm::CommId c);
-  Id& add(int session, uint32_t channel, uint64_t handle, uint32_t port_space, uint32_t qp_type);
+  Id& add(int session, uint32_t channel, uint32_t port_space, uint32_t qp_type);
   void forget_comm(Id& id);
   std::optional<size_t> host_of(const verbs_proto::CmAddr& a) const;
   packet::Ipv6Addr ip_address(size_t host) const;

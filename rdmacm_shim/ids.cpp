@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <set>
+#include <map>
 
 #include "rdmacm_shim/cm.hpp"
 #include "rdmacm_shim/devices.hpp"
@@ -118,21 +118,22 @@ void take_ud(Event& e, const proto::CmEventWire& w) {
   a.port_num = 1;
 }
 
-// The ids the program holds: an event the daemon wrote before the program
-// destroyed its id is dropped unread, as the kernel drops an id's queued
-// events when it goes.
+// The ids the program holds, by the daemon's numbers: an event the daemon
+// wrote before the program destroyed its id is dropped unread, as the kernel
+// drops an id's queued events when it goes.
 std::mutex g_live_mutex;
-std::set<const Id*> g_live;
+std::map<uint32_t, Id*> g_live;
 
-void set_live(const Id* id, bool live) {
+void set_live(Id* id, bool live) {
   std::lock_guard lock(g_live_mutex);
-  if (live) g_live.insert(id);
-  else g_live.erase(id);
+  if (live) g_live[id->number] = id;
+  else g_live.erase(id->number);
 }
 
-bool is_live(uint64_t handle) {
+Id* live(uint32_t number) {
   std::lock_guard lock(g_live_mutex);
-  return g_live.contains(reinterpret_cast<const Id*>(handle));
+  auto it = g_live.find(number);
+  return it == g_live.end() ? nullptr : it->second;
 }
 
 bool is_ud(const Id& id) { return id.id.qp_type == IBV_QPT_UD || id.id.ps == RDMA_PS_UDP || id.id.ps == RDMA_PS_IPOIB; }
@@ -145,7 +146,6 @@ Id* new_id(Channel* channel, void* context, rdma_port_space ps, ibv_qp_type qp_t
   id->id.qp_type = qp_type;
   id->id.route.path_rec = &id->path;
   id->channel = channel;
-  set_live(id, true);
   return id;
 }
 
@@ -154,6 +154,7 @@ Id* child_of(Id& listener, const proto::CmEventWire& w) {
   Id* c = new_id(listener.channel, listener.id.context, listener.id.ps,
                  is_ud(listener) ? IBV_QPT_UD : listener.id.qp_type);
   c->number = w.id;
+  set_live(c, true);
   c->id.verbs = listener.id.verbs;
   c->id.port_num = 1;
   c->id.route.num_paths = 1;
@@ -282,7 +283,8 @@ int rdma_get_cm_event(struct rdma_event_channel* channel, struct rdma_cm_event**
       for (;;) pause();
     if (n < 0) return -1;  // EAGAIN on a non-blocking channel
     if (n != static_cast<ssize_t>(sizeof w)) return fail(n == 0 ? ENODEV : EPROTO);
-    if (is_live(w.handle)) break;
+    const uint32_t owner = w.event == RDMA_CM_EVENT_CONNECT_REQUEST ? w.listen_id : w.id;
+    if (live(owner) != nullptr) break;
     dropped = true;
     if (w.event == RDMA_CM_EVENT_CONNECT_REQUEST) {  // nobody listens any more: the new id goes
       proto::CmIdReq q;
@@ -290,7 +292,7 @@ int rdma_get_cm_event(struct rdma_event_channel* channel, struct rdma_cm_event**
       cm_call(proto::Op::CmDestroyId, &q, sizeof q);
     }
   }
-  Id* id = reinterpret_cast<Id*>(w.handle);
+  Id* id = live(w.event == RDMA_CM_EVENT_CONNECT_REQUEST ? w.listen_id : w.id);
   auto* e = new Event{};
   e->event.id = &id->id;
   e->event.event = static_cast<rdma_cm_event_type>(w.event);
@@ -367,16 +369,15 @@ int rdma_create_id(struct rdma_event_channel* channel, struct rdma_cm_id** id, v
   q.channel = c->number;
   q.port_space = ps;
   q.qp_type = qp_type;
-  q.handle = reinterpret_cast<uint64_t>(i);
   proto::ObjectRep rep;
   if (cm_call(proto::Op::CmCreateId, &q, sizeof q, &rep, sizeof rep) != 0) {
     const int err = errno;
     if (sync) close_channel(c);
-    set_live(i, false);
     delete i;
     return fail(err);
   }
   i->number = rep.id;
+  set_live(i, true);
   *id = &i->id;
   return 0;
 }

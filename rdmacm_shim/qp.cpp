@@ -250,6 +250,8 @@ int rdma_create_ep(struct rdma_cm_id** id, struct rdma_addrinfo* res, struct ibv
   if (rdma_create_id(nullptr, &cm_id, nullptr, static_cast<rdma_port_space>(res->ai_port_space)) != 0) return -1;
   Id& i = *of(cm_id);
   if (res->ai_qp_type != 0) cm_id->qp_type = static_cast<ibv_qp_type>(res->ai_qp_type);
+  // The QP is of the address's type whatever the attributes say (as upstream).
+  if (qp_init_attr != nullptr) qp_init_attr->qp_type = cm_id->qp_type;
   int rc = 0;
   if ((res->ai_flags & RAI_PASSIVE) != 0) {
     rc = rdma_bind_addr(cm_id, res->ai_src_addr);

@@ -29,7 +29,6 @@ struct CmCreateIdReq {
   uint32_t port_space = 0;  // enum rdma_port_space
   uint32_t qp_type = 0;     // ibv_qp_type
   uint32_t reserved = 0;
-  uint64_t handle = 0;  // the library's id, given back in its events
 };
 
 // Requests about one id; `value` and `addr`s as the op says.
@@ -72,8 +71,8 @@ struct CmQpAttrRep {
 // One event, as rdma_get_cm_event reports it (event numbers are enum
 // rdma_cm_event_type; status negative errnos or the REJ reason).
 struct CmEventWire {
-  uint64_t handle = 0;         // the library's id the event is for (for CONNECT_REQUEST: the listener's)
-  uint32_t id = 0;             // the daemon's id (for CONNECT_REQUEST: the new id)
+  uint32_t id = 0;             // the id the event is for (for CONNECT_REQUEST: the new id)
+  uint32_t listen_id = 0;      // CONNECT_REQUEST: the listening id
   int32_t event = 0;
   int32_t status = 0;
   uint32_t qp_num = 0;         // the peer's QPN (conn: REQ/REP; UD: SIDR REP)

@@ -9,10 +9,14 @@
 #   --expect-server REGEX: the server's output must match it.
 #   --expect-daemon REGEX: a line of the daemon's log must match it (repeatable).
 #   --client-fails: the client must fail (exit non-zero), the server is stopped.
+#   --no-listener: nobody listens (the server is a program that waits); the
+#     client starts at once.
+#   --server-stays: the server serves until stopped (cmtime's does): it is
+#     stopped once the client is done, and only the client must complete.
 set -u
 rnicsim=$1 out=$2 scenario=$3 port=$4
 shift 4
-pcap="" expect="" expect_server="" expect_daemon=() client_fails=0
+pcap="" expect="" expect_server="" expect_daemon=() client_fails=0 server_stays=0 no_listener=0
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case "$1" in
     --pcap) pcap="--pcap $out/capture.pcap" ;;
@@ -20,6 +24,8 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     --expect-server) expect_server=$2; shift ;;
     --expect-daemon) expect_daemon+=("$2"); shift ;;
     --client-fails) client_fails=1 ;;
+    --server-stays) server_stays=1 ;;
+    --no-listener) no_listener=1 ;;
     *) echo "cm_pair.sh: unknown option $1"; exit 2 ;;
   esac
   shift
@@ -40,12 +46,13 @@ start_daemon "$rnicsim" "$out/daemon.log" "${args[@]}" $pcap
 timeout 150 "$rnicsim" exec --socket "$sock" -- "${server_cmd[@]}" > "$out/server.log" 2>&1 &
 server=$!
 for _ in $(seq 200); do
+  [ $no_listener -eq 1 ] && break
   grep -q "listens on RDMA CM port $port " "$out/daemon.log" && break
   sleep 0.05
 done
 timeout 150 "$rnicsim" exec --socket "$sock" -- "${client_cmd[@]}" > "$out/client.log" 2>&1
 client_rc=$?
-if [ $client_fails -eq 1 ]; then
+if [ $client_fails -eq 1 ] || [ $server_stays -eq 1 ]; then
   kill "$server" 2>/dev/null
   wait $server
   server_rc=0

@@ -1,0 +1,79 @@
+// A server that rejects every connection request with private data, and a
+// client that checks it gets REJECTED with the consumer's reason (28) and
+// those bytes, on ids with an event channel of their own.
+// usage: reject -s PORT | reject -c SERVER PORT
+#include <rdma/rdma_cma.h>
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char kWhy[] = "not now";
+
+static void die(const char* what) {
+  perror(what);
+  exit(1);
+}
+
+static struct rdma_cm_event* next_event(struct rdma_event_channel* ch, enum rdma_cm_event_type want) {
+  struct rdma_cm_event* e;
+  if (rdma_get_cm_event(ch, &e)) die("rdma_get_cm_event");
+  if (e->event != want) {
+    fprintf(stderr, "FAIL: got %s (status %d), wanted %s\n", rdma_event_str(e->event), e->status,
+            rdma_event_str(want));
+    exit(1);
+  }
+  return e;
+}
+
+static int server(int port) {
+  struct rdma_event_channel* ch = rdma_create_event_channel();
+  struct rdma_cm_id* listen_id;
+  if (ch == NULL || rdma_create_id(ch, &listen_id, NULL, RDMA_PS_TCP)) die("rdma_create_id");
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  if (rdma_bind_addr(listen_id, (struct sockaddr*)&a) || rdma_listen(listen_id, 1)) die("listen");
+  struct rdma_cm_event* e = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+  struct rdma_cm_id* id = e->id;
+  if (e->param.conn.private_data_len != 56) {
+    fprintf(stderr, "FAIL: the request's private data is %u bytes, not 56\n", e->param.conn.private_data_len);
+    return 1;
+  }
+  rdma_ack_cm_event(e);
+  if (rdma_reject(id, kWhy, sizeof kWhy)) die("rdma_reject");
+  printf("rejected the request\n");
+  rdma_destroy_id(id);
+  rdma_destroy_id(listen_id);
+  rdma_destroy_event_channel(ch);
+  return 0;
+}
+
+static int client(const char* host, int port) {
+  struct rdma_event_channel* ch = rdma_create_event_channel();
+  struct rdma_cm_id* id;
+  if (ch == NULL || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) die("rdma_create_id");
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  if (inet_pton(AF_INET, host, &a.sin_addr) != 1) die("address");
+  if (rdma_resolve_addr(id, NULL, (struct sockaddr*)&a, 2000)) die("rdma_resolve_addr");
+  rdma_ack_cm_event(next_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+  if (rdma_resolve_route(id, 2000)) die("rdma_resolve_route");
+  rdma_ack_cm_event(next_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+  struct rdma_conn_param p = {.private_data = "hello", .private_data_len = 6, .retry_count = 7, .rnr_retry_count = 7};
+  if (rdma_connect(id, &p)) die("rdma_connect");
+  struct rdma_cm_event* e = next_event(ch, RDMA_CM_EVENT_REJECTED);
+  const char* pd = e->param.conn.private_data;
+  printf("REJECTED: status %d, private data \"%s\" (%u bytes)\n", e->status, pd != NULL ? pd : "",
+         e->param.conn.private_data_len);
+  const int ok = e->status == 28 && pd != NULL && strcmp(pd, kWhy) == 0 && e->param.conn.private_data_len == 148;
+  rdma_ack_cm_event(e);
+  rdma_destroy_id(id);
+  rdma_destroy_event_channel(ch);
+  return ok ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  if (argc == 3 && strcmp(argv[1], "-s") == 0) return server(atoi(argv[2]));
+  if (argc == 4 && strcmp(argv[1], "-c") == 0) return client(argv[2], atoi(argv[3]));
+  fprintf(stderr, "usage: reject -s PORT | reject -c SERVER PORT\n");
+  return 2;
+}
