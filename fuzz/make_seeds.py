@@ -5,7 +5,8 @@ fuzzers start from.
   fuzz/make_seeds.py PCAP_DIR
 
 PCAP_DIR holds the pcaps tests/packet/write_opcode_pcaps writes (one packet per
-valid opcode for RoCEv2/IPv4, RoCEv2/IPv6 and InfiniBand).
+valid opcode for RoCEv2/IPv4, RoCEv2/IPv6 and InfiniBand), and cm_mads.pcap,
+which tests/cm/cm_pcap writes (every CM MAD as a RoCEv2/IPv4 UD SEND).
 """
 import os
 import struct
@@ -65,6 +66,14 @@ def packet_and_pcap_seeds(pcap_dir):
         write('pcap', name + '_truncated', whole[:len(whole) * 2 // 3])
     write('packet', 'pfc', bytes([0]) + pfc_frame())
     write_pcap(os.path.join(HERE, 'corpus', 'pcap', 'pfc'), 1, [pfc_frame()])
+
+
+def cm_mad_seeds(pcap_dir):
+    # The MAD after Ethernet, IPv4, UDP, BTH and DETH headers.
+    _, frames = read_pcap(os.path.join(pcap_dir, 'cm_mads.pcap'))
+    names = ('req', 'mra', 'rep', 'rtu', 'dreq', 'drep', 'rej', 'sidr_req', 'sidr_rep')
+    for name, fr in zip(names, frames):
+        write('cm_mad', name, fr[62:62 + 256])
 
 
 # --- control protocol: records of the control fuzzer (see control_fuzzer.cpp) ---
@@ -198,6 +207,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     packet_and_pcap_seeds(sys.argv[1])
+    cm_mad_seeds(sys.argv[1])
     control_seeds()
     nic_rx_seeds()
     scenario_seeds()
