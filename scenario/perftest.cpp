@@ -1,9 +1,11 @@
 #include "scenario/perftest.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 namespace rnicsim::scenario {
 namespace {
@@ -76,7 +78,7 @@ PerftestWorkload::PerftestWorkload(World& world, const Scenario& s, const Worklo
     server_->add_qp(latency ? sq_entries_ : 1, rq_entries);
   }
   const uint8_t rd_atomic = static_cast<uint8_t>(spec.outs);
-  for (uint32_t q = 0; q < qps; ++q) {
+  for (uint32_t q = 0; q < qps && !spec.rdma_cm; ++q) {
     client_->connect(q, *server_, q, path_mtu_, rd_atomic, spec.priority);
     server_->connect(q, *client_, q, path_mtu_, rd_atomic, spec.priority);
   }
@@ -95,6 +97,82 @@ PerftestWorkload::PerftestWorkload(World& world, const Scenario& s, const Worklo
   post_time_.resize(size_t{qps} * sq_entries_);
 }
 
+// connect: rdma_cm: each QP pair connects through the RDMA CM on the wire, as
+// perftest -R does: the client's REQ (its QPN and a PSN of the seeded stream),
+// the server's REP once its QP is up, the client's RTU once its own is. The
+// traffic starts when every pair is up; the CM's timeouts and retries apply.
+struct PerftestWorkload::CmLink : cm::CmUser {
+  PerftestWorkload& w;
+  cm::ConnectionManager& client_cm;
+  cm::ConnectionManager& server_cm;
+  uint64_t service;
+  sim::RandomStream psns;
+  std::map<cm::CommId, uint32_t> pair_of;  // the client's connections
+  std::vector<uint32_t> client_psn;
+  uint32_t up = 0;
+
+  CmLink(PerftestWorkload& wl, World& world)
+      : w(wl),
+        client_cm(world.connection_manager(wl.client_->host())),
+        server_cm(world.connection_manager(wl.server_->host())),
+        service(cm::service_id(0x0106, world.next_cm_port())),
+        psns(world.sim().random("workload." + wl.spec_.name + ".rdma_cm")) {}
+  uint8_t rd_atomic() const { return static_cast<uint8_t>(w.spec_.outs); }
+  uint32_t psn() { return static_cast<uint32_t>(psns.next_u64()) & 0xFFFFFF; }
+
+  void connect_all() {
+    server_cm.listen(service, *this);
+    cm::PathTo path;
+    path.av = w.server_->host().address;
+    path.local_gid = w.client_->host().address.ip;
+    path.remote_gid = w.server_->host().address.ip;
+    for (uint32_t q = 0; q < w.spec_.qps; ++q) {
+      cm::Req r;
+      r.service_id = service;
+      r.local_qpn = w.client_->qpn(q);
+      r.starting_psn = client_psn.emplace_back(psn());
+      r.responder_resources = r.initiator_depth = rd_atomic();
+      r.remote_cm_response_timeout = r.local_cm_response_timeout = 20;
+      r.max_cm_retries = 15;
+      r.retry_count = r.rnr_retry_count = 7;
+      r.path_mtu = static_cast<uint8_t>(std::countr_zero(w.path_mtu_) - 7);  // 256 B: 1 ... 4096 B: 5
+      pair_of[client_cm.connect(r, path, *this)] = q;
+    }
+  }
+  void on_request(cm::CommId id, const cm::Req& r, const cm::MadSource&) override {
+    for (uint32_t q = 0; q < w.spec_.qps; ++q) {
+      if (w.client_->qpn(q) != r.local_qpn) continue;
+      const uint32_t mine = psn();
+      w.server_->connect_to(q, w.client_->host().address, r.local_qpn, r.starting_psn, mine, w.path_mtu_, rd_atomic(),
+                            w.spec_.priority);
+      cm::Rep rep;
+      rep.local_qpn = w.server_->qpn(q);
+      rep.starting_psn = mine;
+      rep.responder_resources = rep.initiator_depth = rd_atomic();
+      rep.rnr_retry_count = 7;
+      server_cm.accept(id, rep);
+      return;
+    }
+    server_cm.reject(id, cm::kRejConsumerReject);
+  }
+  void on_reply(cm::CommId id, const cm::Rep& r) override {
+    const uint32_t q = pair_of.at(id);
+    w.client_->connect_to(q, w.server_->host().address, r.local_qpn, r.starting_psn, client_psn[q], w.path_mtu_,
+                          rd_atomic(), w.spec_.priority);
+    client_cm.ready_to_use(id);
+    if (++up < w.spec_.qps) return;
+    server_cm.stop_listening(service);
+    // The workload's time is its traffic's, as perftest's figures are: the
+    // set-up shows in the simulated time only.
+    w.start_ = w.now();
+    w.start_phase();
+  }
+  void on_rejected(cm::CommId, const cm::Rej& r) override {
+    w.fail("the RDMA CM rejected the connection (reason " + std::to_string(r.reason) + ")");
+  }
+  void on_timeout(cm::CommId) override { w.fail("the RDMA CM connection timed out (no REP or RTU)"); }
+};
+
 PerftestWorkload::~PerftestWorkload() = default;
 
 uint64_t PerftestWorkload::send_addr(const HostSide& h, uint32_t qp) const { return h.buffer() + slice(qp) * slot_; }
@@ -105,6 +183,11 @@ uint64_t PerftestWorkload::recv_addr(const HostSide& h, uint32_t qp) const {
 void PerftestWorkload::start(std::function<void()> on_done) {
   begin(std::move(on_done));
   phase_ = 0;
+  if (spec_.rdma_cm && !cm_) {
+    cm_ = std::make_unique<CmLink>(*this, world_);
+    cm_->connect_all();
+    return;
+  }
   start_phase();
 }
 

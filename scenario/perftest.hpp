@@ -59,6 +59,7 @@ public:
 
 private:
   struct LatSide;
+  struct CmLink;
   bool lat() const { return spec_.pattern == WorkloadPattern::Latency; }
   // Buffer layout: per side a send region then a receive region, each `slices_`
   // slices of `slot_` bytes (QP q uses slice q, or slice 0 when they are shared).
@@ -93,6 +94,7 @@ private:
   uint64_t slot_ = 0;
   uint32_t slices_ = 1;
   std::unique_ptr<HostSide> client_, server_;
+  std::unique_ptr<CmLink> cm_;  // connect: rdma_cm, while the QPs connect
   size_t phase_ = 0;
   uint64_t size_ = 0;
   bool in_phase_ = false;

@@ -86,6 +86,10 @@ struct WorkloadSpec {
   uint32_t post_list = 1;           // WQEs per doorbell
   uint32_t inline_size = 0;         // messages up to this size go inline in the WQE
   uint32_t outs = 16;               // outstanding READs/atomics per QP (max_rd_atomic)
+  // connect: rdma_cm: the QPs connect through the RDMA CM on the wire (REQ,
+  // REP, RTU on QP1, simulated and timed) before the traffic starts; else
+  // their numbers are exchanged out of band, as perftest does without -R.
+  bool rdma_cm = false;
   std::optional<sim::Duration> start;  // absent: when the previous workload ends
   // pattern: flows
   std::vector<FlowSpec> flows;

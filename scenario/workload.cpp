@@ -100,6 +100,11 @@ uint64_t HostSide::payload_placed() const {
 
 void HostSide::connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint32_t path_mtu, uint8_t rd_atomic,
                        uint8_t priority) {
+  connect_to(qp, peer.host_.address, peer.qps_[peer_qp].qpn.value(), 0, 0, path_mtu, rd_atomic, priority);
+}
+
+void HostSide::connect_to(uint32_t qp, const nic::AddressVector& peer, uint32_t peer_qpn, uint32_t rq_psn,
+                          uint32_t sq_psn, uint32_t path_mtu, uint8_t rd_atomic, uint8_t priority) {
   nic::Nic& n = *host_.nic;
   const nic::Qpn qpn = qps_[qp].qpn;
   auto check = [](int rc) {
@@ -111,9 +116,9 @@ void HostSide::connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint
   check(n.modify_qp(qpn, a, nic::kQpState | nic::kQpPkeyIndex | nic::kQpPort | nic::kQpAccessFlags));
   a.state = nic::QpState::Rtr;
   a.path_mtu = path_mtu;
-  a.dest_qpn = peer.qps_[peer_qp].qpn.value();
-  a.rq_psn = 0;
-  a.av = peer.host_.address;
+  a.dest_qpn = peer_qpn;
+  a.rq_psn = rq_psn;
+  a.av = peer;
   a.av.sl = priority;
   a.av.traffic_class = static_cast<uint8_t>(priority << 5);  // DSCP 8 x priority, ECN bits 0
   a.max_dest_rd_atomic = rd_atomic;
@@ -121,7 +126,7 @@ void HostSide::connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint
                     nic::kQpState | nic::kQpAv | nic::kQpPathMtu | nic::kQpDestQpn | nic::kQpRqPsn |
                         nic::kQpMaxDestRdAtomic | nic::kQpMinRnrTimer));
   a.state = nic::QpState::Rts;
-  a.sq_psn = 0;
+  a.sq_psn = sq_psn;
   a.max_rd_atomic = rd_atomic;
   check(n.modify_qp(qpn, a,
                     nic::kQpState | nic::kQpSqPsn | nic::kQpTimeout | nic::kQpRetryCnt | nic::kQpRnrRetry |

@@ -134,6 +134,9 @@ public:
   // `priority`: the traffic's priority (SL; DSCP 8 x priority).
   void connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint32_t path_mtu, uint8_t rd_atomic,
                uint8_t priority = 0);
+  // The same, given the peer's address, QPN and the PSNs (what the RDMA CM negotiated).
+  void connect_to(uint32_t qp, const nic::AddressVector& peer, uint32_t peer_qpn, uint32_t rq_psn, uint32_t sq_psn,
+                  uint32_t path_mtu, uint8_t rd_atomic, uint8_t priority = 0);
   // Writes the WQE into the send ring; rings the doorbell if `ring` (a post list
   // rings once, after its last WQE). A WQE posted on its own (`alone`) goes with
   // the doorbell (BlueFlame) when the host's settings say so.

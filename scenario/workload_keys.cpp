@@ -68,6 +68,7 @@ const KeyInfo kPerftestKeys[] = {
     {"inline_size", "lat write, write_imm, send: 64; else 0", "bytes", "0..64", "messages up to this size go inline (-I)"},
     {"outs", "16", "count", "1..255", "READs and atomics outstanding per QP (-o)"},
     {"atomic_type", "fetch_add", "fetch_add | cmp_swap | FETCH_AND_ADD | CMP_AND_SWAP", "", "op: atomic: which one (-A)"},
+    {"connect", "exchange", "exchange | rdma_cm", "", "how the QPs connect: numbers exchanged out of band, or the RDMA CM on the wire (-R)"},
 };
 const KeyInfo kFlowsKeys[] = {
     {"flows", "", "list | file | map", "", "the flows: a list, a CSV or ns-3 flow file, or a generator (required)"},
@@ -419,6 +420,11 @@ WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario&
   if (w["atomic_type"]) {
     if (r.scalar(w["op"], "op") != "atomic") r.fail(w["atomic_type"], "atomic_type goes with op: atomic");
     spec.op = r.choice(w["atomic_type"], "atomic_type", kAtomicTypes);
+  }
+  if (w["connect"]) {
+    const std::string c = r.scalar(w["connect"], "connect");
+    if (c != "exchange" && c != "rdma_cm") r.fail(w["connect"], "connect must be exchange or rdma_cm, not '" + c + "'");
+    spec.rdma_cm = c == "rdma_cm";
   }
   if (!w["from"] || !w["to"]) r.fail(w, "a workload needs 'from' and 'to' hosts");
   spec.from = known_host(w["from"], "from");

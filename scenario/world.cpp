@@ -171,6 +171,27 @@ fabric::Port& World::capture_port(const std::string& node, uint32_t port) {
   return *h.port;
 }
 
+cm::ConnectionManager& World::connection_manager(const Host& host) {
+  cms_.resize(hosts_.size());
+  for (size_t i = 0; i < hosts_.size(); ++i) {
+    if (hosts_[i].get() != &host) continue;
+    if (!cms_[i]) {
+      Host& h = *hosts_[i];
+      const uint64_t addr = h.memory.allocate(cm::MadAgent::kMemoryBytes, 4096);
+      auto resolve = [this](const cm::MadSource& s) -> std::optional<nic::AddressVector> {
+        for (const auto& other : hosts_)
+          if ((s.gid != packet::Ipv6Addr{} && other->address.ip == s.gid) || (s.lid != 0 && other->address.lid == s.lid))
+            return other->address;
+        return std::nullopt;
+      };
+      cms_[i] = std::make_unique<cm::ConnectionManager>(
+          sim_, *h.nic, cm::AgentMemory{addr, h.memory.span(addr, cm::MadAgent::kMemoryBytes)}, resolve);
+    }
+    return *cms_[i];
+  }
+  throw std::out_of_range("no such host");
+}
+
 Host& World::host(const std::string& name) {
   for (auto& h : hosts_)
     if (h->name == name) return *h;

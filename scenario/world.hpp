@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cm/connection_manager.hpp"
 #include "fabric/frame.hpp"
 #include "fabric/port.hpp"
 #include "fabric/switch.hpp"
@@ -56,6 +57,11 @@ public:
   packet::LinkKind link_kind() const { return link_kind_; }
   // The NICs move no payload bytes (scenario payload: size_only).
   bool size_only() const { return size_only_; }
+  // The IB CM of a host's port, made when a workload first connects through it
+  // (connect: rdma_cm), its rings and buffers in the host's simulated memory;
+  // and a port of the RDMA CM's TCP space for the next workload that listens.
+  cm::ConnectionManager& connection_manager(const Host& host);
+  uint16_t next_cm_port() { return next_cm_port_++; }
 
 private:
   sim::Simulator sim_;
@@ -65,6 +71,9 @@ private:
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<fabric::Switch>> switches_;
   std::vector<std::unique_ptr<sim::Event>> link_events_;  // links going down and up
+  uint16_t next_cm_port_ = 18515;
+  // Last: they go before the NICs and the scheduler they use.
+  std::vector<std::unique_ptr<cm::ConnectionManager>> cms_;
 };
 
 }  // namespace rnicsim::scenario

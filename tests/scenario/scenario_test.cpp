@@ -117,6 +117,15 @@ const std::string kHosts =
     "links:\n"
     "  - between: [a, b]\n";
 
+// connect: how a perftest workload's QPs connect (perftest's -R: the RDMA CM).
+TEST(ParseScenario, ConnectTakesExchangeOrRdmaCm) {
+  const std::string w = "workloads:\n  - {op: write, from: a, to: b, connect: ";
+  EXPECT_FALSE(parse_scenario(kHosts + w + "exchange}\n", "t.yaml").workloads[0].rdma_cm);
+  EXPECT_TRUE(parse_scenario(kHosts + w + "rdma_cm}\n", "t.yaml").workloads[0].rdma_cm);
+  EXPECT_FALSE(parse_scenario(kHosts + "workloads:\n  - {op: write, from: a, to: b}\n", "t.yaml").workloads[0].rdma_cm);
+  expect_error(kHosts + w + "tcp}\n", 7, 42, "connect must be exchange or rdma_cm, not 'tcp'");
+}
+
 TEST(ParseScenario, ValidScenarioReadsEveryField) {
   const Scenario s = parse_scenario(
       "name: tiny\n"
