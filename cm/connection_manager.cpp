@@ -30,7 +30,7 @@ sim::Duration cm_time(uint8_t t) { return sim::Duration::ns(int64_t{4096} << std
 template <size_t N>
 std::array<uint8_t, N> private_bytes(std::span<const uint8_t> in) {
   std::array<uint8_t, N> out{};
-  std::memcpy(out.data(), in.data(), std::min(N, in.size()));
+  if (!in.empty()) std::memcpy(out.data(), in.data(), std::min(N, in.size()));
   return out;
 }
 
