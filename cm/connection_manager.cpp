@@ -75,6 +75,21 @@ ConnectionManager::Conn& ConnectionManager::add(CmUser* user, State state) {
 
 void ConnectionManager::release(CommId id) { conns_.erase(id); }
 
+ConnectionManager::Conn* ConnectionManager::passive(CmUser* user, State state, uint32_t remote,
+                                                    const MadSource& from, uint64_t tid) {
+  auto av = resolve_(from);
+  if (!av) {  // a port this agent cannot answer
+    ++unmatched_;
+    return nullptr;
+  }
+  Conn& c = add(user, state);
+  c.remote = remote;
+  c.peer = from;
+  c.to = *av;
+  c.tid = tid;  // its answers are in the request's transaction
+  return &c;
+}
+
 sim::Duration ConnectionManager::wait_for(const Conn& c) const {
   return cm_time(c.packet_life_time) * 2 + cm_time(c.remote_timeout) + c.extra_wait;
 }
@@ -183,16 +198,9 @@ void ConnectionManager::on_req(const Req& m, const MadSource& from, uint64_t tid
     reply(from, tid, r);
     return;
   }
-  auto av = resolve_(from);
-  if (!av) {
-    ++unmatched_;
-    return;
-  }
-  Conn& c = add(l->second, State::ReqRcvd);
-  c.remote = m.local_comm_id;
-  c.peer = from;
-  c.to = *av;
-  c.tid = tid;
+  Conn* added = passive(l->second, State::ReqRcvd, m.local_comm_id, from, tid);
+  if (added == nullptr) return;
+  Conn& c = *added;
   c.remote_timeout = m.local_cm_response_timeout;
   c.max_retries = m.max_cm_retries;
   c.packet_life_time = m.primary.local_ack_timeout > 0 ? m.primary.local_ack_timeout - 1 : 0;
@@ -331,17 +339,8 @@ void ConnectionManager::on_sidr_req(const SidrReq& m, const MadSource& from, uin
     reply(from, tid, r);
     return;
   }
-  auto av = resolve_(from);
-  if (!av) {
-    ++unmatched_;
-    return;
-  }
-  Conn& c = add(l->second, State::SidrReqRcvd);
-  c.remote = m.request_id;
-  c.peer = from;
-  c.to = *av;
-  c.tid = tid;
-  c.user->on_sidr_request(c.id, m, from);
+  if (Conn* c = passive(l->second, State::SidrReqRcvd, m.request_id, from, tid))
+    c->user->on_sidr_request(c->id, m, from);
 }
 
 bool ConnectionManager::sidr_reply(CommId id, SidrRep rep) {

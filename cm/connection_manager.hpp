@@ -109,6 +109,9 @@ private:
   Conn* find(CommId id);
   Conn* by_remote(uint32_t remote_comm_id, const MadSource& from);
   Conn& add(CmUser* user, State state);
+  // A connection for a request from `from` (its ID `remote`), answered in
+  // transaction `tid`; nullptr if the sender's port cannot be resolved.
+  Conn* passive(CmUser* user, State state, uint32_t remote, const MadSource& from, uint64_t tid);
   // Sends `m` to the connection's peer and, with `retry`, keeps resending it
   // at each timeout until answered or out of retries.
   void send(Conn& c, Message m, bool retry);

@@ -2,19 +2,12 @@
 // shim keeps its own for the verbs), opened on first use with a Hello that
 // claims the same host as the process's verbs session. One request at a time.
 #include <poll.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 
 #include "rdmacm_shim/cm.hpp"
-#include "verbs_shim/wire.hpp"
+#include "verbs_shim/hello.hpp"
 
 namespace rnicsim::rdmacm {
 namespace {
@@ -30,47 +23,12 @@ Session& session() {
   return s;
 }
 
-std::string socket_path() {
-  if (const char* p = std::getenv(proto::kSocketEnv); p != nullptr && *p != '\0') return p;
-  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && *xdg != '\0')
-    return std::string(xdg) + "/rnicsim/daemon.sock";
-  return "/tmp/rnicsim-" + std::to_string(getuid()) + "/daemon.sock";
-}
-
 // Connects and says Hello (session mutex held). Returns 0 or an errno.
 int connect_session(Session& s) {
-  const std::string path = socket_path();
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) return ENAMETOOLONG;
-  std::strcpy(addr.sun_path, path.c_str());
-  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd < 0) return errno;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return ENODEV;
-  }
-  ucred peer{};
-  socklen_t peer_len = sizeof peer;
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) == 0)
-    prctl(PR_SET_PTRACER, static_cast<unsigned long>(peer.pid), 0, 0, 0);
-  proto::HelloReq hello;
-  hello.pid = getpid();
-  s.probe = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) | 1;
-  hello.probe_addr = reinterpret_cast<uint64_t>(&s.probe);
-  hello.probe_value = s.probe;
-  if (const char* h = std::getenv(proto::kHostEnv)) std::snprintf(hello.host, sizeof hello.host, "%s", h);
-  proto::MsgHeader h;
-  h.op = static_cast<uint16_t>(proto::Op::Hello);
-  proto::Received r;
-  int rc = proto::send_message(fd, h, &hello, sizeof hello);
-  if (rc == 0) rc = proto::receive_message(fd, r);
-  if (rc == 0) rc = r.header.status;
-  if (rc != 0) {
-    close(fd);
-    return rc == EPROTO ? EPROTO : ENODEV;
-  }
-  s.fd = fd;
+  proto::Opened o = proto::open_session(proto::daemon_socket_path(), s.probe);
+  if (o.connect_error != 0) return o.connect_error == ENAMETOOLONG ? ENAMETOOLONG : ENODEV;
+  if (o.hello_error != 0) return o.hello_error == EPROTO ? EPROTO : ENODEV;
+  s.fd = o.fd;
   return 0;
 }
 

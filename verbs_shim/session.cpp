@@ -1,11 +1,8 @@
 // The connection to the daemon and the tables that map numbers from it back to
 // the application's objects.
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,17 +10,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "verbs_shim/hello.hpp"
 #include "verbs_shim/shim.hpp"
 
 namespace rnicsim::shim {
 namespace {
-
-std::string socket_path() {
-  if (const char* p = std::getenv(proto::kSocketEnv); p != nullptr && *p != '\0') return p;
-  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && *xdg != '\0')
-    return std::string(xdg) + "/rnicsim/daemon.sock";
-  return "/tmp/rnicsim-" + std::to_string(getuid()) + "/daemon.sock";
-}
 
 std::mutex g_tables_mutex;
 std::unordered_map<uint32_t, Cq*> g_cqs_by_cookie;
@@ -44,49 +35,27 @@ bool ensure_session() {
   Session& s = session();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.connected) return true;
-  const std::string path = socket_path();
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) return fail(ENAMETOOLONG, false);
-  std::strcpy(addr.sun_path, path.c_str());
-  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    const int err = errno;
-    close(fd);
+  const std::string path = proto::daemon_socket_path();
+  proto::Opened o = proto::open_session(path, s.probe);
+  if (o.connect_error != 0) {
     static bool said = false;
     if (!said && std::getenv(proto::kSocketEnv) != nullptr) {
-      std::fprintf(stderr, "rnicsim: no daemon answers on %s (%s); no devices\n", path.c_str(), std::strerror(err));
+      std::fprintf(stderr, "rnicsim: no daemon answers on %s (%s); no devices\n", path.c_str(),
+                   std::strerror(o.connect_error));
       said = true;
     }
-    return fail(ENODEV, false);
+    return fail(o.connect_error == ENAMETOOLONG ? ENAMETOOLONG : ENODEV, false);
   }
-  // The daemon reaches this process's registered memory (where ptrace
-  // restrictions apply, it has to be named), and tries at once.
-  ucred peer{};
-  socklen_t peer_len = sizeof peer;
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) == 0)
-    prctl(PR_SET_PTRACER, static_cast<unsigned long>(peer.pid), 0, 0, 0);
-  proto::HelloReq hello;
-  hello.pid = getpid();
-  s.probe = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) | 1;
-  hello.probe_addr = reinterpret_cast<uint64_t>(&s.probe);
-  hello.probe_value = s.probe;
-  if (const char* h = std::getenv(proto::kHostEnv)) std::snprintf(hello.host, sizeof hello.host, "%s", h);
-  proto::MsgHeader h;
-  h.op = static_cast<uint16_t>(proto::Op::Hello);
-  proto::Received r;
-  int rc = proto::send_message(fd, h, &hello, sizeof hello);
-  if (rc == 0) rc = proto::receive_message(fd, r);
-  if (rc == 0 && r.header.status != 0) rc = r.header.status;
-  if (rc == 0 && !proto::body_as(r, s.info)) rc = EPROTO;
+  int rc = o.hello_error;
+  if (rc == 0 && !proto::body_as(o.reply, s.info)) rc = EPROTO;
   if (rc != 0) {
-    close(fd);
+    if (o.fd >= 0) close(o.fd);
     if (rc == EBUSY) std::fprintf(stderr, "rnicsim: every host of the daemon's scenario is taken; no devices\n");
-    if (rc == ENODEV) std::fprintf(stderr, "rnicsim: the daemon's scenario has no host '%s'\n", hello.host);
+    if (rc == ENODEV) std::fprintf(stderr, "rnicsim: the daemon's scenario has no host '%s'\n", o.hello.host);
     if (rc == EPROTO) std::fprintf(stderr, "rnicsim: the daemon speaks another protocol version\n");
     return fail(rc, false);
   }
+  const int fd = o.fd;
   s.fd = fd;
   s.connected = true;
   watch_daemon(fd);
