@@ -512,10 +512,11 @@ int RdmaCm::reject(Id& id, const proto::CmConnReq& q) {
     id.comm.reset();
     return 0;
   }
-  const bool ok = cm_->reject(*id.comm, cm::kRejConsumerReject, pd);
+  // Only a request or a reply can be rejected; anything else keeps its connection.
+  if (!cm_->reject(*id.comm, cm::kRejConsumerReject, pd)) return EINVAL;
   by_comm_.erase(*id.comm);
   id.comm.reset();
-  return ok ? 0 : EINVAL;
+  return 0;
 }
 
 int RdmaCm::establish(Id& id) {

@@ -1,10 +1,12 @@
 // A server that rejects every connection request with private data, and a
 // client that checks it gets REJECTED with the consumer's reason (28) and
-// those bytes, on ids with an event channel of their own.
+// those bytes, on ids with an event channel of their own; the client's own
+// rdma_reject of its request fails (EINVAL) and breaks nothing.
 // usage: reject -s PORT | reject -c SERVER PORT
 #include <rdma/rdma_cma.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,12 @@ static int client(const char* host, int port) {
   rdma_ack_cm_event(next_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
   struct rdma_conn_param p = {.private_data = "hello", .private_data_len = 6, .retry_count = 7, .rnr_retry_count = 7};
   if (rdma_connect(id, &p)) die("rdma_connect");
+  // Misuse: the active side cannot reject its own request. The verb fails
+  // and the connection attempt goes on (the server's answer still comes).
+  if (rdma_reject(id, NULL, 0) == 0 || errno != EINVAL) {
+    fprintf(stderr, "FAIL: rdma_reject on the connecting side: %s\n", strerror(errno));
+    return 1;
+  }
   struct rdma_cm_event* e = next_event(ch, RDMA_CM_EVENT_REJECTED);
   const char* pd = e->param.conn.private_data;
   printf("REJECTED: status %d, private data \"%s\" (%u bytes)\n", e->status, pd != NULL ? pd : "",
