@@ -197,6 +197,14 @@ struct IpHeader {
 void encode_ip_header(const IpHeader& h, std::span<uint8_t, kIpHeaderBytes> out);
 std::optional<IpHeader> decode_ip_header(std::span<const uint8_t, kIpHeaderBytes> in);
 
+// A path MTU of `bytes` (256 to 4096, a power of two) as the REQ's 4-bit code,
+// which is enum ibv_mtu: 1 for 256 B ... 5 for 4096 B.
+constexpr uint8_t mtu_code(uint32_t bytes) {
+  uint8_t code = 1;
+  for (uint32_t b = 256; b < bytes && code < 5; b <<= 1) ++code;
+  return code;
+}
+
 // The RDMA CM's service ID: the port space (RDMA_PS_TCP 0x0106, RDMA_PS_UDP
 // 0x0111, RDMA_PS_IB 0x013F) and the port.
 constexpr uint64_t service_id(uint16_t port_space, uint16_t port) {

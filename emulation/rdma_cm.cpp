@@ -25,12 +25,6 @@ constexpr uint32_t kUdpQkey = 0x01234567;   // RDMA_UDP_QKEY
 constexpr size_t kReqUserPrivate = cm::kReqPrivate - cm::kIpHeaderBytes;          // 56
 constexpr size_t kSidrUserPrivate = cm::kSidrReqPrivate - cm::kIpHeaderBytes;     // 180
 
-uint8_t mtu_enum(uint32_t bytes) {
-  uint8_t e = IBV_MTU_256;
-  for (uint32_t b = 256; b < bytes && e < IBV_MTU_4096; b <<= 1) ++e;
-  return e;
-}
-
 // The address of a host as the RDMA CM names it: IPv4 if IPv4-mapped.
 proto::CmAddr cm_addr(const packet::Ipv6Addr& ip, uint16_t port) {
   proto::CmAddr a;
@@ -86,11 +80,10 @@ struct RdmaCm::Id {
   proto::CmAddr src, dst;
   bool bound = false, addr_resolved = false, route_resolved = false, listening = false;
   bool accepted = false;  // made for a connection request: it has its listener's port, not a bind of its own
-  size_t peer = SIZE_MAX;  // the host at dst
   std::optional<cm::CommId> comm;
   Want want = Want::None;
   // What the CM negotiated, for init_qp_attr.
-  uint32_t local_psn = 0, remote_qpn = 0, remote_psn = 0, remote_qkey = 0;
+  uint32_t local_psn = 0, remote_qpn = 0, remote_psn = 0;
   uint8_t responder_resources = 0, initiator_depth = 0, retry_count = 7, rnr_retry_count = 7, path_mtu = IBV_MTU_1024;
   nic::AddressVector peer_av;
   packet::Ipv6Addr peer_gid{};
@@ -119,10 +112,21 @@ RdmaCm::~RdmaCm() {
 bool RdmaCm::handles(Op op) { return op >= Op::CmOpenChannel && op <= Op::CmInitQpAttr; }
 
 std::optional<nic::AddressVector> RdmaCm::resolve(const cm::MadSource& from) const {
-  for (const auto& h : world_.hosts())
-    if ((from.gid != packet::Ipv6Addr{} && h->address.ip == from.gid) || (from.lid != 0 && h->address.lid == from.lid))
-      return h->address;
-  return std::nullopt;
+  return world_.address_of(from.gid, from.lid);
+}
+
+bool RdmaCm::ib() const { return packet::is_ib(world_.hosts()[host_]->nic->config().link); }
+
+// How the program reaches a peer's UD QP (param.ud.ah_attr): GID and LID, a
+// GRH on RoCE.
+proto::AhWire RdmaCm::ah_to(const packet::Ipv6Addr& gid, uint16_t lid) const {
+  proto::AhWire a;
+  std::memcpy(a.dgid, gid.data(), 16);
+  a.dlid = lid;
+  a.is_global = ib() ? 0 : 1;
+  a.hop_limit = 64;
+  a.port_num = 1;
+  return a;
 }
 
 // The address the RDMA CM knows a host by: on RoCE its IP address; on
@@ -170,11 +174,21 @@ RdmaCm::Id& RdmaCm::add(int session, uint32_t channel, uint32_t port_space, uint
   return *ids_.emplace(raw->number, std::move(id)).first->second;
 }
 
+void RdmaCm::unmap(Id& id) {
+  by_comm_.erase(*id.comm);
+  id.comm.reset();
+}
+
 void RdmaCm::forget_comm(Id& id) {
   if (!id.comm) return;
   cm_->release(*id.comm);
-  by_comm_.erase(*id.comm);
-  id.comm.reset();
+  unmap(id);
+}
+
+RdmaCm::Id* RdmaCm::ended(cm::CommId c) {
+  Id* id = by_comm(c);
+  if (id != nullptr) unmap(*id);
+  return id;
 }
 
 bool RdmaCm::port_taken(uint32_t port_space, uint16_t port, const Id* except) const {
@@ -206,7 +220,7 @@ proto::CmEventWire RdmaCm::event_for(const Id& id, int event, int status) const 
   std::memcpy(e.sgid, me.address.ip.data(), 16);
   std::memcpy(e.dgid, id.peer_gid.data(), 16);
   e.path_mtu = id.path_mtu;
-  e.link_ib = packet::is_ib(me.nic->config().link) ? 1 : 0;
+  e.link_ib = ib() ? 1 : 0;
   e.slid = me.address.lid;
   e.dlid = id.peer_lid;
   return e;
@@ -374,12 +388,11 @@ int RdmaCm::resolve_addr(Id& id, const proto::CmIdReq& q) {
     world_.sim().scheduler().schedule(*id.addr_timer, world_.sim().now() + sim::Duration::ms(std::max<uint32_t>(q.value, 1)));
     return 0;
   }
-  id.peer = *peer;
   const scenario::Host& p = *world_.hosts()[*peer];
   id.peer_av = p.address;
   id.peer_gid = p.address.ip;
   id.peer_lid = p.address.lid;
-  id.path_mtu = mtu_enum(std::min(me.nic->config().params.mtu, p.nic->config().params.mtu));
+  id.path_mtu = cm::mtu_code(std::min(me.nic->config().params.mtu, p.nic->config().params.mtu));
   id.addr_resolved = true;
   emit(id, event_for(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0));
   return 0;
@@ -417,7 +430,7 @@ cm::PathTo RdmaCm::path_of(const Id& id) const {
   p.av = id.peer_av;
   p.local_gid = me.address.ip;
   p.remote_gid = id.peer_gid;
-  if (packet::is_ib(me.nic->config().link)) {
+  if (ib()) {
     p.local_lid = me.address.lid;
     p.remote_lid = id.peer_lid;
   }
@@ -458,7 +471,7 @@ int RdmaCm::connect(Id& id, const proto::CmConnReq& q) {
     r.path_mtu = id.path_mtu;
     r.max_cm_retries = kMaxCmRetries;
     r.srq = q.srq != 0;
-    r.primary.hop_limit = packet::is_ib(world_.hosts()[host_]->nic->config().link) ? 0 : 64;
+    r.primary.hop_limit = ib() ? 0 : 64;
     cm::encode_ip_header(ip, std::span<uint8_t, cm::kIpHeaderBytes>(r.private_data.data(), cm::kIpHeaderBytes));
     std::memcpy(r.private_data.data() + cm::kIpHeaderBytes, q.private_data, q.private_data_len);
     id.responder_resources = q.responder_resources;
@@ -481,8 +494,7 @@ int RdmaCm::accept(Id& id, const proto::CmConnReq& q) {
     s.service_id = cm::service_id(static_cast<uint16_t>(id.port_space), ntohs(id.src.port));
     std::memcpy(s.private_data.data(), q.private_data, std::min<size_t>(q.private_data_len, cm::kSidrRepPrivate));
     const bool ok = cm_->sidr_reply(*id.comm, s);
-    by_comm_.erase(*id.comm);
-    id.comm.reset();
+    unmap(id);
     return ok ? 0 : EINVAL;
   }
   cm::Rep r;
@@ -508,14 +520,12 @@ int RdmaCm::reject(Id& id, const proto::CmConnReq& q) {
     s.status = 2;  // rejected by the service
     std::memcpy(s.private_data.data(), pd.data(), std::min(pd.size(), cm::kSidrRepPrivate));
     cm_->sidr_reply(*id.comm, s);
-    by_comm_.erase(*id.comm);
-    id.comm.reset();
+    unmap(id);
     return 0;
   }
   // Only a request or a reply can be rejected; anything else keeps its connection.
   if (!cm_->reject(*id.comm, cm::kRejConsumerReject, pd)) return EINVAL;
-  by_comm_.erase(*id.comm);
-  id.comm.reset();
+  unmap(id);
   return 0;
 }
 
@@ -556,11 +566,7 @@ int RdmaCm::init_qp_attr(const Id& id, uint32_t state, proto::CmQpAttrRep& rep) 
       rep.path_mtu = id.path_mtu;
       rep.dest_qpn = id.remote_qpn;
       rep.rq_psn = id.remote_psn;
-      std::memcpy(rep.ah.dgid, id.peer_gid.data(), 16);
-      rep.ah.is_global = packet::is_ib(world_.hosts()[host_]->nic->config().link) ? 0 : 1;
-      rep.ah.hop_limit = 64;
-      rep.ah.dlid = id.peer_lid;
-      rep.ah.port_num = 1;
+      rep.ah = ah_to(id.peer_gid, id.peer_lid);
       std::memcpy(rep.dmac, id.peer_av.mac.data(), 6);
       if (id.qp_type == IBV_QPT_RC) {
         rep.mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -585,24 +591,41 @@ int RdmaCm::init_qp_attr(const Id& id, uint32_t state, proto::CmQpAttrRep& rep) 
 
 // --- what the IB CM tells ---
 
+RdmaCm::Id* RdmaCm::listener_of(uint64_t service_id) {
+  auto l = listeners_.find(service_id);
+  if (l == listeners_.end()) return nullptr;
+  auto it = ids_.find(l->second);
+  return it == ids_.end() ? nullptr : it->second.get();
+}
+
+// A connection request's new id: the listener's session, channel and port,
+// the peer's address from the RDMA CM's IP header of the private data.
+RdmaCm::Id& RdmaCm::child_of(const Id& listener, cm::CommId comm, uint32_t qp_type, Want want,
+                             std::span<const uint8_t, cm::kIpHeaderBytes> ip_header, const cm::MadSource& from) {
+  Id& child = add(listener.session, listener.channel, listener.port_space, qp_type);
+  child.bound = child.accepted = true;
+  child.src = cm_addr(ip_address(host_), listener.src.port);
+  if (const auto ip = cm::decode_ip_header(ip_header)) child.dst = cm_addr(ip->src_addr, htons(ip->src_port));
+  if (auto av = resolve(from)) child.peer_av = *av;
+  child.peer_gid = from.gid;
+  child.peer_lid = from.lid;
+  child.comm = comm;
+  child.want = want;
+  by_comm_[comm] = child.number;
+  return child;
+}
+
 void RdmaCm::on_request(cm::CommId comm, const cm::Req& req, const cm::MadSource& from) {
-  auto l = listeners_.find(req.service_id);
-  if (l == listeners_.end() || !ids_.contains(l->second)) {
+  const Id* listener_id = listener_of(req.service_id);
+  if (listener_id == nullptr) {
     cm_->reject(comm, cm::kRejInvalidServiceId);
     return;
   }
-  Id& listener = *ids_[l->second];
-  const auto ip = cm::decode_ip_header(std::span<const uint8_t, cm::kIpHeaderBytes>(req.private_data.data(), cm::kIpHeaderBytes));
-  Id& child = add(listener.session, listener.channel, listener.port_space,
-                  req.transport == cm::Transport::Uc ? IBV_QPT_UC : IBV_QPT_RC);
-  child.bound = child.accepted = true;
-  child.src = cm_addr(ip_address(host_), listener.src.port);
-  if (ip) child.dst = cm_addr(ip->src_addr, htons(ip->src_port));
-  if (auto av = resolve(from)) child.peer_av = *av;
-  child.peer_gid = from.gid;
+  const Id& listener = *listener_id;
+  Id& child = child_of(listener, comm, req.transport == cm::Transport::Uc ? IBV_QPT_UC : IBV_QPT_RC,
+                       Want::Connection, std::span<const uint8_t, cm::kIpHeaderBytes>(req.private_data.data(), cm::kIpHeaderBytes),
+                       from);
   child.peer_lid = req.primary.local_lid == 0xFFFF ? 0 : req.primary.local_lid;
-  child.comm = comm;
-  child.want = Want::Connection;
   child.remote_qpn = req.local_qpn;
   child.remote_psn = req.starting_psn;
   child.responder_resources = req.initiator_depth;  // what the peer will read from us
@@ -610,7 +633,6 @@ void RdmaCm::on_request(cm::CommId comm, const cm::Req& req, const cm::MadSource
   child.retry_count = req.retry_count;
   child.rnr_retry_count = req.rnr_retry_count;
   child.path_mtu = req.path_mtu;
-  by_comm_[comm] = child.number;
   proto::CmEventWire e = event_for(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
   e.listen_id = listener.number;
   e.qp_num = req.local_qpn;
@@ -650,10 +672,8 @@ void RdmaCm::on_established(cm::CommId comm) {
 }
 
 void RdmaCm::on_rejected(cm::CommId comm, const cm::Rej& rej) {
-  Id* id = by_comm(comm);
+  Id* id = ended(comm);
   if (id == nullptr) return;
-  by_comm_.erase(comm);
-  id->comm.reset();
   proto::CmEventWire e = event_for(*id, RDMA_CM_EVENT_REJECTED, rej.reason);
   e.private_data_len = static_cast<uint8_t>(cm::kRejPrivate);
   std::memcpy(e.private_data, rej.private_data.data(), cm::kRejPrivate);
@@ -661,10 +681,8 @@ void RdmaCm::on_rejected(cm::CommId comm, const cm::Rej& rej) {
 }
 
 void RdmaCm::on_timeout(cm::CommId comm) {
-  Id* id = by_comm(comm);
+  Id* id = ended(comm);
   if (id == nullptr) return;
-  by_comm_.erase(comm);
-  id->comm.reset();
   emit(*id, event_for(*id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT));
 }
 
@@ -677,61 +695,38 @@ void RdmaCm::on_disconnected(cm::CommId comm) {
 }
 
 void RdmaCm::on_sidr_request(cm::CommId comm, const cm::SidrReq& req, const cm::MadSource& from) {
-  auto l = listeners_.find(req.service_id);
-  if (l == listeners_.end() || !ids_.contains(l->second)) return;
-  Id& listener = *ids_[l->second];
-  const auto ip = cm::decode_ip_header(std::span<const uint8_t, cm::kIpHeaderBytes>(req.private_data.data(), cm::kIpHeaderBytes));
-  Id& child = add(listener.session, listener.channel, listener.port_space, IBV_QPT_UD);
-  child.bound = child.accepted = true;
-  child.src = cm_addr(ip_address(host_), listener.src.port);
-  if (ip) child.dst = cm_addr(ip->src_addr, htons(ip->src_port));
-  if (auto av = resolve(from)) child.peer_av = *av;
-  child.peer_gid = from.gid;
-  child.peer_lid = from.lid;
-  child.comm = comm;
-  child.want = Want::Sidr;
-  by_comm_[comm] = child.number;
+  const Id* listener = listener_of(req.service_id);
+  if (listener == nullptr) return;
+  Id& child = child_of(*listener, comm, IBV_QPT_UD, Want::Sidr,
+                       std::span<const uint8_t, cm::kIpHeaderBytes>(req.private_data.data(), cm::kIpHeaderBytes), from);
   proto::CmEventWire e = event_for(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
-  e.listen_id = listener.number;
+  e.listen_id = listener->number;
   e.private_data_len = static_cast<uint8_t>(kSidrUserPrivate);
   std::memcpy(e.private_data, req.private_data.data() + cm::kIpHeaderBytes, kSidrUserPrivate);
-  std::memcpy(e.ah.dgid, from.gid.data(), 16);
-  e.ah.dlid = from.lid;
-  e.ah.is_global = packet::is_ib(world_.hosts()[host_]->nic->config().link) ? 0 : 1;
-  e.ah.hop_limit = 64;
-  e.ah.port_num = 1;
+  e.ah = ah_to(from.gid, from.lid);
   emit(child, e);
 }
 
 void RdmaCm::on_sidr_reply(cm::CommId comm, const cm::SidrRep& rep) {
-  Id* id = by_comm(comm);
+  Id* id = ended(comm);
   if (id == nullptr) return;
-  by_comm_.erase(comm);
-  id->comm.reset();
   if (rep.status != 0) {
     emit(*id, event_for(*id, RDMA_CM_EVENT_UNREACHABLE, rep.status));
     return;
   }
   id->remote_qpn = rep.qpn;
-  id->remote_qkey = rep.qkey;
   proto::CmEventWire e = event_for(*id, RDMA_CM_EVENT_ESTABLISHED, 0);
   e.qp_num = rep.qpn;
   e.qkey = rep.qkey;
   e.private_data_len = static_cast<uint8_t>(cm::kSidrRepPrivate);
   std::memcpy(e.private_data, rep.private_data.data(), cm::kSidrRepPrivate);
-  std::memcpy(e.ah.dgid, id->peer_gid.data(), 16);
-  e.ah.dlid = id->peer_lid;
-  e.ah.is_global = packet::is_ib(world_.hosts()[host_]->nic->config().link) ? 0 : 1;
-  e.ah.hop_limit = 64;
-  e.ah.port_num = 1;
+  e.ah = ah_to(id->peer_gid, id->peer_lid);
   emit(*id, e);
 }
 
 void RdmaCm::on_sidr_timeout(cm::CommId comm) {
-  Id* id = by_comm(comm);
+  Id* id = ended(comm);
   if (id == nullptr) return;
-  by_comm_.erase(comm);
-  id->comm.reset();
   emit(*id, event_for(*id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT));
 }
 

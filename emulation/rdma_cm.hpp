@@ -77,13 +77,23 @@ private:
   Id* find(int session, uint32_t id);
   Id* by_comm(cm::CommId c);
   Id& add(int session, uint32_t channel, uint32_t port_space, uint32_t qp_type);
+  Id* listener_of(uint64_t service_id);
+  Id& child_of(const Id& listener, cm::CommId comm, uint32_t qp_type, Want want,
+               std::span<const uint8_t, cm::kIpHeaderBytes> ip_header, const cm::MadSource& from);
+  // The id no longer has the connection: unmap() forgets which it had,
+  // forget_comm() lets the CM forget it too, ended() is unmap() for the
+  // connection the CM says is over (nullptr if no id has it).
+  void unmap(Id& id);
   void forget_comm(Id& id);
+  Id* ended(cm::CommId c);
   std::optional<size_t> host_of(const verbs_proto::CmAddr& a) const;
   packet::Ipv6Addr ip_address(size_t host) const;
   uint16_t ephemeral_port(uint32_t port_space);
   bool port_taken(uint32_t port_space, uint16_t port, const Id* except) const;
   cm::PathTo path_of(const Id& id) const;
   std::optional<nic::AddressVector> resolve(const cm::MadSource& from) const;
+  bool ib() const;  // the host's port is InfiniBand
+  verbs_proto::AhWire ah_to(const packet::Ipv6Addr& gid, uint16_t lid) const;
   verbs_proto::CmEventWire event_for(const Id& id, int event, int status) const;
   void emit(const Id& id, const verbs_proto::CmEventWire& e);
   uint32_t next_psn();

@@ -1,7 +1,6 @@
 #include "scenario/perftest.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -135,7 +134,7 @@ struct PerftestWorkload::CmLink : cm::CmUser {
       r.remote_cm_response_timeout = r.local_cm_response_timeout = 20;
       r.max_cm_retries = 15;
       r.retry_count = r.rnr_retry_count = 7;
-      r.path_mtu = static_cast<uint8_t>(std::countr_zero(w.path_mtu_) - 7);  // 256 B: 1 ... 4096 B: 5
+      r.path_mtu = cm::mtu_code(w.path_mtu_);
       pair_of[client_cm.connect(r, path, *this)] = q;
     }
   }

@@ -171,6 +171,12 @@ fabric::Port& World::capture_port(const std::string& node, uint32_t port) {
   return *h.port;
 }
 
+std::optional<nic::AddressVector> World::address_of(const packet::Ipv6Addr& gid, uint16_t lid) const {
+  for (const auto& h : hosts_)
+    if ((gid != packet::Ipv6Addr{} && h->address.ip == gid) || (lid != 0 && h->address.lid == lid)) return h->address;
+  return std::nullopt;
+}
+
 cm::ConnectionManager& World::connection_manager(const Host& host) {
   cms_.resize(hosts_.size());
   for (size_t i = 0; i < hosts_.size(); ++i) {
@@ -178,12 +184,7 @@ cm::ConnectionManager& World::connection_manager(const Host& host) {
     if (!cms_[i]) {
       Host& h = *hosts_[i];
       const uint64_t addr = h.memory.allocate(cm::MadAgent::kMemoryBytes, 4096);
-      auto resolve = [this](const cm::MadSource& s) -> std::optional<nic::AddressVector> {
-        for (const auto& other : hosts_)
-          if ((s.gid != packet::Ipv6Addr{} && other->address.ip == s.gid) || (s.lid != 0 && other->address.lid == s.lid))
-            return other->address;
-        return std::nullopt;
-      };
+      auto resolve = [this](const cm::MadSource& s) { return address_of(s.gid, s.lid); };
       cms_[i] = std::make_unique<cm::ConnectionManager>(
           sim_, *h.nic, cm::AgentMemory{addr, h.memory.span(addr, cm::MadAgent::kMemoryBytes)}, resolve);
     }

@@ -5,6 +5,7 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,9 @@ public:
   // (connect: rdma_cm), its rings and buffers in the host's simulated memory;
   // and a port of the RDMA CM's TCP space for the next workload that listens.
   cm::ConnectionManager& connection_manager(const Host& host);
+  // The address of the host whose port has GID `gid` (or, `gid` zero, LID `lid`):
+  // how a CM answers the port a MAD came from.
+  std::optional<nic::AddressVector> address_of(const packet::Ipv6Addr& gid, uint16_t lid) const;
   uint16_t next_cm_port() { return next_cm_port_++; }
 
 private:
