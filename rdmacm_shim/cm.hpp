@@ -42,7 +42,6 @@ struct Id {
   int unacked = 0;
   // The route as the daemon gave it.
   ibv_sa_path_rec path{};
-  uint8_t path_mtu = IBV_MTU_1024;
   bool own_cqs = false;  // rdma_create_qp made the CQs and channels: rdma_destroy_qp destroys them
   ibv_qp_init_attr* listen_qp_attr = nullptr;  // rdma_create_ep on a passive id: QPs for its requests
   uint8_t responder_resources = 0, initiator_depth = 0;  // of the CONNECT_REQUEST (rdma_accept's defaults)

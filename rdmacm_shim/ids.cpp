@@ -83,7 +83,6 @@ void take_route(Id& id, const proto::CmEventWire& w) {
   p.hop_limit = w.link_ib ? 0 : 64;
   p.reversible = 1;
   p.numb_path = 1;
-  id.path_mtu = w.path_mtu;
 }
 
 void take_conn(Event& e, const proto::CmEventWire& w) {

@@ -521,26 +521,27 @@ int rselect(int nfds, fd_set* readfds, fd_set* writefds, fd_set* exceptfds, stru
 
 // --- names and options ---
 
-int rgetpeername(int socket, struct sockaddr* addr, socklen_t* addrlen) {
-  Rs* rs = find(socket);
-  if (rs == nullptr) return fail(EBADF);
+namespace {
+
+// getpeername/getsockname's copy: as much of `a` as fits, and its length.
+int copy_address(const sockaddr* a, struct sockaddr* addr, socklen_t* addrlen) {
   if (addr == nullptr || addrlen == nullptr) return fail(EFAULT);
-  const sockaddr* a = rdma_get_peer_addr(rs->id);
   const socklen_t len = a->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
   std::memcpy(addr, a, std::min(len, *addrlen));
   *addrlen = len;
   return 0;
 }
 
+}  // namespace
+
+int rgetpeername(int socket, struct sockaddr* addr, socklen_t* addrlen) {
+  Rs* rs = find(socket);
+  return rs == nullptr ? fail(EBADF) : copy_address(rdma_get_peer_addr(rs->id), addr, addrlen);
+}
+
 int rgetsockname(int socket, struct sockaddr* addr, socklen_t* addrlen) {
   Rs* rs = find(socket);
-  if (rs == nullptr) return fail(EBADF);
-  if (addr == nullptr || addrlen == nullptr) return fail(EFAULT);
-  const sockaddr* a = rdma_get_local_addr(rs->id);
-  const socklen_t len = a->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
-  std::memcpy(addr, a, std::min(len, *addrlen));
-  *addrlen = len;
-  return 0;
+  return rs == nullptr ? fail(EBADF) : copy_address(rdma_get_local_addr(rs->id), addr, addrlen);
 }
 
 // The options programs set are taken (buffer sizes, keepalive, no-delay, the
