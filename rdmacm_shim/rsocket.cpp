@@ -342,9 +342,12 @@ int rclose(int socket) {
     g_sockets.erase(it);
   }
   if (rs->connected) {
-    // What was sent goes out before the end of the stream.
+    // What was sent is in the peer's memory before the disconnect (which
+    // takes both QPs to ERR): every send acknowledged, the end of the stream
+    // included. A peer that stops reading holds this up for at most 10 s.
     if (!rs->shut_wr && take_send_slot(*rs, false)) post(*rs, IBV_WR_SEND_WITH_IMM, kFin, nullptr, 0);
-    for (int i = 0; i < 1000 && rs->send_free < kSlots && reap(*rs); ++i) usleep(100);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (rs->send_free < kSlots && reap(*rs) && std::chrono::steady_clock::now() < give_up) sched_yield();
     rdma_disconnect(rs->id);
   }
   for (rdma_cm_id* r : rs->requests) rdma_reject(r, nullptr, 0), rdma_destroy_id(r);
@@ -465,7 +468,9 @@ short ready(Rs& rs, short events) {
   if ((events & POLLIN) && (!rs.received.empty() || rs.eof)) r |= POLLIN;
   if ((events & POLLOUT) && rs.connected && rs.send_free > 0) r |= POLLOUT;
   if (rs.error != 0) r |= POLLERR;
-  if (rs.eof && !rs.connected) r |= POLLHUP;
+  // Hung up: the peer is gone and nothing is left to read (until then the
+  // data reads as POLLIN, as on a TCP socket).
+  if (rs.eof && !rs.connected && rs.received.empty()) r |= POLLHUP;
   return r;
 }
 
