@@ -11,12 +11,17 @@
 #   --client-fails: the client must fail (exit non-zero), the server is stopped.
 #   --no-listener: nobody listens (the server is a program that waits); the
 #     client starts at once.
+#   --retry-if-raced: perftest -R's own race (its client connects its data QPs
+#     as soon as the exchange is done, and may reach the server before the
+#     server listens again: REJECTED, reason 8, as it can on hardware) runs
+#     the pair again, at most twice more; any other failure fails.
 #   --server-stays: the server serves until stopped (cmtime's does): it is
 #     stopped once the client is done, and only the client must complete.
 set -u
+all_args=("$@")
 rnicsim=$1 out=$2 scenario=$3 port=$4
 shift 4
-pcap="" expect="" expect_server="" expect_daemon=() client_fails=0 server_stays=0 no_listener=0
+pcap="" expect="" expect_server="" expect_daemon=() client_fails=0 server_stays=0 no_listener=0 retry_if_raced=0
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case "$1" in
     --pcap) pcap="--pcap $out/capture.pcap" ;;
@@ -26,6 +31,7 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     --client-fails) client_fails=1 ;;
     --server-stays) server_stays=1 ;;
     --no-listener) no_listener=1 ;;
+    --retry-if-raced) retry_if_raced=1 ;;
     *) echo "cm_pair.sh: unknown option $1"; exit 2 ;;
   esac
   shift
@@ -52,6 +58,18 @@ for _ in $(seq 200); do
 done
 timeout 150 "$rnicsim" exec --socket "$sock" -- "${client_cmd[@]}" > "$out/client.log" 2>&1
 client_rc=$?
+try=${RNICSIM_CM_PAIR_TRY:-1}
+if [ $retry_if_raced -eq 1 ] && [ $client_rc -ne 0 ] && [ "$try" -lt 3 ] &&
+   grep -q "Event: RDMA_CM_EVENT_REJECTED; error: 8\." "$out/client.log"; then
+  kill "$server" 2>/dev/null
+  wait $server
+  kill -INT "$daemon"
+  wait "$daemon"
+  echo "--- try $try: the client's data connection reached the server before it listened again (REJECTED, 8):"
+  cat "$out/client.log"
+  rm -rf "$tmp"
+  RNICSIM_CM_PAIR_TRY=$((try + 1)) exec "$0" "${all_args[@]}"
+fi
 if [ $client_fails -eq 1 ] || [ $server_stays -eq 1 ]; then
   kill "$server" 2>/dev/null
   wait $server
