@@ -1,6 +1,7 @@
 #include "cli/emulation_commands.hpp"
 
 #include <fcntl.h>
+#include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -43,6 +44,15 @@ std::string self_dir() {
   return p.substr(0, p.rfind('/'));
 }
 
+bool parse_clock(const std::string& v, emulation::ClockMode& clock) {
+  if (v == "real" || v == "virtual") {
+    clock = v == "real" ? emulation::ClockMode::Real : emulation::ClockMode::Virtual;
+    return true;
+  }
+  std::cerr << "rnicsim: --clock expects real or virtual, got '" << v << "'\n";
+  return false;
+}
+
 }  // namespace
 
 int cmd_serve(const std::vector<std::string>& args) {
@@ -69,6 +79,16 @@ int cmd_serve(const std::vector<std::string>& args) {
         std::cerr << "rnicsim serve: --dilation expects a number >= 0.001, got '" << *v << "'\n";
         return kExitUsage;
       }
+    } else if (a == "--clock" && (v = value())) {
+      if (!parse_clock(*v, o.clock)) return kExitUsage;
+    } else if (a == "--settle" && (v = value())) {
+      char* end = nullptr;
+      const double ms = std::strtod(v->c_str(), &end);
+      if (end == v->c_str() || *end != '\0' || !(ms >= 0 && ms <= 1000)) {
+        std::cerr << "rnicsim serve: --settle expects milliseconds from 0 to 1000, got '" << *v << "'\n";
+        return kExitUsage;
+      }
+      o.settle = std::chrono::microseconds(static_cast<int64_t>(ms * 1000));
     } else if (a == "--payload-mover" && (v = value())) {
       if (*v != "on" && *v != "off") {
         std::cerr << "rnicsim serve: --payload-mover expects on or off, got '" << *v << "'\n";
@@ -102,6 +122,7 @@ int cmd_serve(const std::vector<std::string>& args) {
 int cmd_exec(const std::vector<std::string>& args) {
   std::string host, socket_path, scenario_file;
   bool passthrough = false;
+  emulation::ClockMode clock = emulation::ClockMode::Real;
   size_t i = 0;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -115,6 +136,8 @@ int cmd_exec(const std::vector<std::string>& args) {
       socket_path = args[++i];
     } else if (a == "--scenario" && i + 1 < args.size()) {
       scenario_file = args[++i];
+    } else if (a == "--clock" && i + 1 < args.size()) {
+      if (!parse_clock(args[++i], clock)) return kExitUsage;
     } else if (a == "--passthrough") {
       passthrough = true;
     } else {
@@ -123,7 +146,7 @@ int cmd_exec(const std::vector<std::string>& args) {
     }
   }
   if (i >= args.size()) {
-    std::cerr << "usage: rnicsim exec [--host NAME] [--socket PATH] [--scenario FILE] [--passthrough] -- PROGRAM ARGS\n";
+    std::cerr << "usage: rnicsim exec [--host NAME] [--socket PATH] [--scenario FILE] [--clock real|virtual] [--passthrough] -- PROGRAM ARGS\n";
     return kExitUsage;
   }
   if (socket_path.empty()) socket_path = emulation::default_socket_path();
@@ -151,6 +174,7 @@ int cmd_exec(const std::vector<std::string>& args) {
       }
       const std::string self = dir + "/rnicsim";
       std::vector<const char*> argv = {self.c_str(), "serve", "--socket", socket_path.c_str(), "--idle-exit", "10"};
+      if (clock == emulation::ClockMode::Virtual) argv.insert(argv.end(), {"--clock", "virtual"});
       if (!scenario_file.empty()) argv.push_back(scenario_file.c_str());
       argv.push_back(nullptr);
       execv(self.c_str(), const_cast<char* const*>(argv.data()));
@@ -177,6 +201,11 @@ int cmd_exec(const std::vector<std::string>& args) {
   setenv(verbs_proto::kSocketEnv, socket_path.c_str(), 1);
   if (!host.empty()) setenv(verbs_proto::kHostEnv, host.c_str(), 1);
   if (passthrough) setenv("RNICSIM_MODE", "passthrough", 1);
+  // A reproducible run: the addresses the program puts on the wire (RETHs,
+  // addresses in its messages) must not change run to run.
+  if (clock == emulation::ClockMode::Virtual && personality(personality(0xffffffff) | ADDR_NO_RANDOMIZE) < 0)
+    std::cerr << "rnicsim exec: cannot turn address-space randomisation off (" << std::strerror(errno)
+              << "); the addresses the program sends will differ run to run\n";
   std::vector<char*> argv;
   for (size_t k = i; k < args.size(); ++k) argv.push_back(const_cast<char*>(args[k].c_str()));
   argv.push_back(nullptr);

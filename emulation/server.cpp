@@ -26,12 +26,14 @@
 
 #include "emulation/payload_mover.hpp"
 #include "emulation/process_memory.hpp"
+#include "emulation/program_state.hpp"
 #include "emulation/rdma_cm.hpp"
 #include "emulation/ring_space.hpp"
 #include "fabric/pcap_tap.hpp"
 #include "scenario/workload.hpp"
 #include "scenario/world.hpp"
 #include "sim/real_time.hpp"
+#include "sim/virtual_time.hpp"
 #include "verbs_shim/protocol.hpp"
 #include "verbs_shim/wire.hpp"
 
@@ -46,6 +48,7 @@ void on_signal(int) { g_stop = 1; }
 constexpr uint32_t kMaxQueueEntries = 32768;
 // An event due sooner than this is waited for by spinning.
 constexpr std::chrono::microseconds kHotWindow{50};
+constexpr int kSettleCap = 4;
 constexpr std::chrono::milliseconds kLookEvery{1};
 // ... and while it spins with nothing due soon (a request waits this long at most).
 constexpr std::chrono::microseconds kIdleLookEvery{50};
@@ -86,16 +89,18 @@ struct CqEntry {
   uint32_t ctx = 0, doorbell = 0, cookie = 0;
   int channel_fd = -1;
   uint32_t arm_seen = 0;
+  uint32_t arm_noticed = 0;  // virtual clock: see Server::take_doorbells
   uint64_t ring = 0;
 };
 struct QpEntry {
   uint32_t ctx = 0, doorbell = 0;
   uint64_t sq_seen = 0, rq_seen = 0;
+  uint64_t sq_noticed = 0, rq_noticed = 0;
   uint64_t sq = 0, rq = 0;
 };
 struct SrqEntry {
   uint32_t ctx = 0, doorbell = 0;
-  uint64_t seen = 0;
+  uint64_t seen = 0, noticed = 0;
   uint64_t ring = 0;
 };
 struct MrEntry {
@@ -207,10 +212,20 @@ private:
   void end_session(int fd);
   void release_context(Context& c);
   bool scan_doorbells();
+  // Reads every doorbell counter into its queue's `noticed` value; whether one
+  // changed since the last look.
+  bool notice_doorbells();
+  // Scans the doorbells. On the virtual clock it takes the values noticed, once
+  // they have not changed for the executor's settle time: a burst of doorbells
+  // lands at one simulated time, in the scan's order, whatever order the
+  // program's threads rang in.
+  bool take_doorbells();
+  // Whether every thread of every program sleeps (see program_state.hpp).
+  bool programs_asleep() const;
   // Fires the events that are due; the DMA writes they made reach the programs.
   // Whether any fired.
   bool run_simulation() {
-    const bool fired = executor_.run_due() > 0;
+    const bool fired = executor_->run_due() > 0;
     for (auto& h : hosts_) h->memory.flush();
     if (mover_) mover_->end_round();
     return fired;
@@ -251,7 +266,7 @@ private:
   std::unique_ptr<PayloadMover> mover_;
   std::vector<std::unique_ptr<HostState>> hosts_;
   scenario::World world_;
-  sim::RealTimeExecutor executor_;
+  std::unique_ptr<sim::Executor> executor_;
   // The RDMA CM of each host (after the world: it goes first).
   std::vector<std::unique_ptr<RdmaCm>> rdma_cms_;
   std::unique_ptr<fabric::PcapTap> tap_;
@@ -275,6 +290,13 @@ private:
   uint64_t doorbells_ = 0, requests_ = 0, sleeps_ = 0;
 };
 
+std::unique_ptr<sim::Executor> make_executor(sim::Scheduler& s, const ServeOptions& o) {
+  if (o.clock == ClockMode::Virtual)
+    return std::make_unique<sim::VirtualTimeExecutor>(s, sim::VirtualTimeExecutor::kHorizon,
+                                                      sim::VirtualTimeExecutor::kGrace, o.settle);
+  return std::make_unique<sim::RealTimeExecutor>(s, o.dilation);
+}
+
 scenario::World::MemoryFor memory_of(std::vector<std::unique_ptr<HostState>>& hosts, size_t n) {
   for (size_t i = 0; i < n; ++i) hosts.push_back(std::make_unique<HostState>());
   return [&hosts](size_t i) -> nic::HostMemory& { return hosts[i]->memory; };
@@ -285,7 +307,7 @@ Server::Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream&
       options_(o),
       out_(out),
       world_(s, o.seed != 0 ? o.seed : s.seed, std::cerr, memory_of(hosts_, s.hosts.size())),
-      executor_(world_.sim().scheduler(), o.dilation) {
+      executor_(make_executor(world_.sim().scheduler(), o)) {
   if (o.payload_mover && PayloadMover::worthwhile()) mover_ = std::make_unique<PayloadMover>();
   for (size_t i = 0; i < hosts_.size(); ++i) {
     HostState& h = *hosts_[i];
@@ -547,7 +569,7 @@ int Server::op_create_cq(Context& c, const proto::CreateCqReq& q, int channel, p
   // It holds what the program was told and one more, as hardware rings do;
   // more unconsumed CQEs overrun it.
   const uint32_t cqn = host(c).nic->create_cq(c.address() + off, entries, &h, proto::cq_slots(q.entries, entries));
-  h.cqs[cqn] = CqEntry{c.id, static_cast<uint32_t>(db), q.cookie, channel, 0, off};
+  h.cqs[cqn] = CqEntry{.ctx = c.id, .doorbell = static_cast<uint32_t>(db), .cookie = q.cookie, .channel_fd = channel, .ring = off};
   rep = {cqn, entries, off, static_cast<uint32_t>(db), 0};
   return 0;
 }
@@ -581,7 +603,7 @@ int Server::op_create_qp(Context& c, const proto::CreateQpReq& q, proto::CreateQ
   init.sq_sig_all = q.sq_sig_all != 0;
   init.srq = q.srq;
   const nic::Qpn qpn = host(c).nic->create_qp(init);
-  h.qps[qpn.value()] = QpEntry{c.id, static_cast<uint32_t>(db), 0, 0, sq, rq};
+  h.qps[qpn.value()] = QpEntry{.ctx = c.id, .doorbell = static_cast<uint32_t>(db), .sq = sq, .rq = rq};
   rep = {qpn.value(), sq_entries, rq_entries, static_cast<uint32_t>(db), sq, rq};
   return 0;
 }
@@ -664,7 +686,7 @@ int Server::op_create_srq(Context& c, const proto::CreateSrqReq& q, proto::RingR
   }
   const uint32_t srqn = host(c).nic->create_srq(q.pd, nic::WorkRing{c.address() + off, entries});
   if (q.limit != 0) host(c).nic->arm_srq_limit(srqn, q.limit);
-  h.srqs[srqn] = SrqEntry{c.id, static_cast<uint32_t>(db), 0, off};
+  h.srqs[srqn] = SrqEntry{.ctx = c.id, .doorbell = static_cast<uint32_t>(db), .ring = off};
   rep = {srqn, entries, off, static_cast<uint32_t>(db), 0};
   return 0;
 }
@@ -1021,20 +1043,22 @@ void Server::end_session(int fd) {
 }
 
 bool Server::scan_doorbells() {
+  const bool noticed = options_.clock == ClockMode::Virtual;
+  auto value = [noticed](const auto& live, auto seen) { return noticed ? seen : live.load(std::memory_order_acquire); };
   bool any = false;
   for (auto& hp : hosts_) {
     HostState& h = *hp;
     nic::Nic& n = *h.host->nic;
     for (auto& [qpn, q] : h.qps) {
       const proto::DoorbellRecord& d = contexts_[q.ctx]->doorbell(q.doorbell);
-      const uint64_t sq = d.sq_producer.load(std::memory_order_acquire);
+      const uint64_t sq = value(d.sq_producer, q.sq_noticed);
       if (sq != q.sq_seen) {
         q.sq_seen = sq;
         h.memory.forget_reads();  // the program may have filled what it posts
         n.ring_doorbell(nic::QueueKind::Send, nic::Qpn(qpn), sq);
         any = true;
       }
-      const uint64_t rq = d.rq_producer.load(std::memory_order_acquire);
+      const uint64_t rq = value(d.rq_producer, q.rq_noticed);
       if (rq != q.rq_seen) {
         q.rq_seen = rq;
         n.ring_doorbell(nic::QueueKind::Recv, nic::Qpn(qpn), rq);
@@ -1042,7 +1066,7 @@ bool Server::scan_doorbells() {
       }
     }
     for (auto& [srqn, q] : h.srqs) {
-      const uint64_t p = contexts_[q.ctx]->doorbell(q.doorbell).sq_producer.load(std::memory_order_acquire);
+      const uint64_t p = value(contexts_[q.ctx]->doorbell(q.doorbell).sq_producer, q.noticed);
       if (p != q.seen) {
         q.seen = p;
         n.ring_doorbell(nic::QueueKind::Srq, nic::Qpn(srqn), p);
@@ -1051,7 +1075,7 @@ bool Server::scan_doorbells() {
     }
     for (auto& [cqn, q] : h.cqs) {
       const proto::DoorbellRecord& d = contexts_[q.ctx]->doorbell(q.doorbell);
-      const uint32_t seq = d.arm_seq.load(std::memory_order_acquire);
+      const uint32_t seq = value(d.arm_seq, q.arm_noticed);
       if (seq == q.arm_seen) continue;
       q.arm_seen = seq;
       any = true;
@@ -1063,6 +1087,41 @@ bool Server::scan_doorbells() {
   }
   if (any) ++doorbells_;
   return any;
+}
+
+bool Server::notice_doorbells() {
+  bool changed = false;
+  auto notice = [&changed](const auto& live, auto& noticed) {
+    const auto v = live.load(std::memory_order_acquire);
+    changed |= v != noticed;
+    noticed = v;
+  };
+  for (auto& h : hosts_) {
+    for (auto& [qpn, q] : h->qps) {
+      const proto::DoorbellRecord& d = contexts_[q.ctx]->doorbell(q.doorbell);
+      notice(d.sq_producer, q.sq_noticed);
+      notice(d.rq_producer, q.rq_noticed);
+    }
+    for (auto& [srqn, q] : h->srqs) notice(contexts_[q.ctx]->doorbell(q.doorbell).sq_producer, q.noticed);
+    for (auto& [cqn, q] : h->cqs) notice(contexts_[q.ctx]->doorbell(q.doorbell).arm_seq, q.arm_noticed);
+  }
+  return changed;
+}
+
+bool Server::take_doorbells() {
+  if (options_.clock == ClockMode::Real) return scan_doorbells();
+  if (notice_doorbells()) executor_->touch();
+  if (executor_->settling()) return false;
+  // A thread that still runs (or waits for a CPU) may be about to ring: wait
+  // for it, up to kSettleCap settle times.
+  if (executor_->since_acted() < kSettleCap * options_.settle && !programs_asleep()) return false;
+  return scan_doorbells();
+}
+
+bool Server::programs_asleep() const {
+  for (const auto& [fd, s] : sessions_)
+    if (!asleep(s.pid)) return false;
+  return true;
 }
 
 bool Server::settled(HostState& h, uint32_t cqn) {
@@ -1112,7 +1171,7 @@ int Server::run() {
   auto last_look = Clock::now();
   while (!g_stop) {
     const bool fired = run_simulation();
-    const bool rang = scan_doorbells();
+    const bool rang = take_doorbells();
     if (!settling_.empty()) answer_settled();
     // Busy: an event is due within a few microseconds. Spin without a system
     // call, looking at the sockets only now and then: every 1024 rounds, and at
@@ -1121,7 +1180,7 @@ int Server::run() {
     const auto round_end = Clock::now();
     if (fired || rang) last_activity = round_end;
     if (++spins % 1024 != 0 && round_end - last_look < kLookEvery) {
-      if (executor_.until_next() < kHotWindow) continue;
+      if (executor_->until_next() < kHotWindow) continue;
       // Spinning with nothing due soon: let the programs (which spin too)
       // have the CPU; on a machine with fewer CPUs than spinners that is what
       // moves work. The sockets wait for the next look, a short while.
@@ -1135,17 +1194,17 @@ int Server::run() {
     pfds.clear();
     pfds.push_back({listen_fd_, POLLIN, 0});
     pfds.push_back({wake_fd_, POLLIN, 0});
-    pfds.push_back({executor_.inbox_fd(), POLLIN, 0});
+    pfds.push_back({executor_->inbox_fd(), POLLIN, 0});
     for (const auto& [fd, s] : sessions_) pfds.push_back({fd, POLLIN, 0});
     const auto now = Clock::now();
-    const auto next = executor_.until_next();
+    const auto next = executor_->until_next();
     int timeout_ms = 0;
     bool sleeping = false;
     if (now - last_activity > options_.spin && next > std::chrono::microseconds(200)) {
       // Idle: arm the wake-up doorbell, look once more, then sleep until a
       // doorbell, a request or the next event.
       set_sleeping(true);
-      if (scan_doorbells()) {
+      if (take_doorbells() || executor_->settling()) {
         set_sleeping(false);
         last_activity = Clock::now();
         continue;
@@ -1175,8 +1234,12 @@ int Server::run() {
       if (pfds[i].revents == 0) continue;
       auto it = sessions_.find(pfds[i].fd);
       if (it == sessions_.end()) continue;
-      // Requests are served at the simulated present.
+      // Requests are served at the simulated present, after the doorbells
+      // the program rang before it asked.
       run_simulation();
+      executor_->touch();
+      if (options_.clock == ClockMode::Virtual) notice_doorbells();
+      scan_doorbells();
       if (!handle(it->second)) gone.push_back(pfds[i].fd);
     }
     for (int fd : gone) end_session(fd);
@@ -1203,10 +1266,9 @@ int Server::run() {
        << " events, " << tx << " packets sent, " << rx << " received, " << retx << " retransmitted; " << memory_calls << " process_vm_readv/writev calls (" << failed_calls
        << " failed), " << shared << " accesses through shared memory, "
        << (mover_ ? mover_->moves() : 0) << " payload moves by the mover thread; " << requests_
-       << " requests, " << doorbells_ << " doorbell scans with work, " << sleeps_ << " sleeps; lag p50 "
-       << sim::to_string(sim::Duration::ps(static_cast<int64_t>(executor_.lag_ps().percentile(0.5)))) << " p99 "
-       << sim::to_string(sim::Duration::ps(static_cast<int64_t>(executor_.lag_ps().percentile(0.99)))) << " max "
-       << sim::to_string(executor_.max_lag()) << " (" << executor_.lag_ps().count() << " late wake-ups)" << std::endl;
+       << " requests, " << doorbells_ << " doorbell scans with work, " << sleeps_ << " sleeps; ";
+  executor_->summarize(out_);
+  out_ << std::endl;
   uint64_t mads_sent = 0, mads_received = 0, mads_malformed = 0, mads_retried = 0;
   for (const auto& c : rdma_cms_) {
     const cm::ConnectionManager& m = c->connection_manager();

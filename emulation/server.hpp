@@ -16,11 +16,20 @@
 
 namespace rnicsim::emulation {
 
+// Real: simulated time follows the wall clock (scaled by the dilation).
+// Virtual: it moves only with the model's events, so a run's captures and
+// timings do not depend on how fast the programs ran (sim/virtual_time.hpp).
+enum class ClockMode { Real, Virtual };
+
 struct ServeOptions {
   std::string socket_path;  // empty: default_socket_path()
   std::string pcap_path;    // capture of the first host's port
   std::string device_name;  // the verbs device every program sees (empty: each host's, else rnicsim0)
-  double dilation = 1.0;    // wall time per unit of simulated time
+  ClockMode clock = ClockMode::Real;
+  // Virtual clock: the programs' calls that come within this much wall time of
+  // each other land at one simulated time.
+  std::chrono::microseconds settle{3000};
+  double dilation = 1.0;    // wall time per unit of simulated time (real clock)
   uint64_t seed = 0;        // 0: the scenario's
   // After the last doorbell or event the daemon keeps spinning this long before
   // it arms the wake-up doorbell and sleeps.
