@@ -5,6 +5,8 @@
 # client on the second. Both must complete.
 # usage: cm_pair.sh RNICSIM OUTDIR SCENARIO|- PORT [options] -- SERVER ARGS... -- CLIENT ARGS...
 #   --pcap: the daemon captures the first host's port into OUTDIR/capture.pcap.
+#   --clock virtual: the daemon runs the virtual clock, the programs run with
+#     fixed addresses (a reproducible run).
 #   --expect REGEX: the client's output must match it.
 #   --expect-server REGEX: the server's output must match it.
 #   --expect-daemon REGEX: a line of the daemon's log must match it (repeatable).
@@ -21,10 +23,11 @@ set -u
 all_args=("$@")
 rnicsim=$1 out=$2 scenario=$3 port=$4
 shift 4
-pcap="" expect="" expect_server="" expect_daemon=() client_fails=0 server_stays=0 no_listener=0 retry_if_raced=0
+pcap="" clock="" expect="" expect_server="" expect_daemon=() client_fails=0 server_stays=0 no_listener=0 retry_if_raced=0
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case "$1" in
     --pcap) pcap="--pcap $out/capture.pcap" ;;
+    --clock) clock="--clock $2"; shift ;;
     --expect) expect=$2; shift ;;
     --expect-server) expect_server=$2; shift ;;
     --expect-daemon) expect_daemon+=("$2"); shift ;;
@@ -47,16 +50,18 @@ args=()
 [ "$scenario" != "-" ] && args+=("$scenario")
 . "$(dirname "$0")/../shim/daemon.sh"
 # shellcheck disable=SC2086
-start_daemon "$rnicsim" "$out/daemon.log" "${args[@]}" $pcap
+start_daemon "$rnicsim" "$out/daemon.log" "${args[@]}" $pcap $clock
 
-timeout 150 "$rnicsim" exec --socket "$sock" -- "${server_cmd[@]}" > "$out/server.log" 2>&1 &
+# shellcheck disable=SC2086
+timeout 150 "$rnicsim" exec $clock --socket "$sock" -- "${server_cmd[@]}" > "$out/server.log" 2>&1 &
 server=$!
 for _ in $(seq 200); do
   [ $no_listener -eq 1 ] && break
   grep -q "listens on RDMA CM port $port " "$out/daemon.log" && break
   sleep 0.05
 done
-timeout 150 "$rnicsim" exec --socket "$sock" -- "${client_cmd[@]}" > "$out/client.log" 2>&1
+# shellcheck disable=SC2086
+timeout 150 "$rnicsim" exec $clock --socket "$sock" -- "${client_cmd[@]}" > "$out/client.log" 2>&1
 client_rc=$?
 try=${RNICSIM_CM_PAIR_TRY:-1}
 if [ $retry_if_raced -eq 1 ] && [ $client_rc -ne 0 ] && [ "$try" -lt 3 ] &&
