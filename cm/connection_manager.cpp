@@ -108,7 +108,21 @@ void ConnectionManager::reply(const MadSource& to, uint64_t tid, Message m) {
   if (auto av = resolve_(to)) agent_.send(Mad{tid, 0, std::move(m)}, *av);
 }
 
+void ConnectionManager::enter_timewait(Conn& c) {
+  c.state = State::TimeWait;
+  c.last.reset();
+  sim_.scheduler().cancel(*c.timer);
+  sim_.scheduler().schedule(*c.timer, sim_.now() + cm_time(static_cast<uint8_t>(c.packet_life_time + 1)));
+}
+
 void ConnectionManager::on_timer(Conn& c) {
+  if (c.state == State::TimeWait) {
+    CmUser* user = c.user;
+    const CommId id = c.id;
+    release(id);
+    user->on_timewait_exit(id);
+    return;
+  }
   if (c.retries_left > 0 && c.last) {
     --c.retries_left;
     ++retransmissions_;
@@ -121,7 +135,7 @@ void ConnectionManager::on_timer(Conn& c) {
   const CommId id = c.id;
   switch (c.state) {
     case State::DreqSent:
-      c.state = State::TimeWait;
+      enter_timewait(c);
       user->on_disconnected(id);
       return;
     case State::SidrReqSent:
@@ -278,7 +292,7 @@ void ConnectionManager::on_mra(const Mra& m) {
 bool ConnectionManager::disconnect(CommId id, std::span<const uint8_t> private_data) {
   Conn* c = find(id);
   if (c == nullptr) return false;
-  if (c->state == State::DreqRcvd || c->state == State::TimeWait || c->state == State::DreqSent) return true;
+  if (c->state == State::TimeWait || c->state == State::DreqSent) return true;
   if (c->state != State::Established) return false;
   c->state = State::DreqSent;
   Dreq d;
@@ -300,8 +314,7 @@ void ConnectionManager::on_dreq(const Dreq& m, const MadSource& from, uint64_t t
   r.local_comm_id = c->id;
   agent_.send(Mad{tid, 0, r}, c->to);
   if (c->state == State::Established || c->state == State::DreqSent) {
-    sim_.scheduler().cancel(*c->timer);
-    c->state = State::DreqRcvd;
+    enter_timewait(*c);  // the DREP is sent
     c->user->on_disconnect_request(c->id, m);
   }
 }
@@ -312,8 +325,7 @@ void ConnectionManager::on_drep(const Drep& m) {
     ++unmatched_;
     return;
   }
-  sim_.scheduler().cancel(*c->timer);
-  c->state = State::TimeWait;
+  enter_timewait(*c);
   c->user->on_disconnected(c->id);
 }
 

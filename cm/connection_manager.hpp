@@ -53,6 +53,9 @@ public:
   virtual void on_disconnect_request(CommId, const Dreq&) {}
   // Our DREQ was answered (or its retries ran out).
   virtual void on_disconnected(CommId) {}
+  // Either side, a while after the disconnection (the peer's stray packets
+  // have died out): the connection is forgotten.
+  virtual void on_timewait_exit(CommId) {}
   // UD service ID resolution.
   virtual void on_sidr_request(CommId, const SidrReq&, const MadSource&) {}
   virtual void on_sidr_reply(CommId, const SidrRep&) {}
@@ -93,7 +96,7 @@ public:
 
 private:
   enum class State : uint8_t {
-    ReqSent, ReqRcvd, RepSent, RepRcvd, Established, DreqSent, DreqRcvd, TimeWait, SidrReqSent, SidrReqRcvd,
+    ReqSent, ReqRcvd, RepSent, RepRcvd, Established, DreqSent, TimeWait, SidrReqSent, SidrReqRcvd,
   };
   struct Conn;
   void on_mad(const Mad& mad, const MadSource& from) override;
@@ -117,6 +120,9 @@ private:
   void send(Conn& c, Message m, bool retry);
   void reply(const MadSource& to, uint64_t tid, Message m);
   void on_timer(Conn& c);
+  // IBTA 12.9.8: after a disconnection the comm ID is kept for the packet
+  // lifetime (the kernel's: 4.096 us x 2^(packet life time + 1)).
+  void enter_timewait(Conn& c);
   sim::Duration wait_for(const Conn& c) const;
 
   sim::Simulator& sim_;

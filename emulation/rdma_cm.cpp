@@ -694,6 +694,10 @@ void RdmaCm::on_disconnected(cm::CommId comm) {
   if (Id* id = by_comm(comm)) emit(*id, event_for(*id, RDMA_CM_EVENT_DISCONNECTED, 0));
 }
 
+void RdmaCm::on_timewait_exit(cm::CommId comm) {
+  if (Id* id = ended(comm)) emit(*id, event_for(*id, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0));
+}
+
 void RdmaCm::on_sidr_request(cm::CommId comm, const cm::SidrReq& req, const cm::MadSource& from) {
   const Id* listener = listener_of(req.service_id);
   if (listener == nullptr) return;

@@ -70,6 +70,7 @@ private:
   void on_timeout(cm::CommId) override;
   void on_disconnect_request(cm::CommId, const cm::Dreq&) override;
   void on_disconnected(cm::CommId) override;
+  void on_timewait_exit(cm::CommId) override;
   void on_sidr_request(cm::CommId, const cm::SidrReq&, const cm::MadSource&) override;
   void on_sidr_reply(cm::CommId, const cm::SidrRep&) override;
   void on_sidr_timeout(cm::CommId) override;

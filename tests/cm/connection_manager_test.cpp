@@ -47,6 +47,7 @@ struct Recorder : CmUser {
   void on_timeout(CommId id) override { note("timeout", id); }
   void on_disconnect_request(CommId id, const Dreq&) override { note("disconnect_request", id); }
   void on_disconnected(CommId id) override { note("disconnected", id); }
+  void on_timewait_exit(CommId id) override { note("timewait_exit", id); }
   void on_sidr_request(CommId id, const SidrReq&, const MadSource&) override { note("sidr_request", id); }
   void on_sidr_reply(CommId id, const SidrRep& r) override { sidr = r, note("sidr_reply", id); }
   void on_sidr_timeout(CommId id) override { note("sidr_timeout", id); }
@@ -162,6 +163,27 @@ TEST_F(Cm, DisconnectIsAnsweredAndBothEndsHearOfIt) {
   run();
   EXPECT_EQ(server_.seen.back(), "disconnect_request");
   EXPECT_EQ(client_.seen.back(), "disconnected");
+}
+
+TEST_F(Cm, BothEndsLeaveTimeWaitAfterThePacketLifetime) {
+  ASSERT_TRUE(b_->listen(kService, server_));
+  const CommId id = a_->connect(request(), path_to_b(), client_);
+  run();
+  b_->accept(server_.last, Rep{});
+  run();
+  a_->ready_to_use(id);
+  run();
+  ASSERT_TRUE(a_->disconnect(id));
+  run(sim::Duration::ms(100));
+  const sim::Time left = client_.at;
+  ASSERT_EQ(client_.seen.back(), "disconnected");
+  run(sim::Duration::s(2));  // the wait is 4.096 us x 2^19, 2.15 s
+  EXPECT_EQ(client_.seen.back(), "disconnected");
+  run(sim::Duration::s(3));
+  EXPECT_EQ(client_.seen.back(), "timewait_exit");
+  EXPECT_EQ(server_.seen.back(), "timewait_exit");
+  EXPECT_EQ(client_.at - left, sim::Duration::ns(4096) * (int64_t{1} << 19));
+  EXPECT_FALSE(a_->disconnect(id));  // forgotten
 }
 
 TEST_F(Cm, SidrResolvesTheServicesQpAndQkey) {
