@@ -87,6 +87,17 @@ protected:
     return r;
   }
   void run(sim::Duration d = sim::Duration::s(1)) { bed_->run(d); }
+  // A connects to B's listener, B accepts, A sends the RTU: A's comm ID.
+  CommId establish() {
+    EXPECT_TRUE(b_->listen(kService, server_));
+    const CommId id = a_->connect(request(), path_to_b(), client_);
+    run();
+    b_->accept(server_.last, Rep{});
+    run();
+    a_->ready_to_use(id);
+    run();
+    return id;
+  }
 
   std::unique_ptr<TestBed> bed_;
   std::unique_ptr<ConnectionManager> a_, b_;
@@ -152,13 +163,7 @@ TEST_F(Cm, TheRejectingServersPrivateDataReachesTheClient) {
 }
 
 TEST_F(Cm, DisconnectIsAnsweredAndBothEndsHearOfIt) {
-  ASSERT_TRUE(b_->listen(kService, server_));
-  const CommId id = a_->connect(request(), path_to_b(), client_);
-  run();
-  b_->accept(server_.last, Rep{});
-  run();
-  a_->ready_to_use(id);
-  run();
+  const CommId id = establish();
   ASSERT_TRUE(a_->disconnect(id));
   run();
   EXPECT_EQ(server_.seen.back(), "disconnect_request");
@@ -166,13 +171,7 @@ TEST_F(Cm, DisconnectIsAnsweredAndBothEndsHearOfIt) {
 }
 
 TEST_F(Cm, BothEndsLeaveTimeWaitAfterThePacketLifetime) {
-  ASSERT_TRUE(b_->listen(kService, server_));
-  const CommId id = a_->connect(request(), path_to_b(), client_);
-  run();
-  b_->accept(server_.last, Rep{});
-  run();
-  a_->ready_to_use(id);
-  run();
+  const CommId id = establish();
   ASSERT_TRUE(a_->disconnect(id));
   run(sim::Duration::ms(100));
   const sim::Time left = client_.at;

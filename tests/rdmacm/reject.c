@@ -3,38 +3,16 @@
 // those bytes, on ids with an event channel of their own; the client's own
 // rdma_reject of its request fails (EINVAL) and breaks nothing.
 // usage: reject -s PORT | reject -c SERVER PORT
-#include <rdma/rdma_cma.h>
-
-#include <arpa/inet.h>
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "cm_util.h"
 
 static const char kWhy[] = "not now";
 
-static void die(const char* what) {
-  perror(what);
-  exit(1);
-}
-
-static struct rdma_cm_event* next_event(struct rdma_event_channel* ch, enum rdma_cm_event_type want) {
-  struct rdma_cm_event* e;
-  if (rdma_get_cm_event(ch, &e)) die("rdma_get_cm_event");
-  if (e->event != want) {
-    fprintf(stderr, "FAIL: got %s (status %d), wanted %s\n", rdma_event_str(e->event), e->status,
-            rdma_event_str(want));
-    exit(1);
-  }
-  return e;
-}
-
 static int server(int port) {
-  struct rdma_event_channel* ch = rdma_create_event_channel();
-  struct rdma_cm_id* listen_id;
-  if (ch == NULL || rdma_create_id(ch, &listen_id, NULL, RDMA_PS_TCP)) die("rdma_create_id");
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-  if (rdma_bind_addr(listen_id, (struct sockaddr*)&a) || rdma_listen(listen_id, 1)) die("listen");
+  struct rdma_event_channel* ch;
+  struct rdma_cm_id* listen_id = listen_on(port, &ch);
   struct rdma_cm_event* e = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
   struct rdma_cm_id* id = e->id;
   if (e->param.conn.private_data_len != 56) {
@@ -51,15 +29,8 @@ static int server(int port) {
 }
 
 static int client(const char* host, int port) {
-  struct rdma_event_channel* ch = rdma_create_event_channel();
-  struct rdma_cm_id* id;
-  if (ch == NULL || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) die("rdma_create_id");
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-  if (inet_pton(AF_INET, host, &a.sin_addr) != 1) die("address");
-  if (rdma_resolve_addr(id, NULL, (struct sockaddr*)&a, 2000)) die("rdma_resolve_addr");
-  rdma_ack_cm_event(next_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
-  if (rdma_resolve_route(id, 2000)) die("rdma_resolve_route");
-  rdma_ack_cm_event(next_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+  struct rdma_event_channel* ch;
+  struct rdma_cm_id* id = resolve_to(host, port, &ch);
   struct rdma_conn_param p = {.private_data = "hello", .private_data_len = 6, .retry_count = 7, .rnr_retry_count = 7};
   if (rdma_connect(id, &p)) die("rdma_connect");
   // Misuse: the active side cannot reject its own request. The verb fails

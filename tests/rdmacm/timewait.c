@@ -2,25 +2,16 @@
 // kernel's CM delivers it: once the connection's time-wait (4.096 us x
 // 2^(packet life time + 1): 2.1 s on RoCE) has passed, to an id still alive.
 // usage: timewait -s PORT | timewait -c SERVER PORT
-#include <rdma/rdma_cma.h>
-
-#include <arpa/inet.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static void die(const char* what) {
-  perror(what);
-  exit(1);
-}
+#include "cm_util.h"
 
+// The next event, which must be `want` with status 0; its id in `id`.
 static void expect(struct rdma_event_channel* ch, enum rdma_cm_event_type want, struct rdma_cm_id** id) {
-  struct rdma_cm_event* e;
-  if (rdma_get_cm_event(ch, &e)) die("rdma_get_cm_event");
-  if (e->event != want || e->status != 0) {
-    fprintf(stderr, "FAIL: got %s (status %d), wanted %s\n", rdma_event_str(e->event), e->status,
-            rdma_event_str(want));
+  struct rdma_cm_event* e = next_event(ch, want);
+  if (e->status != 0) {
+    fprintf(stderr, "FAIL: %s with status %d\n", rdma_event_str(want), e->status);
     exit(1);
   }
   if (id != NULL) *id = e->id;
@@ -51,11 +42,9 @@ static int wait_out(struct rdma_event_channel* ch, struct rdma_cm_id* id, const 
 }
 
 static int server(int port) {
-  struct rdma_event_channel* ch = rdma_create_event_channel();
-  struct rdma_cm_id *listen_id, *id;
-  if (ch == NULL || rdma_create_id(ch, &listen_id, NULL, RDMA_PS_TCP)) die("rdma_create_id");
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-  if (rdma_bind_addr(listen_id, (struct sockaddr*)&a) || rdma_listen(listen_id, 1)) die("listen");
+  struct rdma_event_channel* ch;
+  struct rdma_cm_id* id;
+  struct rdma_cm_id* listen_id = listen_on(port, &ch);
   expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &id);
   make_qp(id);
   struct rdma_conn_param p = {.responder_resources = 1, .initiator_depth = 1};
@@ -68,15 +57,8 @@ static int server(int port) {
 }
 
 static int client(const char* host, int port) {
-  struct rdma_event_channel* ch = rdma_create_event_channel();
-  struct rdma_cm_id* id;
-  if (ch == NULL || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) die("rdma_create_id");
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-  if (inet_pton(AF_INET, host, &a.sin_addr) != 1) die("address");
-  if (rdma_resolve_addr(id, NULL, (struct sockaddr*)&a, 2000)) die("rdma_resolve_addr");
-  expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
-  if (rdma_resolve_route(id, 2000)) die("rdma_resolve_route");
-  expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL);
+  struct rdma_event_channel* ch;
+  struct rdma_cm_id* id = resolve_to(host, port, &ch);
   make_qp(id);
   struct rdma_conn_param p = {.responder_resources = 1, .initiator_depth = 1, .retry_count = 7, .rnr_retry_count = 7};
   if (rdma_connect(id, &p)) die("rdma_connect");
