@@ -52,7 +52,6 @@ constexpr int kSettleCap = 4;
 constexpr std::chrono::milliseconds kLookEvery{1};
 // ... and while it spins with nothing due soon (a request waits this long at most).
 constexpr std::chrono::microseconds kIdleLookEvery{50};
-constexpr uint32_t kIbvQptRc = 2, kIbvQptUc = 3, kIbvQptUd = 4;
 
 // ibv_mtu (1..5) <-> bytes.
 uint32_t mtu_bytes(uint32_t ibv_mtu) { return ibv_mtu >= 1 && ibv_mtu <= 5 ? 128u << ibv_mtu : 0; }
@@ -319,9 +318,7 @@ Server::Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream&
     rdma_cms_.push_back(std::make_unique<RdmaCm>(world_, i, h.memory, out_));
   }
   if (!o.pcap_path.empty() && !world_.hosts().empty() && world_.hosts().front()->port) {
-    tap_ = std::make_unique<fabric::PcapTap>(o.pcap_path, packet::is_ib(world_.link_kind())
-                                                              ? fabric::CaptureLinkType::InfiniBand
-                                                              : fabric::CaptureLinkType::Ethernet);
+    tap_ = std::make_unique<fabric::PcapTap>(o.pcap_path, fabric::capture_link_type(world_.link_kind()));
     world_.hosts().front()->port->add_tap(tap_.get());
   }
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -576,7 +573,7 @@ int Server::op_create_cq(Context& c, const proto::CreateCqReq& q, int channel, p
 
 int Server::op_create_qp(Context& c, const proto::CreateQpReq& q, proto::CreateQpRep& rep) {
   HostState& h = state(c);
-  if (q.qp_type != kIbvQptRc && q.qp_type != kIbvQptUc && q.qp_type != kIbvQptUd) return EOPNOTSUPP;
+  if (!nic::is_qp_type(q.qp_type)) return EOPNOTSUPP;
   if (!owned_by(h.pds, q.pd, c.id) || !owned_by(h.cqs, q.send_cq, c.id) || !owned_by(h.cqs, q.recv_cq, c.id))
     return EINVAL;
   if (q.srq != 0 && !owned_by(h.srqs, q.srq, c.id)) return EINVAL;

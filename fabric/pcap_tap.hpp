@@ -6,6 +6,7 @@
 #include <string>
 
 #include "fabric/port.hpp"
+#include "packet/packet.hpp"
 
 struct pcap;
 struct pcap_dumper;
@@ -13,6 +14,10 @@ struct pcap_dumper;
 namespace rnicsim::fabric {
 
 enum class CaptureLinkType : int { Ethernet = 1, InfiniBand = 247 };
+// Native IB frames start with the LRH: LINKTYPE_INFINIBAND; RoCE frames are Ethernet.
+constexpr CaptureLinkType capture_link_type(packet::LinkKind k) {
+  return packet::is_ib(k) ? CaptureLinkType::InfiniBand : CaptureLinkType::Ethernet;
+}
 
 class PcapTap : public FrameTap {
 public:

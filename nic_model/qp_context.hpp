@@ -19,7 +19,6 @@
 
 namespace rnicsim::nic {
 
-enum class QpType : uint8_t { Rc = 2, Uc = 3, Ud = 4 };  // ibv_qp_type
 enum class QpState : uint8_t { Reset = 0, Init = 1, Rtr = 2, Rts = 3, Sqd = 4, Sqe = 5, Err = 6 };  // ibv_qp_state
 std::string_view to_string(QpState s);
 std::string_view to_string(QpType t);

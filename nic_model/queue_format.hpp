@@ -28,6 +28,32 @@ enum class WrOpcode : uint8_t {  // ibv_wr_opcode
   SendWithInv = 9,
 };
 
+enum class QpType : uint8_t { Rc = 2, Uc = 3, Ud = 4 };  // ibv_qp_type
+
+// Which transports carry which work requests (IBTA 9.8.1): the one table the
+// shim (ibv_post_send refuses the others with EINVAL) and the NIC (which
+// completes them with LocQpOpErr) both read. Columns RC, UC, UD.
+struct WrCarriage {
+  WrOpcode wr;
+  bool rc, uc, ud;
+};
+inline constexpr WrCarriage kWrCarriage[] = {
+    {WrOpcode::RdmaWrite, true, true, false},      {WrOpcode::RdmaWriteWithImm, true, true, false},
+    {WrOpcode::Send, true, true, true},            {WrOpcode::SendWithImm, true, true, true},
+    {WrOpcode::RdmaRead, true, false, false},      {WrOpcode::AtomicCmpSwap, true, false, false},
+    {WrOpcode::AtomicFetchAdd, true, false, false}, {WrOpcode::SendWithInv, true, false, false},
+};
+constexpr bool carries(QpType type, WrOpcode wr) {
+  for (const WrCarriage& c : kWrCarriage)
+    if (c.wr == wr) return type == QpType::Rc ? c.rc : type == QpType::Uc ? c.uc : type == QpType::Ud && c.ud;
+  return false;
+}
+// The transport of an ibv_qp_type value, if the NIC has it.
+constexpr bool is_qp_type(uint32_t ibv_qp_type) {
+  return ibv_qp_type == static_cast<uint32_t>(QpType::Rc) || ibv_qp_type == static_cast<uint32_t>(QpType::Uc) ||
+         ibv_qp_type == static_cast<uint32_t>(QpType::Ud);
+}
+
 enum SendFlags : uint8_t {  // ibv_send_flags
   kSendFence = 1,
   kSendSignaled = 2,

@@ -44,19 +44,6 @@ bool reads_remote(WrOpcode wr) {
 }
 bool is_atomic(WrOpcode wr) { return wr == WrOpcode::AtomicCmpSwap || wr == WrOpcode::AtomicFetchAdd; }
 
-// Which transports carry which work requests (IBTA 9.8.1 / verbs).
-bool is_supported(QpType type, WrOpcode wr) {
-  switch (type) {
-    case QpType::Ud: return wr == WrOpcode::Send || wr == WrOpcode::SendWithImm;
-    case QpType::Uc:
-      return wr == WrOpcode::Send || wr == WrOpcode::SendWithImm || wr == WrOpcode::RdmaWrite ||
-             wr == WrOpcode::RdmaWriteWithImm;
-    case QpType::Rc:
-      return std::any_of(std::begin(kOpcodes), std::end(kOpcodes), [wr](const OpcodeRow& r) { return r.wr == wr; });
-  }
-  return false;
-}
-
 uint32_t message_length(const SendWqe& w) {
   if (w.send_flags & kSendInline) return w.inline_len;
   uint32_t n = 0;
@@ -84,7 +71,7 @@ void Requester::accept_wqe(QpContext& qp, const SendWqe& wqe) {
     return;
   }
   WcStatus bad = WcStatus::Success;
-  if (!is_supported(qp.type, wqe.opcode) || wqe.num_sge > kMaxSge) bad = WcStatus::LocQpOpErr;
+  if (!carries(qp.type, wqe.opcode) || wqe.num_sge > kMaxSge) bad = WcStatus::LocQpOpErr;
   else if ((wqe.send_flags & kSendInline) && (wqe.inline_len > kMaxInline || e.reads_remote)) bad = WcStatus::LocQpOpErr;
   else if (qp.type == QpType::Ud && e.length > qp.path_mtu) bad = WcStatus::LocLenErr;
   else if (is_atomic(wqe.opcode) && (e.length != 8 || (wqe.remote_addr & 7) != 0)) bad = WcStatus::LocLenErr;

@@ -192,9 +192,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   if (!opts.defer_writes)
     for (const auto& h : world.hosts()) h->memory.set_deferring(false);
 
-  // Native IB frames start with the LRH: LINKTYPE_INFINIBAND (247).
-  const fabric::CaptureLinkType capture_type =
-      packet::is_ib(world.link_kind()) ? fabric::CaptureLinkType::InfiniBand : fabric::CaptureLinkType::Ethernet;
+  const fabric::CaptureLinkType capture_type = fabric::capture_link_type(world.link_kind());
   std::vector<std::unique_ptr<fabric::PcapTap>> taps;
   if (!opts.pcap_path.empty() && !world.hosts().empty() && world.hosts().front()->port) {
     taps.push_back(std::make_unique<fabric::PcapTap>(opts.pcap_path, capture_type));

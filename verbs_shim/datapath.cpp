@@ -34,13 +34,7 @@ void empty_poll(Cq& q) {
 }
 
 bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {
-  switch (type) {
-    case IBV_QPT_RC: return op <= IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_SEND_WITH_INV;
-    case IBV_QPT_UC: return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE ||
-                            op == IBV_WR_RDMA_WRITE_WITH_IMM;
-    case IBV_QPT_UD: return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
-    default: return false;
-  }
+  return nic::is_qp_type(type) && nic::carries(static_cast<nic::QpType>(type), static_cast<nic::WrOpcode>(op));
 }
 
 // Copies scattered bytes into the WQE as inline data; false if they do not fit.

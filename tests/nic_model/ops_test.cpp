@@ -421,3 +421,19 @@ TEST(Srq, AQpBreakingOnItsOwnRaisesLastWqeReached) {
 }
 
 }  // namespace
+
+// The one table of which transport carries which work request (IBTA 9.8.1).
+TEST(WrCarriage, EachTransportCarriesWhatIbtaSays) {
+  for (WrOpcode wr : {WrOpcode::RdmaWrite, WrOpcode::RdmaWriteWithImm, WrOpcode::Send, WrOpcode::SendWithImm,
+                      WrOpcode::RdmaRead, WrOpcode::AtomicCmpSwap, WrOpcode::AtomicFetchAdd, WrOpcode::SendWithInv})
+    EXPECT_TRUE(carries(QpType::Rc, wr)) << static_cast<int>(wr);
+  EXPECT_TRUE(carries(QpType::Uc, WrOpcode::RdmaWriteWithImm));
+  EXPECT_FALSE(carries(QpType::Uc, WrOpcode::RdmaRead));
+  EXPECT_FALSE(carries(QpType::Uc, WrOpcode::AtomicFetchAdd));
+  EXPECT_TRUE(carries(QpType::Ud, WrOpcode::SendWithImm));
+  EXPECT_FALSE(carries(QpType::Ud, WrOpcode::RdmaWrite));
+  EXPECT_FALSE(carries(QpType::Rc, WrOpcode::LocalInv));  // memory windows: not modelled
+  EXPECT_FALSE(carries(QpType::Rc, WrOpcode::BindMw));
+  EXPECT_FALSE(is_qp_type(1));  // no RD
+  EXPECT_TRUE(is_qp_type(4));
+}
