@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 
 namespace rnicsim::rdmacm {
@@ -14,6 +15,13 @@ struct Devices {
   std::mutex mutex;
   ibv_device** list = nullptr;  // kept while its devices' contexts are open
   std::vector<ibv_context*> contexts;
+  std::map<ibv_context*, ibv_pd*> pds;  // see default_pd
+  // The library goes (the process exits): its PDs go with it, before the verbs
+  // library they belong to (which this one depends on). One a program's QP
+  // still uses stays (EBUSY).
+  ~Devices() {
+    for (auto& [verbs, pd] : pds) ibv_dealloc_pd(pd);
+  }
 };
 
 Devices& devices() {
@@ -41,6 +49,14 @@ std::vector<ibv_context*> device_contexts() {
     d.list = list;
   }
   return d.contexts;
+}
+
+ibv_pd* default_pd(ibv_context* verbs) {
+  Devices& d = devices();
+  std::lock_guard lock(d.mutex);
+  ibv_pd*& pd = d.pds[verbs];
+  if (pd == nullptr) pd = ibv_alloc_pd(verbs);
+  return pd;
 }
 
 }  // namespace rnicsim::rdmacm

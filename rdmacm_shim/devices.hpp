@@ -13,4 +13,9 @@ namespace rnicsim::rdmacm {
 // open are left out. Empty, with errno ENODEV, when there is none.
 std::vector<ibv_context*> device_contexts();
 
+// The PD the library allocates for a device's ids that are given none (as
+// upstream's ucma_get_pd), kept with the device's context and freed when the
+// library goes.
+ibv_pd* default_pd(ibv_context* verbs);
+
 }  // namespace rnicsim::rdmacm

@@ -6,10 +6,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <map>
-#include <mutex>
 
 #include "rdmacm_shim/cm.hpp"
+#include "rdmacm_shim/devices.hpp"
 
 namespace rnicsim::rdmacm {
 namespace {
@@ -17,16 +16,6 @@ namespace {
 int fail(int e) {
   errno = e;
   return -1;
-}
-
-// The PD the library allocates per device for ids given none.
-ibv_pd* default_pd(ibv_context* verbs) {
-  static std::mutex mutex;
-  static std::map<ibv_context*, ibv_pd*> pds;
-  std::lock_guard lock(mutex);
-  ibv_pd*& pd = pds[verbs];
-  if (pd == nullptr) pd = ibv_alloc_pd(verbs);
-  return pd;
 }
 
 void destroy_cqs(rdma_cm_id* id) {
