@@ -1,4 +1,4 @@
-#include "cli/emulation_commands.hpp"
+// rnicsim serve | exec: the emulation daemon and the launcher of programs on the shim.
 
 #include <fcntl.h>
 #include <sys/personality.h>
@@ -8,22 +8,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <thread>
 
+#include "cli/commands.hpp"
 #include "emulation/server.hpp"
 #include "scenario/scenario.hpp"
 #include "verbs_shim/protocol.hpp"
 
 namespace rnicsim::cli {
 namespace {
-
-constexpr int kExitUsage = 2;
 
 bool daemon_answers(const std::string& path) {
   sockaddr_un addr{};
@@ -44,174 +46,190 @@ std::string self_dir() {
   return p.substr(0, p.rfind('/'));
 }
 
-bool parse_clock(const std::string& v, emulation::ClockMode& clock) {
-  if (v == "real" || v == "virtual") {
-    clock = v == "real" ? emulation::ClockMode::Real : emulation::ClockMode::Virtual;
-    return true;
-  }
-  std::cerr << "rnicsim: --clock expects real or virtual, got '" << v << "'\n";
-  return false;
+}  // namespace
+
+namespace {
+
+struct ExecArgs {
+  std::string host, socket_path, scenario_file;
+  bool passthrough = false;
+  emulation::ClockMode clock = emulation::ClockMode::Real;
+  sim::LogLevel log_level = sim::LogLevel::Warn;
+};
+
+int exec_program(ExecArgs a, const Program& program);
+
+constexpr std::string_view kOnOff[] = {"on", "off"};
+// --clock's names, in emulation::ClockMode's order.
+constexpr std::string_view kClockNames[] = {"real", "virtual"};
+static_assert(static_cast<int>(emulation::ClockMode::Virtual) == 1);
+
+// --clock real|virtual, bound to `clock`.
+CLI::Option* add_clock(CLI::App& sub, emulation::ClockMode& clock, const std::string& description) {
+  auto* opt = sub.add_option_function<std::string>(
+      "--clock",
+      [&clock](const std::string& s) {
+        clock = static_cast<emulation::ClockMode>(std::find(std::begin(kClockNames), std::end(kClockNames), s) -
+                                                  std::begin(kClockNames));
+      },
+      description);
+  opt->default_str(std::string(kClockNames[static_cast<size_t>(clock)]));
+  return one_of(opt, kClockNames);
 }
 
 }  // namespace
 
-int cmd_serve(const std::vector<std::string>& args) {
-  emulation::ServeOptions o;
-  std::string file;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string* { return i + 1 < args.size() ? &args[++i] : nullptr; };
-    const std::string* v = nullptr;
-    if (a == "--socket" && (v = value())) {
-      o.socket_path = *v;
-    } else if (a == "--pcap" && (v = value())) {
-      o.pcap_path = *v;
-    } else if (a == "--device-name" && (v = value())) {
-      if (v->empty() || v->size() > 63) {
-        std::cerr << "rnicsim serve: --device-name expects 1 to 63 characters, got '" << *v << "'\n";
-        return kExitUsage;
-      }
-      o.device_name = *v;
-    } else if (a == "--dilation" && (v = value())) {
-      char* end = nullptr;
-      o.dilation = std::strtod(v->c_str(), &end);
-      if (end == v->c_str() || *end != '\0' || !(o.dilation >= 1e-3)) {
-        std::cerr << "rnicsim serve: --dilation expects a number >= 0.001, got '" << *v << "'\n";
-        return kExitUsage;
-      }
-    } else if (a == "--clock" && (v = value())) {
-      if (!parse_clock(*v, o.clock)) return kExitUsage;
-    } else if (a == "--settle" && (v = value())) {
-      char* end = nullptr;
-      const double ms = std::strtod(v->c_str(), &end);
-      if (end == v->c_str() || *end != '\0' || !(ms >= 0 && ms <= 1000)) {
-        std::cerr << "rnicsim serve: --settle expects milliseconds from 0 to 1000, got '" << *v << "'\n";
-        return kExitUsage;
-      }
-      o.settle = std::chrono::microseconds(static_cast<int64_t>(ms * 1000));
-    } else if (a == "--payload-mover" && (v = value())) {
-      if (*v != "on" && *v != "off") {
-        std::cerr << "rnicsim serve: --payload-mover expects on or off, got '" << *v << "'\n";
-        return kExitUsage;
-      }
-      o.payload_mover = *v == "on";
-    } else if (a == "--idle-exit" && (v = value())) {
-      o.idle_exit = std::chrono::seconds(std::atoi(v->c_str()));
-    } else if (!a.empty() && a[0] == '-') {
-      std::cerr << "rnicsim serve: unknown option or missing value: " << a << '\n';
+Action add_serve(CLI::App& sub, const Program&) {
+  struct Args {
+    emulation::ServeOptions o;
+    std::string file, payload_mover = "on";
+    uint64_t idle_exit = 0;
+    double settle_ms = static_cast<double>(o.settle.count()) / 1000;
+  };
+  auto a = std::make_shared<Args>();
+  sub.add_option("FILE.yaml", a->file, "the scenario whose hosts the programs become")
+      ->type_name("")
+      ->default_str("two hosts on a lossless 100 Gb/s link");
+  sub.add_option("--socket", a->o.socket_path, "the daemon's socket")
+      ->type_name("PATH")
+      ->default_str(emulation::default_socket_path());
+  sub.add_option("--pcap", a->o.pcap_path, "capture the first host's port into FILE")->type_name("FILE")->default_str("none");
+  sub.add_option("--device-name", a->o.device_name, "the verbs device every program sees")
+      ->check(text_length(1, 63))
+      ->type_name("NAME")
+      ->default_str("each host's device:, else rnicsim0");
+  add_clock(sub, a->o.clock,
+            "real: simulated time follows the wall clock (times --dilation); virtual: it moves only with the "
+            "model's work, so a run is reproducible");
+  sub.add_option("--dilation", a->o.dilation, "wall-clock time per unit of simulated time, on the real clock")
+      ->check(real_number(1e-3, HUGE_VAL))
+      ->type_name("X")
+      ->capture_default_str();
+  sub.add_option("--settle", a->settle_ms,
+                 "on the virtual clock, doorbells rung within this many milliseconds of each other land at one "
+                 "simulated time")
+      ->check(real_number(0, 1000))
+      ->type_name("MS")
+      ->capture_default_str();
+  one_of(sub.add_option("--payload-mover", a->payload_mover,
+                        "write received payload into the programs from a second thread")
+             ->capture_default_str(),
+         kOnOff);
+  sub.add_option("--idle-exit", a->idle_exit, "exit after SECONDS without any program connected, 0 for never")
+      ->check(whole_number(0, UINT32_MAX))
+      ->type_name("SECONDS")
+      ->capture_default_str();
+  add_log_level(sub, a->o.log_level);
+  return [a] {
+    a->o.payload_mover = a->payload_mover == "on";
+    a->o.idle_exit = std::chrono::seconds(a->idle_exit);
+    a->o.settle = std::chrono::microseconds(static_cast<int64_t>(a->settle_ms * 1000));
+    try {
+      const scenario::Scenario s = a->file.empty() ? emulation::default_scenario() : scenario::load_scenario(a->file);
+      return emulation::serve(s, a->o, std::cerr);
+    } catch (const scenario::ScenarioError& e) {
+      std::cerr << e.what() << '\n';
       return kExitUsage;
-    } else if (file.empty()) {
-      file = a;
-    } else {
-      std::cerr << "rnicsim serve: one scenario file at a time\n";
-      return kExitUsage;
+    } catch (const std::exception& e) {
+      std::cerr << "rnicsim serve: " << e.what() << '\n';
+      return kExitFailed;
     }
-  }
-  try {
-    const scenario::Scenario s = file.empty() ? emulation::default_scenario() : scenario::load_scenario(file);
-    return emulation::serve(s, o, std::cerr);
-  } catch (const scenario::ScenarioError& e) {
-    std::cerr << e.what() << '\n';
-    return kExitUsage;
-  } catch (const std::exception& e) {
-    std::cerr << "rnicsim serve: " << e.what() << '\n';
-    return 1;
-  }
+  };
 }
 
-int cmd_exec(const std::vector<std::string>& args) {
-  std::string host, socket_path, scenario_file;
-  bool passthrough = false;
-  emulation::ClockMode clock = emulation::ClockMode::Real;
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      ++i;
-      break;
-    }
-    if (a == "--host" && i + 1 < args.size()) {
-      host = args[++i];
-    } else if (a == "--socket" && i + 1 < args.size()) {
-      socket_path = args[++i];
-    } else if (a == "--scenario" && i + 1 < args.size()) {
-      scenario_file = args[++i];
-    } else if (a == "--clock" && i + 1 < args.size()) {
-      if (!parse_clock(args[++i], clock)) return kExitUsage;
-    } else if (a == "--passthrough") {
-      passthrough = true;
-    } else {
-      std::cerr << "rnicsim exec: unknown option " << a << " (the program goes after --)\n";
-      return kExitUsage;
-    }
+Action add_exec(CLI::App& sub, const Program& program) {
+  auto a = std::make_shared<ExecArgs>();
+  sub.add_option("--host", a->host, "the scenario's host the program becomes")
+      ->type_name("NAME")
+      ->default_str("the first free one");
+  sub.add_option("--socket", a->socket_path, "the daemon's socket")
+      ->type_name("PATH")
+      ->default_str(emulation::default_socket_path());
+  sub.add_option("--scenario", a->scenario_file, "the scenario of the daemon exec starts when none answers")
+      ->type_name("FILE")
+      ->default_str("two hosts on a lossless 100 Gb/s link");
+  add_clock(sub, a->clock,
+            "the clock of the daemon exec starts; virtual also runs the program without address-space "
+            "randomisation, since the addresses it sends appear on the wire");
+  sub.add_flag("--passthrough", a->passthrough, "no daemon: every verb goes to the system's libibverbs");
+  add_log_level(sub, a->log_level)->description("what the daemon exec starts logs, from the most");
+  sub.footer("Everything after -- is the program and its arguments; rnicsim reads none of it.");
+  return [a, &program] { return exec_program(*a, program); };
+}
+
+namespace {
+
+// No daemon answers: start one (the given scenario or two hosts on a lossless
+// 100 Gb/s link) that leaves when it has had no program for a while. 0 once it
+// answers, else the exit code.
+int start_daemon(const ExecArgs& a, const std::string& dir) {
+  const pid_t pid = fork();
+  if (pid < 0) {
+    std::cerr << "rnicsim exec: fork failed\n";
+    return kExitFailed;
   }
-  if (i >= args.size()) {
-    std::cerr << "usage: rnicsim exec [--host NAME] [--socket PATH] [--scenario FILE] [--clock real|virtual] [--passthrough] -- PROGRAM ARGS\n";
-    return kExitUsage;
+  if (pid == 0) {
+    setsid();
+    const std::string log = a.socket_path + ".log";
+    const int null_in = open("/dev/null", O_RDONLY);
+    dup2(null_in, 0);
+    mkdir(a.socket_path.substr(0, a.socket_path.rfind('/')).c_str(), 0700);
+    const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (out >= 0) {
+      dup2(out, 1);
+      dup2(out, 2);
+    }
+    const std::string self = dir + "/rnicsim";
+    const std::string level(sim::to_string(a.log_level));
+    std::vector<const char*> argv = {self.c_str(), "serve", "--socket", a.socket_path.c_str(), "--idle-exit", "10",
+                                     "--log-level", level.c_str()};
+    if (a.clock == emulation::ClockMode::Virtual) argv.insert(argv.end(), {"--clock", "virtual"});
+    if (!a.scenario_file.empty()) argv.push_back(a.scenario_file.c_str());
+    argv.push_back(nullptr);
+    execv(self.c_str(), const_cast<char* const*>(argv.data()));
+    _exit(127);
   }
-  if (socket_path.empty()) socket_path = emulation::default_socket_path();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!daemon_answers(a.socket_path)) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid && !daemon_answers(a.socket_path)) {
+      std::cerr << "rnicsim exec: the daemon did not start (see " << a.socket_path << ".log)\n";
+      return kExitFailed;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::cerr << "rnicsim exec: the daemon does not answer on " << a.socket_path << '\n';
+      return kExitFailed;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return kExitOk;
+}
+
+int exec_program(ExecArgs a, const Program& program) {
+  if (a.socket_path.empty()) a.socket_path = emulation::default_socket_path();
   const std::string dir = self_dir();
   const std::string lib = dir + "/../lib";
-
-  if (!passthrough && !daemon_answers(socket_path)) {
-    // No daemon: start one (the given scenario or two hosts on a lossless
-    // 100 Gb/s link) that leaves when it has had no program for a while.
-    const pid_t pid = fork();
-    if (pid < 0) {
-      std::cerr << "rnicsim exec: fork failed\n";
-      return 1;
-    }
-    if (pid == 0) {
-      setsid();
-      const std::string log = socket_path + ".log";
-      const int null_in = open("/dev/null", O_RDONLY);
-      dup2(null_in, 0);
-      mkdir(socket_path.substr(0, socket_path.rfind('/')).c_str(), 0700);
-      const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-      if (out >= 0) {
-        dup2(out, 1);
-        dup2(out, 2);
-      }
-      const std::string self = dir + "/rnicsim";
-      std::vector<const char*> argv = {self.c_str(), "serve", "--socket", socket_path.c_str(), "--idle-exit", "10"};
-      if (clock == emulation::ClockMode::Virtual) argv.insert(argv.end(), {"--clock", "virtual"});
-      if (!scenario_file.empty()) argv.push_back(scenario_file.c_str());
-      argv.push_back(nullptr);
-      execv(self.c_str(), const_cast<char* const*>(argv.data()));
-      _exit(127);
-    }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!daemon_answers(socket_path)) {
-      int status = 0;
-      if (waitpid(pid, &status, WNOHANG) == pid && !daemon_answers(socket_path)) {
-        std::cerr << "rnicsim exec: the daemon did not start (see " << socket_path << ".log)\n";
-        return 1;
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        std::cerr << "rnicsim exec: the daemon does not answer on " << socket_path << '\n';
-        return 1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
+  if (!a.passthrough && !daemon_answers(a.socket_path))
+    if (const int rc = start_daemon(a, dir); rc != kExitOk) return rc;
 
   const char* old = std::getenv("LD_LIBRARY_PATH");
   const std::string path = old != nullptr && *old != '\0' ? lib + ":" + old : lib;
   setenv("LD_LIBRARY_PATH", path.c_str(), 1);
-  setenv(verbs_proto::kSocketEnv, socket_path.c_str(), 1);
-  if (!host.empty()) setenv(verbs_proto::kHostEnv, host.c_str(), 1);
-  if (passthrough) setenv("RNICSIM_MODE", "passthrough", 1);
+  setenv(verbs_proto::kSocketEnv, a.socket_path.c_str(), 1);
+  if (!a.host.empty()) setenv(verbs_proto::kHostEnv, a.host.c_str(), 1);
+  if (a.passthrough) setenv("RNICSIM_MODE", "passthrough", 1);
   // A reproducible run: the addresses the program puts on the wire (RETHs,
   // addresses in its messages) must not change run to run.
-  if (clock == emulation::ClockMode::Virtual && personality(personality(0xffffffff) | ADDR_NO_RANDOMIZE) < 0)
+  if (a.clock == emulation::ClockMode::Virtual && personality(personality(0xffffffff) | ADDR_NO_RANDOMIZE) < 0)
     std::cerr << "rnicsim exec: cannot turn address-space randomisation off (" << std::strerror(errno)
               << "); the addresses the program sends will differ run to run\n";
   std::vector<char*> argv;
-  for (size_t k = i; k < args.size(); ++k) argv.push_back(const_cast<char*>(args[k].c_str()));
+  for (const std::string& arg : program) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   execvp(argv[0], argv.data());
   std::cerr << "rnicsim exec: cannot run " << argv[0] << ": " << std::strerror(errno) << '\n';
   return 127;
 }
 
+}  // namespace
 }  // namespace rnicsim::cli

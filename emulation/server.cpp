@@ -307,6 +307,7 @@ Server::Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream&
       out_(out),
       world_(s, o.seed != 0 ? o.seed : s.seed, std::cerr, memory_of(hosts_, s.hosts.size())),
       executor_(make_executor(world_.sim().scheduler(), o)) {
+  world_.sim().log().set_level(o.log_level);
   if (o.payload_mover && PayloadMover::worthwhile()) mover_ = std::make_unique<PayloadMover>();
   for (size_t i = 0; i < hosts_.size(); ++i) {
     HostState& h = *hosts_[i];

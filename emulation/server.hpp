@@ -13,6 +13,7 @@
 #include <string>
 
 #include "scenario/scenario.hpp"
+#include "sim/log.hpp"
 
 namespace rnicsim::emulation {
 
@@ -39,6 +40,7 @@ struct ServeOptions {
   // Received payload written into the programs by a second thread (see
   // emulation/payload_mover.hpp); off, or with one CPU: by the simulation thread.
   bool payload_mover = true;
+  sim::LogLevel log_level = sim::LogLevel::Warn;  // of the simulation's logger
 };
 
 // $XDG_RUNTIME_DIR/rnicsim/daemon.sock, else /tmp/rnicsim-UID/daemon.sock.

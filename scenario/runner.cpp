@@ -189,6 +189,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   const uint64_t seed = opts.seed.value_or(s.seed);
   std::ostream& log_sink = std::cerr;
   World world(s, seed, log_sink);
+  world.sim().log().set_level(opts.log_level);
   if (!opts.defer_writes)
     for (const auto& h : world.hosts()) h->memory.set_deferring(false);
 

@@ -12,6 +12,7 @@
 #include "scenario/expect.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/workload.hpp"
+#include "sim/log.hpp"
 
 namespace rnicsim::scenario {
 
@@ -21,6 +22,7 @@ struct RunOptions {
   std::string out_dir;           // summary.json, stats.json, time series and per-QP CSV
   sim::Duration sample_interval = sim::Duration::us(10);  // time series step (with out_dir)
   bool quiet = false;
+  sim::LogLevel log_level = sim::LogLevel::Warn;  // of the simulation's logger
   // Simulated host memory writes a received payload when somebody looks at it
   // (nic::SimulatedHostMemory, deferred writes); false: at once, as it lands.
   bool defer_writes = true;

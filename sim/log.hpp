@@ -2,6 +2,7 @@
 // object handed to the components that use it, never a global.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -14,6 +15,8 @@
 namespace rnicsim::sim {
 
 enum class LogLevel : uint8_t { Trace, Debug, Info, Warn, Error, Off };
+// The levels' names, in the enum's order (the command line lists them).
+inline constexpr std::array<std::string_view, 6> kLogLevelNames = {"trace", "debug", "info", "warn", "error", "off"};
 
 std::string_view to_string(LogLevel l);
 std::optional<LogLevel> parse_log_level(std::string_view s);
