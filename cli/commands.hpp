@@ -1,7 +1,7 @@
 // The subcommands of rnicsim. Each add_* declares its options and positionals on
 // its own CLI::App (so `rnicsim SUB --help` lists them) and returns what it does
 // once they are parsed. `program` is what followed `--` on the command line:
-// only exec takes one, and nothing in it is parsed.
+// only exec (and the completion) take one, and nothing in it is parsed.
 #pragma once
 
 #include <string>
@@ -20,6 +20,7 @@ Action add_lint(CLI::App& sub, const Program& program);      // analysis_command
 Action add_plot(CLI::App& sub, const Program& program);
 Action add_serve(CLI::App& sub, const Program& program);     // emulation_commands.cpp
 Action add_exec(CLI::App& sub, const Program& program);
+Action add_complete(CLI::App& sub, const Program& program);  // complete.cpp
 
 struct Command {
   const char* name;
@@ -39,6 +40,7 @@ inline constexpr Command kCommands[] = {
     {"serve", "run the NICs in real time for programs on the shim", add_serve, false, false},
     {"exec", "run an unmodified RDMA program on the shim: rnicsim exec [OPTIONS] -- PROGRAM ARGS", add_exec, true,
      false},
+    {"complete", "the shell completion's candidates for -- WORDS (cli/rnicsim.bash)", add_complete, true, true},
 };
 
 // Builds the whole command line: every subcommand of kCommands on `app`, its

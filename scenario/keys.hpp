@@ -28,6 +28,7 @@ struct KeySection {
   std::string_view path;  // where the map is: "pfc", "links[]", "workloads[].flows"
   std::string_view when;  // "" or when the map takes these keys: "kind: leaf_spine"
   KeyTable keys;
+  bool in_scenario = true;  // false: the keys of another file (a NIC preset's)
 };
 
 // The sections of each loader, for `rnicsim params` and the tests.

@@ -418,7 +418,7 @@ std::vector<ParamInfo> nic_parameters() {
 }
 
 std::vector<KeySection> nic_key_sections() {
-  return {{"nic", "", kNicMapKeys}, {"", "a NIC preset file (NAME.yaml): the nic keys and", kPresetFileKeys}};
+  return {{"nic", "", kNicMapKeys}, {"", "a NIC preset file (NAME.yaml): the nic keys and", kPresetFileKeys, false}};
 }
 
 size_t nic_keys_covering_fields() { return std::size(kNicKeys) + kNicNestedMembers; }

@@ -1,6 +1,7 @@
 #include "scenario/params.hpp"
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,39 @@ void print_rows(std::ostream& out, const std::vector<ParamInfo>& rows) {
   }
 }
 
+// The paths of the maps `parts` (as in a section's path: "links[]", "down[]")
+// lead to under `node`, each list element by its name or index.
+void expand(const YAML::Node& node, std::span<const std::string> parts, const std::string& prefix,
+            std::vector<std::string>& out) {
+  if (parts.empty()) {
+    out.push_back(prefix);
+    return;
+  }
+  const bool list = parts.front().ends_with("[]");
+  const std::string key = list ? parts.front().substr(0, parts.front().size() - 2) : parts.front();
+  const std::string path = prefix.empty() ? key : prefix + "." + key;
+  // (A missing key of a const node is an invalid node: asked anything but
+  // IsDefined, it throws.)
+  const YAML::Node child = node.IsDefined() && node.IsMap() && node[key] ? node[key] : YAML::Node();
+  if (!list) return expand(child, parts.subspan(1), path, out);
+  if (!child.IsSequence() || child.size() == 0) return expand(YAML::Node(), parts.subspan(1), path + ".0", out);
+  for (size_t i = 0; i < child.size(); ++i) {
+    const YAML::Node e = child[i];
+    const bool named = e.IsMap() && e["name"] && e["name"].IsScalar();
+    expand(e, parts.subspan(1), path + "." + (named ? e["name"].Scalar() : std::to_string(i)), out);
+  }
+}
+
+std::vector<std::string> split_dots(std::string_view path) {
+  std::vector<std::string> parts;
+  for (size_t at = 0; !path.empty() && at != std::string_view::npos;) {
+    const size_t dot = path.find('.', at);
+    parts.emplace_back(path.substr(at, dot == std::string_view::npos ? dot : dot - at));
+    at = dot == std::string_view::npos ? dot : dot + 1;
+  }
+  return parts;
+}
+
 std::string section_title(const KeySection& s) {
   if (s.path.empty()) return s.when.empty() ? "top level" : std::string(s.when);
   return std::string(s.path) + (s.when.empty() ? "" : " (" + std::string(s.when) + ")");
@@ -49,6 +83,19 @@ std::vector<ParamInfo> section_parameters(const KeySection& s) {
                     k.default_value.empty() ? "-" : std::string(k.default_value), std::string(k.unit),
                     std::string(k.range), std::string(k.description)});
   return rows;
+}
+
+std::vector<OverridePath> override_paths(const YAML::Node& root) {
+  std::vector<OverridePath> paths;
+  for (const KeySection& s : all_key_sections()) {
+    if (!s.in_scenario) continue;
+    std::vector<std::string> maps;
+    expand(root, split_dots(s.path), "", maps);
+    for (const std::string& m : maps)
+      for (const KeyInfo& k : s.keys) paths.push_back({m.empty() ? std::string(k.name) : m + "." + std::string(k.name), s.when});
+  }
+  for (const ParamInfo& p : nic_parameters()) paths.push_back({p.path, ""});
+  return paths;
 }
 
 void print_params(std::ostream& out) {

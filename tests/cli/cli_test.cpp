@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "cli/complete.hpp"
 
 namespace rnicsim::cli {
 namespace {
@@ -114,6 +115,21 @@ TEST(Cli, SetIsRepeatableAndTakesOneValueEach) {
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err, "");
   EXPECT_NE(loader.find("missing.yaml:0:0: cannot open the file"), std::string::npos) << loader;
+}
+
+// The completion reads the declarations: options, choices, and --set's paths.
+TEST(Completion, OffersWhatTheCommandLineDeclares) {
+  CLI::App app;
+  std::vector<Action> actions;
+  build_app(app, actions, {});
+  using V = std::vector<std::string>;
+  EXPECT_EQ(completions(app, {"rnicsim", "va"}), V{"validate"});
+  EXPECT_EQ(completions(app, {"rnicsim", "lint", "--"}), (V{"--help"}));
+  EXPECT_EQ(completions(app, {"rnicsim", "serve", "--log-level", "e"}), V{"error"});
+  EXPECT_EQ(completions(app, {"rnicsim", "run", "--set", "nic.mtu"}), V{"nic.mtu="});
+  EXPECT_EQ(completions(app, {"rnicsim", "run", "--set", "nic.pcie.la"}), (V{"nic.pcie.lanes=", "nic.pcie.latency="}));
+  EXPECT_TRUE(completions(app, {"rnicsim", "run", "--set", "nic.bogus"}).empty());
+  EXPECT_TRUE(completions(app, {"rnicsim", "exec", "--", "prog", "--"}).empty());
 }
 
 }  // namespace

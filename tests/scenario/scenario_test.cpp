@@ -925,6 +925,33 @@ TEST(Overrides, PathsByKeyIndexAndName) {
   EXPECT_THROW(apply_override(root, "no_equals_sign"), std::invalid_argument);
 }
 
+// The shell completion's --set paths (override_paths) name keys the loader
+// takes: each, set to a value of the wrong kind, is refused for its value and
+// never as an unknown key (keys only some shapes of a map take, `when`, aside).
+TEST(Overrides, EveryCompletedPathIsAKeyTheLoaderKnows) {
+  const std::string text = kHosts + "workloads: [{name: w, op: write, from: a, to: b}]\n";
+  const auto unknown_key = [&](const std::string& path) {
+    YAML::Node root = YAML::Load(text);
+    apply_override(root, path + "=[wrong, kind]");
+    try {
+      parse_scenario(root, "t.yaml");
+    } catch (const ScenarioError& e) {
+      return std::string(e.what()).find("unknown key") != std::string::npos;
+    }
+    return false;
+  };
+  const auto paths = override_paths(YAML::Load(text));
+  EXPECT_GE(paths.size(), 150u);
+  for (const char* want : {"workloads.w.size", "links.0.loss", "hosts.a.ip", "nic.pcie.lanes", "pfc.priorities"})
+    EXPECT_TRUE(std::any_of(paths.begin(), paths.end(), [&](const OverridePath& p) { return p.path == want; })) << want;
+  for (const OverridePath& p : paths) {
+    if (!p.when.empty()) continue;
+    EXPECT_FALSE(unknown_key(p.path)) << p.path;
+  }
+  EXPECT_TRUE(unknown_key("nic.bogus"));  // the check can fail
+  EXPECT_TRUE(unknown_key("links.0.bogus"));
+}
+
 TEST(Expect, ParsedAndChecked) {
   const Scenario s = parse_scenario(
       "hosts: [{name: a}, {name: b}]\nlinks: [{between: [a, b]}]\n"
