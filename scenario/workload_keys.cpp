@@ -46,7 +46,8 @@ constexpr std::pair<std::string_view, WorkloadPattern> kPatterns[] = {
 
 // Every workload takes these; a perftest (bw, lat) or a flows workload more.
 const KeyInfo kWorkloadKeys[] = {
-    {"name", "workloadN (N: place in the list from 0)", "text", "", "the workload's name in reports and metrics"},
+    {"name", "workloadN (N: place in the list from 0)", "text", "",
+     "the workload's name in reports and metrics (letters, digits, '_', '-', '.')"},
     {"pattern", "bw", "bw | lat | flows", "", "perftest's ib_*_bw or ib_*_lat, or a set of flows"},
     {"start", "when the previous workload ends", "time (10us)", "", "when the workload starts"},
     {"priority", "0", "count", "0..7", "traffic priority: SL = priority, DSCP = 8 x priority"},
@@ -409,6 +410,9 @@ WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario&
   WorkloadSpec spec;
   if (w["priority"]) spec.priority = static_cast<uint8_t>(r.integer(w["priority"], "priority", 0, 7));
   spec.name = w["name"] ? r.scalar(w["name"], "workload name") : "workload" + std::to_string(s.workloads.size());
+  // The name becomes a file name (flows_NAME.csv), a --set path and a CSV column.
+  if (!valid_name(spec.name))
+    r.fail(w["name"], "workload name '" + spec.name + "' must be letters, digits, '_', '-' or '.'");
   if (w["start"]) spec.start = r.parsed<sim::Duration>(w["start"], "start (a time like 10us)", parse_duration);
   if (w["pattern"]) spec.pattern = r.choice(w["pattern"], "pattern", kPatterns);
   if (spec.pattern == WorkloadPattern::Flows) return read_flows(r, w, s, known_host, spec);
