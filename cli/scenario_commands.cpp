@@ -1,6 +1,5 @@
 // rnicsim run | validate | params: scenarios in simulated time.
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -10,6 +9,7 @@
 #include "scenario/scenario.hpp"
 #include "scenario/sweep.hpp"
 #include "scenario/units.hpp"
+#include "sim/output.hpp"
 
 namespace rnicsim::cli {
 namespace {
@@ -65,7 +65,7 @@ int run_sweep(const std::vector<sc::SweepPoint>& points, sc::RunOptions opts) {
   sc::print_sweep_table(points, results, std::cout);
   if (!out_dir.empty()) {
     std::filesystem::create_directories(out_dir);
-    std::ofstream csv(std::filesystem::path(out_dir) / "sweep.csv");
+    sim::CsvWriter csv(std::filesystem::path(out_dir) / "sweep.csv", opts.exact_twins);
     sc::write_sweep_csv(points, results, csv);
   }
   return all_ok ? kExitOk : kExitFailed;
@@ -97,6 +97,9 @@ Action add_run(CLI::App& sub, const Program&) {
       ->check(positive_duration())
       ->type_name("TIME")
       ->capture_default_str();
+  sub.add_flag("--exact-twins", a->opts.exact_twins,
+               "beside each --out file FILE write FILE.exact, every double as a hex float (for checking the "
+               "decimal text)");
   add_log_level(sub, a->opts.log_level);
   return [a, seed] {
     if (seed->count() > 0) a->opts.seed = a->seed;

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "fabric/pcap_tap.hpp"
+#include "scenario/outputs.hpp"
 #include "scenario/timeseries.hpp"
 #include "scenario/workload.hpp"
 #include "scenario/world.hpp"
@@ -79,33 +80,10 @@ void summarise_fabric(World& world, Summary& sum) {
   }
 }
 
-// Per port and priority: PFC sent and received, paused time (stats.json).
-void port_stats(sim::Stats& stats, const std::string& prefix, const fabric::Port& port,
-                const fabric::PfcGenerator* pfc) {
-  const auto& c = port.counters();
-  stats.counter(prefix + "tx_frames").add(c.tx_frames);
-  stats.counter(prefix + "drops_loss").add(c.drops_loss);
-  if (c.drops_link_down > 0) stats.counter(prefix + "drops_link_down").add(c.drops_link_down);
-  for (uint8_t p = 0; p < 8; ++p) {
-    const std::string q = ".p" + std::to_string(p);
-    if (c.pause_rx[p] + c.xon_rx[p] > 0) {
-      stats.counter(prefix + "pfc_pause_rx" + q).add(c.pause_rx[p]);
-      stats.counter(prefix + "pfc_xon_rx" + q).add(c.xon_rx[p]);
-      stats.counter(prefix + "pfc_paused_ps" + q).add(static_cast<uint64_t>(port.paused_time(p).picoseconds()));
-    }
-    if (pfc != nullptr && pfc->counters().xoff[p] > 0) {
-      stats.counter(prefix + "pfc_xoff_tx" + q).add(pfc->counters().xoff[p]);
-      stats.counter(prefix + "pfc_refresh_tx" + q).add(pfc->counters().refresh[p]);
-      stats.counter(prefix + "pfc_xon_tx" + q).add(pfc->counters().xon[p]);
-    }
-  }
-}
-
 }  // namespace
 
 namespace {
 
-// Every QP of every NIC: its counters and congestion-control state.
 // Why a workload has no result: the run ended first, after it delivered so much.
 std::string unfinished(const Workload& w, sim::Time run_end) {
   if (!w.started()) return "did not finish: not started";
@@ -113,19 +91,6 @@ std::string unfinished(const Workload& w, sim::Time run_end) {
   std::snprintf(line, sizeof line, "did not finish: %llu bytes delivered in %.3f us",
                 static_cast<unsigned long long>(w.delivered_bytes()), w.ran_for(run_end).microseconds());
   return line;
-}
-
-void write_qp_csv(World& world, const std::filesystem::path& file) {
-  std::ofstream out(file);
-  out << "host,qpn,type,state,tx_packets,rx_packets,retransmitted_packets,ecn_ce_received,cnps_received,"
-         "rate_limited,rate_gbps,rate_cuts\n";
-  for (const auto& h : world.hosts())
-    h->nic->for_each_qp([&](const nic::QpContext& qp) {
-      out << h->name << ',' << qp.qpn.value() << ',' << nic::to_string(qp.type) << ',' << nic::to_string(qp.state)
-          << ',' << qp.tx_packets << ',' << qp.rx_packets << ',' << qp.retransmitted_packets << ','
-          << qp.ecn_ce_received << ',' << qp.cnps_received << ',' << (qp.cc.limited ? 1 : 0) << ','
-          << (qp.cc.limited ? static_cast<double>(qp.cc.current_rate) / 1e9 : 0.0) << ',' << qp.cc.rate_cuts << '\n';
-    });
 }
 
 // A progress line on stderr for runs longer than a second: simulated time, how
@@ -331,66 +296,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   for (const ExpectResult& e : sum.expectations) sum.expectations_met &= e.ok;
   for (auto& t : taps) t->flush();
 
-  if (!opts.out_dir.empty()) {
-    std::filesystem::create_directories(opts.out_dir);
-    std::ofstream js(std::filesystem::path(opts.out_dir) / "summary.json");
-    write_summary_json(sum, js);
-    sampler->write(opts.out_dir);
-    write_qp_csv(world, std::filesystem::path(opts.out_dir) / "qps.csv");
-    std::ofstream st(std::filesystem::path(opts.out_dir) / "stats.json");
-    sim::Stats& stats = world.sim().stats();
-    for (const auto& h : world.hosts()) {
-      const std::string p = h->name + ".";
-      const auto& rx = h->nic->rx_pipeline().counters();
-      const auto& rs = h->nic->responder().counters();
-      stats.counter(p + "nic.tx_packets").add(h->nic->stats().tx_packets);
-      stats.counter(p + "nic.tx_bytes").add(h->nic->stats().tx_bytes);
-      stats.counter(p + "nic.rx_packets").add(rx.packets);
-      stats.counter(p + "nic.rx_malformed").add(rx.malformed);
-      stats.counter(p + "nic.rx_bad_icrc").add(rx.bad_icrc);
-      stats.counter(p + "nic.rx_unknown_qp").add(rx.unknown_qp);
-      stats.counter(p + "nic.rx_wrong_transport").add(rx.wrong_transport);
-      stats.counter(p + "nic.rx_bad_pkey").add(rx.bad_pkey);
-      stats.counter(p + "nic.rx_wrong_source").add(rx.wrong_source);
-      stats.counter(p + "nic.cq_overruns").add(h->nic->cqe_writer().overruns());
-      stats.counter(p + "nic.rx_ecn_ce").add(rx.ecn_ce);
-      stats.counter(p + "nic.rx_buffer_peak_bytes").add(h->nic->rx_buffer_peak());
-      stats.counter(p + "nic.rx_cnps").add(rx.cnps);
-      stats.counter(p + "nic.retransmitted_packets").add(h->nic->stats().retransmitted_packets);
-      stats.counter(p + "nic.cnps_sent").add(h->nic->stats().cnps_sent);
-      stats.counter(p + "nic.responder.duplicates").add(rs.duplicates);
-      stats.counter(p + "nic.responder.out_of_sequence").add(rs.out_of_sequence);
-      stats.counter(p + "nic.responder.rnr_naks").add(rs.rnr_naks);
-      stats.counter(p + "nic.responder.bad_opcode_sequence").add(rs.bad_opcode_sequence);
-      stats.counter(p + "nic.responder.acks_sent").add(rs.acks_sent);
-      stats.counter(p + "nic.completer.timeouts").add(h->nic->completer().timeouts());
-      stats.counter(p + "nic.dma.reads").add(h->nic->dma().reads());
-      stats.counter(p + "nic.dma.writes").add(h->nic->dma().writes());
-      stats.counter(p + "nic.pcie.upstream_bytes").add(h->nic->pcie().upstream_bytes());
-      stats.counter(p + "nic.pcie.downstream_bytes").add(h->nic->pcie().downstream_bytes());
-      if (h->port) port_stats(stats, p + "port0.", *h->port, h->nic->pfc());
-    }
-    for (const auto& sw : world.switches()) {
-      const std::string p = sw->name() + ".";
-      stats.counter(p + "forwarded").add(sw->counters().forwarded);
-      stats.counter(p + "ecn_marked").add(sw->counters().ecn_marked);
-      stats.counter(p + "buffer_peak_bytes").add(sw->buffer().peak_used());
-      for (size_t d = 0; d < fabric::kDropCauseNames.size(); ++d)
-        stats.counter(p + "drops." + std::string(fabric::kDropCauseNames[d])).add(sw->counters().drops[d]);
-      for (size_t i = 0; i < sw->port_count(); ++i)
-        port_stats(stats, p + "port" + std::to_string(i) + ".", sw->port(i), sw->pfc(i));
-    }
-    for (const auto& w : workloads) {
-      sim::Histogram& hist = stats.histogram("workload." + w->spec().name + ".latency_ps");
-      hist = w->latency_ps();
-    }
-    stats.write_json(st);
-    for (const WorkloadSummary& w : sum.workloads) {
-      if (w.flows.empty()) continue;
-      std::ofstream csv(std::filesystem::path(opts.out_dir) / ("flows_" + w.name + ".csv"));
-      write_flows_csv(w, csv);
-    }
-  }
+  if (!opts.out_dir.empty()) write_outputs(world, workloads, *sampler, sum, opts);
   return sum;
 }
 
@@ -493,23 +399,6 @@ void print_perftest_report(const WorkloadSummary& w, std::ostream& out) {
   out << kResultLine;
 }
 
-void write_flows_csv(const WorkloadSummary& w, std::ostream& out) {
-  out << "flow,from,to,op,size,start_us,end_us,fct_us,ideal_us,slowdown\n";
-  char line[512];
-  for (size_t i = 0; i < w.flows.size(); ++i) {
-    const FlowResult& f = w.flows[i];
-    if (f.done)
-      std::snprintf(line, sizeof line, "%zu,%s,%s,%s,%llu,%.6f,%.6f,%.6f,%.6f,%.6f\n", i, f.spec.from.c_str(),
-                    f.spec.to.c_str(), to_string(f.spec.op), static_cast<unsigned long long>(f.spec.size),
-                    f.start.since_start().microseconds(), f.end.since_start().microseconds(), f.fct_us, f.ideal_us,
-                    f.slowdown);
-    else
-      std::snprintf(line, sizeof line, "%zu,%s,%s,%s,%llu,,,,%.6f,\n", i, f.spec.from.c_str(), f.spec.to.c_str(),
-                    to_string(f.spec.op), static_cast<unsigned long long>(f.spec.size), f.ideal_us);
-    out << line;
-  }
-}
-
 static void print_fabric(const FabricSummary& f, std::ostream& out) {
   if (f.switches > 0) {
     out << "fabric: " << f.switches << " switches, " << f.forwarded << " frames forwarded, peak buffer "
@@ -593,107 +482,6 @@ void print_summary(const Summary& s, std::ostream& out) {
     out << "expectations: " << s.expectations.size() - failed << " ok, " << failed << " failed\n";
   }
   out << (s.completed ? "result: completed\n" : "result: INCOMPLETE\n");
-}
-
-static void write_fabric_json(const FabricSummary& f, std::ostream& out) {
-  auto list = [&](const char* key, const auto& v) {
-    out << ", \"" << key << "\": [";
-    for (size_t p = 0; p < 8; ++p) out << (p ? ", " : "") << v[p];
-    out << "]";
-  };
-  out << ",\n  \"fabric\": {\"switches\": " << f.switches << ", \"forwarded\": " << f.forwarded
-      << ", \"peak_buffer_bytes\": " << f.peak_buffer_bytes << ", \"ecn_marked\": " << f.ecn_marked
-      << ", \"ecn_ce_received\": " << f.ecn_ce_received << ", \"cnps_received\": " << f.cnps_received
-      << ", \"drops\": {";
-  for (size_t d = 0; d < f.switch_drops.size(); ++d)
-    out << (d ? ", " : "") << '"' << fabric::kDropCauseNames[d] << "\": " << f.switch_drops[d];
-  out << "}, \"credit_stalls\": " << f.credit_stalls << ", \"credit_stall_us\": " << f.credit_stall_us;
-  out << ",\n    \"pfc\": {\"frames_sent\": " << f.pfc_frames_sent << ", \"watchdog_trips\": " << f.watchdog_trips;
-  list("xoff_sent", f.xoff_sent);
-  list("refresh_sent", f.refresh_sent);
-  list("xon_sent", f.xon_sent);
-  list("pause_received", f.pause_received);
-  list("xon_received", f.xon_received);
-  list("paused_us", f.paused_us);
-  out << "}}";
-}
-
-// {"SUCCESS": n, ...}: the statuses seen, by ibv_wc_status name.
-static void write_completions_json(const std::array<uint64_t, kCompletionStatuses>& c, std::ostream& out) {
-  out << "{";
-  const char* sep = "";
-  for (size_t i = 0; i < c.size(); ++i) {
-    if (c[i] == 0) continue;
-    out << sep << "\"" << completion_status_name(i) << "\": " << c[i];
-    sep = ", ";
-  }
-  out << "}";
-}
-
-void write_summary_json(const Summary& s, std::ostream& out) {
-  out << "{\n  \"scenario\": ";
-  sim::write_json_string(out, s.name);
-  out << ",\n  \"seed\": " << s.seed << ",\n  \"completed\": " << (s.completed ? "true" : "false")
-      << ",\n  \"messages\": " << s.messages << ",\n  \"bytes\": " << s.bytes << ",\n  \"packets\": " << s.packets
-      << ",\n  \"data_packets\": " << s.data_packets << ",\n  \"retransmissions\": " << s.retransmissions
-      << ",\n  \"drops\": " << s.drops << ",\n  \"rx_errors\": " << s.rx_errors
-      << ",\n  \"simulated_seconds\": " << s.sim_seconds << ",\n  \"events\": " << s.events;
-  write_fabric_json(s.fabric, out);
-  out << ",\n  \"completions\": ";
-  write_completions_json(s.completions, out);
-  out << ",\n  \"expectations_met\": " << (s.expectations_met ? "true" : "false") << ",\n  \"expectations\": [";
-  for (size_t i = 0; i < s.expectations.size(); ++i) {
-    out << (i == 0 ? "" : ", ") << "{\"expect\": ";
-    sim::write_json_string(out, s.expectations[i].expectation.text);
-    out << ", \"measured\": " << s.expectations[i].measured << ", \"ok\": " << (s.expectations[i].ok ? "true" : "false")
-        << "}";
-  }
-  out << "],\n  \"workloads\": [";
-  const char* sep = "\n";
-  for (const WorkloadSummary& w : s.workloads) {
-    out << sep << "    {\"name\": ";
-    sim::write_json_string(out, w.name);
-    out << ", \"op\": \"" << w.op << "\", \"pattern\": \"" << w.pattern << "\", \"qps\": " << w.qps << ", \"size\": " << w.size
-        << ", \"messages\": " << w.messages << ", \"bytes\": " << w.bytes << ", \"seconds\": " << w.seconds
-        << ", \"gbps\": " << w.gbps << ", \"mmsg_per_s\": " << w.mmsg_per_s << ", \"latency_ps\": {\"min\": "
-        << w.lat_min_ps << ", \"p50\": " << w.lat_p50_ps << ", \"p99\": " << w.lat_p99_ps << ", \"max\": "
-        << w.lat_max_ps << "}, \"completed\": " << (w.completed ? "true" : "false")
-        << ", \"data_verified\": " << (w.data_verified ? "true" : "false")
-        << ", \"data_checked\": " << (w.data_checked ? "true" : "false") << ", \"bytes_verified\": " << w.bytes_verified
-        << ", \"receives_expected\": " << w.receives_expected << ", \"receives_completed\": " << w.receives_completed
-        << ", \"sends_posted\": " << w.sends_posted << ", \"completion_order_ok\": " << (w.completion_order_ok ? "true" : "false")
-        << ", \"send_completions\": ";
-    write_completions_json(w.send_completions, out);
-    if (!w.rows.empty()) {
-      out << ", \"perftest\": [";
-      const char* rsep = "";
-      for (const PerftestRow& r : w.rows) {
-        out << rsep << "{\"bytes\": " << r.bytes << ", \"iterations\": " << r.iterations;
-        if (w.pattern == "bw")
-          out << ", \"bw_peak_gbps\": " << r.bw_peak_gbps << ", \"bw_avg_gbps\": " << r.bw_avg_gbps
-              << ", \"msg_rate_mpps\": " << r.msg_rate_mpps;
-        else
-          out << ", \"t_min_us\": " << r.t_min_us << ", \"t_max_us\": " << r.t_max_us
-              << ", \"t_typical_us\": " << r.t_typical_us << ", \"t_avg_us\": " << r.t_avg_us
-              << ", \"t_stdev_us\": " << r.t_stdev_us << ", \"t_p99_us\": " << r.t_p99_us
-              << ", \"t_p999_us\": " << r.t_p999_us;
-        out << "}";
-        rsep = ", ";
-      }
-      out << "]";
-    }
-    if (!w.flows.empty()) {
-      uint64_t done = 0;
-      double slow = 0;
-      for (const FlowResult& f : w.flows)
-        if (f.done) ++done, slow += f.slowdown;
-      out << ", \"flows\": " << w.flows.size() << ", \"flows_completed\": " << done
-          << ", \"mean_slowdown\": " << (done ? slow / static_cast<double>(done) : 0.0);
-    }
-    out << "}";
-    sep = ",\n";
-  }
-  out << "\n  ]\n}\n";
 }
 
 }  // namespace rnicsim::scenario

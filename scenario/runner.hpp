@@ -20,6 +20,7 @@ struct RunOptions {
   std::optional<uint64_t> seed;  // overrides the scenario's seed
   std::string pcap_path;         // capture on the first host's port
   std::string out_dir;           // summary.json, stats.json, time series and per-QP CSV
+  bool exact_twins = false;      // and beside each file FILE.exact, doubles as hex floats (sim/output.hpp)
   sim::Duration sample_interval = sim::Duration::us(10);  // time series step (with out_dir)
   bool quiet = false;
   sim::LogLevel log_level = sim::LogLevel::Warn;  // of the simulation's logger
@@ -100,8 +101,5 @@ Summary run_text(std::string_view yaml_text, std::string_view file_name, const R
 // a summary of each flows workload, then a table of all workloads and totals.
 void print_summary(const Summary& s, std::ostream& out);
 void print_perftest_report(const WorkloadSummary& w, std::ostream& out);
-void write_summary_json(const Summary& s, std::ostream& out);
-// The flows of a flows workload as CSV: flow,from,to,op,size,start_us,end_us,fct_us,ideal_us,slowdown.
-void write_flows_csv(const WorkloadSummary& w, std::ostream& out);
 
 }  // namespace rnicsim::scenario

@@ -1,10 +1,13 @@
 #include "scenario/sweep.hpp"
 
 #include <charconv>
-#include <sstream>
-#include <utility>
 #include <cstdio>
 #include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "sim/output.hpp"
 
 #include "scenario/text_file.hpp"
 #include "scenario/yaml_reader.hpp"
@@ -160,16 +163,31 @@ std::vector<SweepPoint> load_runs(const std::string& path, const std::vector<std
 
 namespace {
 
+// A column of the sweep's table and CSV: its value in each run, which the table
+// prints with `decimals` (a double) and the CSV writes exactly.
+using Cell = std::variant<double, uint64_t, std::string>;
 struct Column {
   std::string title;
-  std::string (*cell)(const Summary&, size_t workload);
+  Cell (*cell)(const Summary&, size_t workload);
+  int decimals;
   size_t workload;  // for per-workload columns
 };
 
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
+std::string table_text(const Cell& c, int decimals) {
+  if (const double* d = std::get_if<double>(&c)) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*f", decimals, *d);
+    return b;
+  }
+  if (const uint64_t* n = std::get_if<uint64_t>(&c)) return std::to_string(*n);
+  return std::get<std::string>(c);
+}
+
+void write_cell(sim::CsvWriter& out, const Cell& c) {
+  std::visit([&](const auto& v) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) out.text(v);
+    else out.number(v);
+  }, c);
 }
 
 std::vector<Column> columns(const std::vector<Summary>& results) {
@@ -177,18 +195,20 @@ std::vector<Column> columns(const std::vector<Summary>& results) {
   if (results.empty()) return c;
   for (size_t w = 0; w < results.front().workloads.size(); ++w) {
     const std::string& n = results.front().workloads[w].name;
-    c.push_back({n + " Gb/s", [](const Summary& s, size_t i) { return fmt("%.2f", s.workloads[i].gbps); }, w});
+    c.push_back({n + " Gb/s", [](const Summary& s, size_t i) -> Cell { return s.workloads[i].gbps; }, 2, w});
     c.push_back({n + " p50 us",
-                 [](const Summary& s, size_t i) { return fmt("%.3f", static_cast<double>(s.workloads[i].lat_p50_ps) / 1e6); }, w});
+                 [](const Summary& s, size_t i) -> Cell { return static_cast<double>(s.workloads[i].lat_p50_ps) / 1e6; },
+                 3, w});
     c.push_back({n + " p99 us",
-                 [](const Summary& s, size_t i) { return fmt("%.3f", static_cast<double>(s.workloads[i].lat_p99_ps) / 1e6); }, w});
+                 [](const Summary& s, size_t i) -> Cell { return static_cast<double>(s.workloads[i].lat_p99_ps) / 1e6; },
+                 3, w});
   }
-  c.push_back({"drops", [](const Summary& s, size_t) { return std::to_string(s.drops); }, 0});
-  c.push_back({"retransmitted", [](const Summary& s, size_t) { return std::to_string(s.retransmissions); }, 0});
-  c.push_back({"result", [](const Summary& s, size_t) -> std::string {
+  c.push_back({"drops", [](const Summary& s, size_t) -> Cell { return s.drops; }, 0, 0});
+  c.push_back({"retransmitted", [](const Summary& s, size_t) -> Cell { return s.retransmissions; }, 0, 0});
+  c.push_back({"result", [](const Summary& s, size_t) -> Cell {
                  if (!s.completed) return "INCOMPLETE";
                  return s.expectations_met ? "ok" : "EXPECT FAILED";
-               }, 0});
+               }, 0, 0});
   return c;
 }
 
@@ -205,7 +225,7 @@ void print_sweep_table(const std::vector<SweepPoint>& points, const std::vector<
   for (size_t i = 0; i < points.size() && i < results.size(); ++i) {
     std::vector<std::string> row;
     for (const auto& [path, v] : points[i].settings) row.push_back(v);
-    for (const Column& c : cols) row.push_back(c.cell(results[i], c.workload));
+    for (const Column& c : cols) row.push_back(table_text(c.cell(results[i], c.workload), c.decimals));
     rows.push_back(row);
   }
   std::vector<size_t> width(head.size(), 0);
@@ -225,18 +245,16 @@ void print_sweep_table(const std::vector<SweepPoint>& points, const std::vector<
   }
 }
 
-void write_sweep_csv(const std::vector<SweepPoint>& points, const std::vector<Summary>& results, std::ostream& out) {
+void write_sweep_csv(const std::vector<SweepPoint>& points, const std::vector<Summary>& results, sim::CsvWriter& out) {
   if (points.empty()) return;
   const auto cols = columns(results);
-  const char* sep = "";
-  for (const auto& [path, v] : points.front().settings) out << std::exchange(sep, ",") << path;
-  for (const Column& c : cols) out << std::exchange(sep, ",") << c.title;
-  out << '\n';
+  for (const auto& [path, v] : points.front().settings) out.text(path);
+  for (const Column& c : cols) out.text(c.title);
+  out.end_row();
   for (size_t i = 0; i < points.size() && i < results.size(); ++i) {
-    sep = "";
-    for (const auto& [path, v] : points[i].settings) out << std::exchange(sep, ",") << '"' << v << '"';
-    for (const Column& c : cols) out << std::exchange(sep, ",") << c.cell(results[i], c.workload);
-    out << '\n';
+    for (const auto& [path, v] : points[i].settings) out.text(v);
+    for (const Column& c : cols) write_cell(out, c.cell(results[i], c.workload));
+    out.end_row();
   }
 }
 

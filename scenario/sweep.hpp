@@ -25,6 +25,10 @@
 #include "scenario/runner.hpp"
 #include "scenario/scenario.hpp"
 
+namespace rnicsim::sim {
+class CsvWriter;
+}
+
 namespace rnicsim::scenario {
 
 // Applies PATH=VALUE to `root`; throws std::invalid_argument naming what is wrong.
@@ -55,6 +59,6 @@ std::vector<SweepPoint> expand_sweep(const YAML::Node& root, const std::function
 std::vector<SweepPoint> load_runs(const std::string& path, const std::vector<std::string>& overrides);
 
 void print_sweep_table(const std::vector<SweepPoint>& points, const std::vector<Summary>& results, std::ostream& out);
-void write_sweep_csv(const std::vector<SweepPoint>& points, const std::vector<Summary>& results, std::ostream& out);
+void write_sweep_csv(const std::vector<SweepPoint>& points, const std::vector<Summary>& results, sim::CsvWriter& out);
 
 }  // namespace rnicsim::scenario

@@ -1,7 +1,8 @@
 #include "scenario/timeseries.hpp"
 
 #include <filesystem>
-#include <fstream>
+
+#include "sim/output.hpp"
 
 namespace rnicsim::scenario {
 
@@ -58,7 +59,8 @@ void Sampler::record() {
     last_bytes_[i] = b;
   }
   bytes_.push_back(std::move(delivered));
-  std::vector<double> q, p;
+  std::vector<uint64_t> q;
+  std::vector<double> p;
   for (const auto& [name, port] : ports_) {
     uint64_t bytes = 0;
     double us = 0;
@@ -66,7 +68,7 @@ void Sampler::record() {
       bytes += port->queued_bytes(prio);
       us += port->paused_time(prio).seconds() * 1e6;
     }
-    q.push_back(static_cast<double>(bytes));
+    q.push_back(bytes);
     p.push_back(us);
   }
   queued_.push_back(std::move(q));
@@ -75,42 +77,38 @@ void Sampler::record() {
 
 namespace {
 
-void write_table(const std::filesystem::path& file, const std::vector<std::string>& columns,
-                 const std::vector<double>& times, const std::vector<std::vector<double>>& rows,
-                 int precision = 6) {
-  std::ofstream out(file);
-  out.precision(precision);
-  out << "time_us";
-  for (const std::string& c : columns) out << ',' << c;
-  out << '\n';
+// time_us, then a column per name; a row per sample.
+template <class T>
+void write_table(const std::filesystem::path& file, bool exact_twin, const std::vector<std::string>& columns,
+                 const std::vector<double>& times, const std::vector<std::vector<T>>& rows) {
+  sim::CsvWriter out(file, exact_twin);
+  out.text("time_us");
+  for (const std::string& c : columns) out.text(c);
+  out.end_row();
   for (size_t i = 0; i < times.size(); ++i) {
-    out << times[i];
-    for (double v : rows[i]) out << ',' << v;
-    out << '\n';
+    out.number(times[i]);
+    for (T v : rows[i]) out.number(v);
+    out.end_row();
   }
 }
 
 }  // namespace
 
-void Sampler::write(const std::string& dir) const {
+void Sampler::write(const std::filesystem::path& dir, bool exact_twins) const {
   std::filesystem::create_directories(dir);
   std::vector<std::string> w, p;
   for (const auto& x : workloads_) w.push_back(x->spec().name);
   for (const auto& [name, port] : ports_) p.push_back(name);
-  std::vector<std::vector<double>> gbps, bytes;
+  std::vector<std::vector<double>> gbps;
   for (size_t s = 0; s < bytes_.size(); ++s) {
     gbps.emplace_back();
-    bytes.emplace_back();
-    for (uint64_t b : bytes_[s]) {
-      const double span = spans_[s].seconds();
-      gbps.back().push_back(span > 0 ? static_cast<double>(b) * 8 / span / 1e9 : 0);
-      bytes.back().push_back(static_cast<double>(b));
-    }
+    const double span = spans_[s].seconds();
+    for (uint64_t b : bytes_[s]) gbps.back().push_back(span > 0 ? static_cast<double>(b) * 8 / span / 1e9 : 0);
   }
-  write_table(std::filesystem::path(dir) / "throughput.csv", w, times_, gbps);
-  write_table(std::filesystem::path(dir) / "delivered.csv", w, times_, bytes, 15);  // whole bytes, exact
-  write_table(std::filesystem::path(dir) / "queues.csv", p, times_, queued_);
-  write_table(std::filesystem::path(dir) / "pauses.csv", p, times_, paused_us_);
+  write_table(dir / "throughput.csv", exact_twins, w, times_, gbps);
+  write_table(dir / "delivered.csv", exact_twins, w, times_, bytes_);
+  write_table(dir / "queues.csv", exact_twins, p, times_, queued_);
+  write_table(dir / "pauses.csv", exact_twins, p, times_, paused_us_);
 }
 
 }  // namespace rnicsim::scenario

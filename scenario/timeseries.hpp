@@ -11,6 +11,7 @@
 // changes nothing in the run.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,8 +28,8 @@ public:
   void start();
   // Ends the series with the run: the bytes since the last sample go in a last row.
   void stop();
-  // Writes the CSV files into `dir`.
-  void write(const std::string& dir) const;
+  // Writes the CSV files into `dir` (and their exact twins: sim/output.hpp).
+  void write(const std::filesystem::path& dir, bool exact_twins) const;
   size_t samples() const { return times_.size(); }
 
 private:
@@ -42,7 +43,7 @@ private:
   std::vector<double> times_;                      // us
   std::vector<sim::Duration> spans_;               // [sample]: its interval
   std::vector<std::vector<uint64_t>> bytes_;       // [sample][workload] delivered in the interval
-  std::vector<std::vector<double>> queued_;        // [sample][port]
+  std::vector<std::vector<uint64_t>> queued_;      // [sample][port] bytes
   std::vector<std::vector<double>> paused_us_;     // [sample][port]
   std::vector<uint64_t> last_bytes_;
   sim::Time last_time_;

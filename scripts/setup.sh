@@ -6,7 +6,7 @@ RNICSIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Build: compiler, CMake, and the libraries the code links against.
 RNICSIM_BUILD_PACKAGES="g++ cmake ninja-build pkg-config libgtest-dev libgmock-dev
-  libpcap-dev libyaml-cpp-dev libibverbs-dev librdmacm-dev libisal-dev libns3-dev libcli11-dev"
+  libpcap-dev libyaml-cpp-dev libibverbs-dev librdmacm-dev libisal-dev libns3-dev libcli11-dev nlohmann-json3-dev"
 # Tests: real RDMA programs, the protocol decoder and an independent ICRC implementation;
 # matplotlib for `rnicsim plot` (and its test); iproute2 (ss) and util-linux (setpriv) for the shim tests;
 # clang and its runtime libraries (libFuzzer, sanitizers) for the fuzz preset's fuzzers.

@@ -1,7 +1,8 @@
 #include "sim/stats.hpp"
 
 #include <bit>
-#include <cstdio>
+
+#include "sim/output.hpp"
 
 namespace rnicsim::sim {
 
@@ -46,48 +47,15 @@ uint64_t Histogram::percentile(double p) const {
   return max_;
 }
 
-void write_json_string(std::ostream& out, std::string_view s) {
-  out << '"';
-  for (char c : s) {
-    switch (c) {
-      case '"': out << "\\\""; break;
-      case '\\': out << "\\\\"; break;
-      case '\n': out << "\\n"; break;
-      case '\t': out << "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out << buf;
-        } else {
-          out << c;
-        }
-    }
-  }
-  out << '"';
-}
-
-void Stats::write_json(std::ostream& out) const {
-  out << "{\n  \"counters\": {";
-  const char* sep = "\n";
-  for (const auto& [name, c] : counters_) {
-    out << sep << "    ";
-    write_json_string(out, name);
-    out << ": " << c.value();
-    sep = ",\n";
-  }
-  out << "\n  },\n  \"histograms\": {";
-  sep = "\n";
-  for (const auto& [name, h] : histograms_) {
-    out << sep << "    ";
-    write_json_string(out, name);
-    out << ": {\"count\": " << h.count() << ", \"min\": " << h.min() << ", \"mean\": " << h.mean()
-        << ", \"p50\": " << h.percentile(0.5) << ", \"p90\": " << h.percentile(0.9)
-        << ", \"p99\": " << h.percentile(0.99) << ", \"p999\": " << h.percentile(0.999) << ", \"max\": " << h.max()
-        << "}";
-    sep = ",\n";
-  }
-  out << "\n  }\n}\n";
+Json Stats::to_json() const {
+  Json counters = Json::object(), histograms = Json::object();
+  for (const auto& [name, c] : counters_) counters[name] = c.value();
+  for (const auto& [name, h] : histograms_)
+    histograms[name] = {{"count", h.count()},          {"min", h.min()},
+                        {"mean", h.mean()},            {"p50", h.percentile(0.5)},
+                        {"p90", h.percentile(0.9)},    {"p99", h.percentile(0.99)},
+                        {"p999", h.percentile(0.999)}, {"max", h.max()}};
+  return {{"counters", std::move(counters)}, {"histograms", std::move(histograms)}};
 }
 
 }  // namespace rnicsim::sim

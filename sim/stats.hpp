@@ -1,10 +1,11 @@
 // Statistics: counters and histograms with percentiles, written as JSON.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <array>
 #include <cstdint>
 #include <map>
-#include <ostream>
 #include <string>
 
 namespace rnicsim::sim {
@@ -53,14 +54,12 @@ public:
   Histogram& histogram(const std::string& name) { return histograms_[name]; }
   const std::map<std::string, Counter>& counters() const { return counters_; }
   const std::map<std::string, Histogram>& histograms() const { return histograms_; }
-  void write_json(std::ostream& out) const;
+  // {"counters": {name: value}, "histograms": {name: {count, min, mean, p50, p90, p99, p999, max}}}
+  nlohmann::ordered_json to_json() const;
 
 private:
   std::map<std::string, Counter> counters_;
   std::map<std::string, Histogram> histograms_;
 };
-
-// Writes s as a JSON string literal.
-void write_json_string(std::ostream& out, std::string_view s);
 
 }  // namespace rnicsim::sim

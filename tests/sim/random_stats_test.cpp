@@ -4,6 +4,7 @@
 
 #include "sim/log.hpp"
 #include "sim/random.hpp"
+#include "sim/output.hpp"
 #include "sim/stats.hpp"
 
 using namespace rnicsim::sim;
@@ -70,14 +71,16 @@ TEST(Histogram, SmallValuesAreExact) {
   EXPECT_EQ(h.percentile(0.99), 100u);
 }
 
-TEST(Stats, WritesJson) {
+TEST(Stats, AsJson) {
   Stats s;
   s.counter("a.tx").add(3);
   s.histogram("lat").record(5);
-  std::ostringstream os;
-  s.write_json(os);
-  EXPECT_NE(os.str().find("\"a.tx\": 3"), std::string::npos);
-  EXPECT_NE(os.str().find("\"p99\": 5"), std::string::npos);
+  s.histogram("lat").record(6);
+  const Json j = s.to_json();
+  EXPECT_EQ(j["counters"]["a.tx"], 3u);
+  EXPECT_EQ(j["histograms"]["lat"]["p99"], 6u);
+  EXPECT_EQ(j["histograms"]["lat"]["mean"], 5.5);
+  EXPECT_TRUE(j["histograms"]["lat"]["mean"].is_number_float());
 }
 
 TEST(Logger, FiltersByLevelAndStampsTime) {

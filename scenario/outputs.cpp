@@ -1,0 +1,252 @@
+#include "scenario/outputs.hpp"
+
+#include <filesystem>
+
+#include "scenario/timeseries.hpp"
+#include "scenario/world.hpp"
+
+namespace rnicsim::scenario {
+namespace {
+
+// Per port and priority: PFC sent and received, paused time (stats.json).
+void port_stats(sim::Stats& stats, const std::string& prefix, const fabric::Port& port,
+                const fabric::PfcGenerator* pfc) {
+  const auto& c = port.counters();
+  stats.counter(prefix + "tx_frames").add(c.tx_frames);
+  stats.counter(prefix + "drops_loss").add(c.drops_loss);
+  if (c.drops_link_down > 0) stats.counter(prefix + "drops_link_down").add(c.drops_link_down);
+  for (uint8_t p = 0; p < 8; ++p) {
+    const std::string q = ".p" + std::to_string(p);
+    if (c.pause_rx[p] + c.xon_rx[p] > 0) {
+      stats.counter(prefix + "pfc_pause_rx" + q).add(c.pause_rx[p]);
+      stats.counter(prefix + "pfc_xon_rx" + q).add(c.xon_rx[p]);
+      stats.counter(prefix + "pfc_paused_ps" + q).add(static_cast<uint64_t>(port.paused_time(p).picoseconds()));
+    }
+    if (pfc != nullptr && pfc->counters().xoff[p] > 0) {
+      stats.counter(prefix + "pfc_xoff_tx" + q).add(pfc->counters().xoff[p]);
+      stats.counter(prefix + "pfc_refresh_tx" + q).add(pfc->counters().refresh[p]);
+      stats.counter(prefix + "pfc_xon_tx" + q).add(pfc->counters().xon[p]);
+    }
+  }
+}
+
+// A host NIC's counters under "HOST.nic." (stats.json).
+void nic_stats(sim::Stats& stats, const Host& h) {
+  const std::string p = h.name + ".nic.";
+  const auto& rx = h.nic->rx_pipeline().counters();
+  const auto& rs = h.nic->responder().counters();
+  const std::pair<const char*, uint64_t> counters[] = {
+      {"tx_packets", h.nic->stats().tx_packets},
+      {"tx_bytes", h.nic->stats().tx_bytes},
+      {"rx_packets", rx.packets},
+      {"rx_malformed", rx.malformed},
+      {"rx_bad_icrc", rx.bad_icrc},
+      {"rx_unknown_qp", rx.unknown_qp},
+      {"rx_wrong_transport", rx.wrong_transport},
+      {"rx_bad_pkey", rx.bad_pkey},
+      {"rx_wrong_source", rx.wrong_source},
+      {"cq_overruns", h.nic->cqe_writer().overruns()},
+      {"rx_ecn_ce", rx.ecn_ce},
+      {"rx_buffer_peak_bytes", h.nic->rx_buffer_peak()},
+      {"rx_cnps", rx.cnps},
+      {"retransmitted_packets", h.nic->stats().retransmitted_packets},
+      {"cnps_sent", h.nic->stats().cnps_sent},
+      {"responder.duplicates", rs.duplicates},
+      {"responder.out_of_sequence", rs.out_of_sequence},
+      {"responder.rnr_naks", rs.rnr_naks},
+      {"responder.bad_opcode_sequence", rs.bad_opcode_sequence},
+      {"responder.acks_sent", rs.acks_sent},
+      {"completer.timeouts", h.nic->completer().timeouts()},
+      {"dma.reads", h.nic->dma().reads()},
+      {"dma.writes", h.nic->dma().writes()},
+      {"pcie.upstream_bytes", h.nic->pcie().upstream_bytes()},
+      {"pcie.downstream_bytes", h.nic->pcie().downstream_bytes()},
+  };
+  for (const auto& [name, value] : counters) stats.counter(p + name).add(value);
+}
+
+// The run's stats registry with every NIC, port and switch counter and each
+// workload's latency histogram added.
+sim::Stats& fill_stats(World& world, const std::vector<std::unique_ptr<Workload>>& workloads) {
+  sim::Stats& stats = world.sim().stats();
+  for (const auto& h : world.hosts()) {
+    nic_stats(stats, *h);
+    if (h->port) port_stats(stats, h->name + ".port0.", *h->port, h->nic->pfc());
+  }
+  for (const auto& sw : world.switches()) {
+    const std::string p = sw->name() + ".";
+    stats.counter(p + "forwarded").add(sw->counters().forwarded);
+    stats.counter(p + "ecn_marked").add(sw->counters().ecn_marked);
+    stats.counter(p + "buffer_peak_bytes").add(sw->buffer().peak_used());
+    for (size_t d = 0; d < fabric::kDropCauseNames.size(); ++d)
+      stats.counter(p + "drops." + std::string(fabric::kDropCauseNames[d])).add(sw->counters().drops[d]);
+    for (size_t i = 0; i < sw->port_count(); ++i)
+      port_stats(stats, p + "port" + std::to_string(i) + ".", sw->port(i), sw->pfc(i));
+  }
+  for (const auto& w : workloads) stats.histogram("workload." + w->spec().name + ".latency_ps") = w->latency_ps();
+  return stats;
+}
+
+// Every QP of every NIC: its counters and congestion-control state.
+void write_qp_csv(World& world, const std::filesystem::path& file, bool exact_twin) {
+  sim::CsvWriter out(file, exact_twin);
+  for (const char* c : {"host", "qpn", "type", "state", "tx_packets", "rx_packets", "retransmitted_packets",
+                        "ecn_ce_received", "cnps_received", "rate_limited", "rate_gbps", "rate_cuts"})
+    out.text(c);
+  out.end_row();
+  for (const auto& h : world.hosts())
+    h->nic->for_each_qp([&](const nic::QpContext& qp) {
+      out.text(h->name).number(qp.qpn.value()).text(nic::to_string(qp.type)).text(nic::to_string(qp.state));
+      out.number(qp.tx_packets).number(qp.rx_packets).number(qp.retransmitted_packets);
+      out.number(qp.ecn_ce_received).number(qp.cnps_received).number(qp.cc.limited ? 1 : 0);
+      out.number(qp.cc.limited ? static_cast<double>(qp.cc.current_rate) / 1e9 : 0.0).number(qp.cc.rate_cuts);
+      out.end_row();
+    });
+}
+
+sim::Json fabric_json(const FabricSummary& f) {
+  sim::Json drops = sim::Json::object();
+  for (size_t d = 0; d < f.switch_drops.size(); ++d) drops[std::string(fabric::kDropCauseNames[d])] = f.switch_drops[d];
+  const sim::Json pfc = {{"frames_sent", f.pfc_frames_sent}, {"watchdog_trips", f.watchdog_trips},
+                         {"xoff_sent", f.xoff_sent},         {"refresh_sent", f.refresh_sent},
+                         {"xon_sent", f.xon_sent},           {"pause_received", f.pause_received},
+                         {"xon_received", f.xon_received},   {"paused_us", f.paused_us}};
+  return {{"switches", f.switches},
+          {"forwarded", f.forwarded},
+          {"peak_buffer_bytes", f.peak_buffer_bytes},
+          {"ecn_marked", f.ecn_marked},
+          {"ecn_ce_received", f.ecn_ce_received},
+          {"cnps_received", f.cnps_received},
+          {"cnps_sent", f.cnps_sent},
+          {"drops", drops},
+          {"credit_stalls", f.credit_stalls},
+          {"credit_stall_us", f.credit_stall_us},
+          {"pfc", pfc}};
+}
+
+// {"SUCCESS": n, ...}: the statuses seen, by ibv_wc_status name.
+sim::Json completions_json(const std::array<uint64_t, kCompletionStatuses>& c) {
+  sim::Json j = sim::Json::object();
+  for (size_t i = 0; i < c.size(); ++i)
+    if (c[i] != 0) j[completion_status_name(i)] = c[i];
+  return j;
+}
+
+sim::Json perftest_json(const WorkloadSummary& w) {
+  sim::Json rows = sim::Json::array();
+  for (const PerftestRow& r : w.rows) {
+    sim::Json row = {{"bytes", r.bytes}, {"iterations", r.iterations}};
+    if (w.pattern == "bw") {
+      row.update({{"bw_peak_gbps", r.bw_peak_gbps}, {"bw_avg_gbps", r.bw_avg_gbps}, {"msg_rate_mpps", r.msg_rate_mpps}});
+    } else {
+      row.update({{"t_min_us", r.t_min_us}, {"t_max_us", r.t_max_us}, {"t_typical_us", r.t_typical_us},
+                  {"t_avg_us", r.t_avg_us}, {"t_stdev_us", r.t_stdev_us}, {"t_p99_us", r.t_p99_us},
+                  {"t_p999_us", r.t_p999_us}});
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+sim::Json workload_json(const WorkloadSummary& w) {
+  sim::Json j = {{"name", w.name},
+                 {"op", w.op},
+                 {"pattern", w.pattern},
+                 {"qps", w.qps},
+                 {"size", w.size},
+                 {"messages", w.messages},
+                 {"bytes", w.bytes},
+                 {"seconds", w.seconds},
+                 {"gbps", w.gbps},
+                 {"mmsg_per_s", w.mmsg_per_s},
+                 {"latency_ps", {{"min", w.lat_min_ps}, {"p50", w.lat_p50_ps}, {"p99", w.lat_p99_ps},
+                                 {"max", w.lat_max_ps}, {"mean", w.lat_mean_ps}}},
+                 {"completed", w.completed},
+                 {"failure", w.failure},
+                 {"data_verified", w.data_verified},
+                 {"data_checked", w.data_checked},
+                 {"bytes_verified", w.bytes_verified},
+                 {"receives_expected", w.receives_expected},
+                 {"receives_completed", w.receives_completed},
+                 {"sends_posted", w.sends_posted},
+                 {"completion_order_ok", w.completion_order_ok},
+                 {"send_completions", completions_json(w.send_completions)}};
+  if (!w.rows.empty()) j["perftest"] = perftest_json(w);
+  if (!w.flows.empty()) {
+    uint64_t done = 0;
+    double slow = 0;
+    for (const FlowResult& f : w.flows)
+      if (f.done) ++done, slow += f.slowdown;
+    j.update({{"flows", w.flows.size()},
+              {"flows_completed", done},
+              {"mean_slowdown", done ? slow / static_cast<double>(done) : 0.0}});
+  }
+  return j;
+}
+
+}  // namespace
+
+sim::Json summary_json(const Summary& s) {
+  sim::Json j = sim::output_document("rnicsim.summary");
+  j.update({{"scenario", s.name},
+            {"seed", s.seed},
+            {"completed", s.completed},
+            {"size_only", s.size_only},
+            {"messages", s.messages},
+            {"bytes", s.bytes},
+            {"packets", s.packets},
+            {"data_packets", s.data_packets},
+            {"retransmissions", s.retransmissions},
+            {"drops", s.drops},
+            {"rx_errors", s.rx_errors},
+            {"simulated_seconds", s.sim_seconds},
+            {"events", s.events},
+            {"payload_writes_dropped", s.payload_writes_dropped},
+            {"fabric", fabric_json(s.fabric)},
+            {"completions", completions_json(s.completions)},
+            {"expectations_met", s.expectations_met}});
+  sim::Json expectations = sim::Json::array();
+  for (const ExpectResult& e : s.expectations)
+    expectations.push_back({{"expect", e.expectation.text}, {"measured", e.measured}, {"ok", e.ok}});
+  j["expectations"] = std::move(expectations);
+  sim::Json workloads = sim::Json::array();
+  for (const WorkloadSummary& w : s.workloads) workloads.push_back(workload_json(w));
+  j["workloads"] = std::move(workloads);
+  return j;
+}
+
+void write_flows_csv(const WorkloadSummary& w, sim::CsvWriter& out) {
+  for (const char* c : {"flow", "from", "to", "op", "size", "start_us", "end_us", "fct_us", "ideal_us", "slowdown"})
+    out.text(c);
+  out.end_row();
+  for (size_t i = 0; i < w.flows.size(); ++i) {
+    const FlowResult& f = w.flows[i];
+    out.number(i).text(f.spec.from).text(f.spec.to).text(to_string(f.spec.op)).number(f.spec.size);
+    if (f.done) {
+      out.number(f.start.since_start().microseconds()).number(f.end.since_start().microseconds());
+      out.number(f.fct_us).number(f.ideal_us).number(f.slowdown);
+    } else {
+      out.empty().empty().empty().number(f.ideal_us).empty();
+    }
+    out.end_row();
+  }
+}
+
+void write_outputs(World& world, const std::vector<std::unique_ptr<Workload>>& workloads, const Sampler& sampler,
+                   const Summary& sum, const RunOptions& opts) {
+  const std::filesystem::path dir(opts.out_dir);
+  std::filesystem::create_directories(dir);
+  sim::write_json_file(dir / "summary.json", summary_json(sum), opts.exact_twins);
+  sampler.write(dir, opts.exact_twins);
+  write_qp_csv(world, dir / "qps.csv", opts.exact_twins);
+  sim::Json stats = sim::output_document("rnicsim.stats");
+  stats.update(fill_stats(world, workloads).to_json());
+  sim::write_json_file(dir / "stats.json", stats, opts.exact_twins);
+  for (const WorkloadSummary& w : sum.workloads) {
+    if (w.flows.empty()) continue;
+    sim::CsvWriter csv(dir / ("flows_" + w.name + ".csv"), opts.exact_twins);
+    write_flows_csv(w, csv);
+  }
+}
+
+}  // namespace rnicsim::scenario

@@ -1,0 +1,73 @@
+// Machine-readable output files (docs/OUTPUTS.md): JSON documents built with
+// nlohmann-json and CSV tables, every number written so that it reads back as
+// exactly the value computed.
+//
+// Doubles are written in their shortest round-trip form (std::to_chars), not by
+// nlohmann's serializer: its Grisu2 always round-trips but now and then writes a
+// digit more than needed (355.84181967340197 for 355.841819673402). A value that
+// is not finite is never written as NaN or inf: JSON gets null, CSV an empty field.
+//
+// An exact twin (FILE.exact beside FILE, on request) holds the same document
+// with every double as a C99 hex float ("0x1.8p+1"; in JSON as a string): the
+// bits themselves, by another path, for tests that check the decimal text.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <concepts>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace rnicsim::sim {
+
+// Objects keep their keys in the order they were added.
+using Json = nlohmann::ordered_json;
+
+// The version of every output format docs/OUTPUTS.md describes: it goes up when
+// a field changes its meaning or goes away (not when one is added).
+inline constexpr int kSchemaVersion = 1;
+// An output document's first members: {"schema": kind, "schema_version": N}.
+Json output_document(std::string_view kind);
+
+enum class DoubleForm : uint8_t { Shortest, Hex };
+
+// `v` as text: the shortest decimal that reads back as `v` (a whole value keeps
+// ".0", so it stays a double to JSON readers), or a hex float. "" if not finite.
+std::string format_double(double v, DoubleForm form = DoubleForm::Shortest);
+
+// `j` as JSON, indented by two spaces (arrays of plain values on one line).
+void write_json(std::ostream& out, const Json& j, DoubleForm form = DoubleForm::Shortest);
+// Writes `file`, and with `exact_twin` FILE.exact as well.
+void write_json_file(const std::filesystem::path& file, const Json& j, bool exact_twin);
+
+// A CSV file, one row after another. Fields are quoted as RFC 4180 says: a
+// field holding a comma, a double quote, CR or LF is put in double quotes, and
+// each double quote in it doubled. Lines end in LF.
+class CsvWriter {
+public:
+  CsvWriter(const std::filesystem::path& file, bool exact_twin);
+  CsvWriter& text(std::string_view s);
+  CsvWriter& number(double v);  // empty when not finite
+  template <std::integral T>
+  CsvWriter& number(T v) {
+    return raw(std::to_string(v), std::to_string(v));
+  }
+  CsvWriter& empty() { return raw("", ""); }
+  void end_row();
+
+private:
+  CsvWriter& raw(const std::string& field, const std::string& twin_field);
+
+  std::ofstream out_;
+  std::optional<std::ofstream> twin_;
+  bool row_started_ = false;
+};
+
+// `s` as one RFC 4180 field.
+std::string csv_field(std::string_view s);
+
+}  // namespace rnicsim::sim
