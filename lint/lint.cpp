@@ -11,6 +11,7 @@
 
 #include "packet/icrc.hpp"
 #include "packet/pfc.hpp"
+#include "sim/output.hpp"
 
 namespace rnicsim::lint {
 
@@ -84,7 +85,8 @@ std::string describe(const StreamKey& k) {
   return s;
 }
 
-void Linter::add(std::uint64_t frame, Severity s, std::string message, StreamStats* st) {
+void Linter::add(std::uint64_t frame, FindingKind kind, std::string message, StreamStats* st) {
+  const Severity s = info(kind).severity;
   switch (s) {
     case Severity::Error:
       ++report_.errors;
@@ -93,10 +95,15 @@ void Linter::add(std::uint64_t frame, Severity s, std::string message, StreamSta
     case Severity::Warning: ++report_.warnings; break;
     case Severity::Observation: ++report_.observations; break;
   }
-  report_.findings.push_back(Finding{frame, s, std::move(message)});
+  Finding f{frame, s, std::move(message), kind, std::nullopt, std::nullopt};
+  if (packet_) f.qp = packet_->qp, f.psn = packet_->psn;
+  report_.findings.push_back(std::move(f));
 }
 
-void Linter::note(std::uint64_t frame_number, Severity s, std::string message) { add(frame_number, s, std::move(message)); }
+void Linter::note(std::uint64_t frame_number, std::string message) {
+  packet_.reset();
+  add(frame_number, FindingKind::Capture, std::move(message));
+}
 
 void Linter::check_mac_control(std::uint64_t frame, std::span<const std::byte> data) {
   if (data.size() < 16 || packet::load_be16(data.data() + 14) != packet::kMacControlOpcodePfc) {
@@ -104,16 +111,16 @@ void Linter::check_mac_control(std::uint64_t frame, std::span<const std::byte> d
     return;
   }
   if (data.size() < packet::Ethernet::kSize + packet::ConstPfcBody::kSize) {
-    add(frame, Severity::Error, "PFC frame of " + std::to_string(data.size()) + " bytes, shorter than its 34-byte header");
+    add(frame, FindingKind::PfcMalformed, "PFC frame of " + std::to_string(data.size()) + " bytes, shorter than its 34-byte header");
     return;
   }
   const packet::ConstEthernet eth(data);
   const packet::ConstPfcBody body(data.subspan(packet::Ethernet::kSize));
-  if (eth.dst() != packet::kPfcDestination) add(frame, Severity::Error, "PFC frame not sent to 01:80:c2:00:00:01");
+  if (eth.dst() != packet::kPfcDestination) add(frame, FindingKind::PfcMalformed, "PFC frame not sent to 01:80:c2:00:00:01");
   if (body.enable_vector() > 0xFF)
-    add(frame, Severity::Error, "PFC frame with reserved bits of the priority-enable vector set (" +
+    add(frame, FindingKind::PfcMalformed, "PFC frame with reserved bits of the priority-enable vector set (" +
                                     hex(body.enable_vector(), 4) + ")");
-  if ((body.enable_vector() & 0xFF) == 0) add(frame, Severity::Warning, "PFC frame that enables no priority");
+  if ((body.enable_vector() & 0xFF) == 0) add(frame, FindingKind::PfcNoPriority, "PFC frame that enables no priority");
   ++report_.pfc.frames;
   for (unsigned p = 0; p < 8; ++p) {
     if (!((body.enable_vector() >> p) & 1)) continue;
@@ -128,6 +135,7 @@ void Linter::check_mac_control(std::uint64_t frame, std::span<const std::byte> d
 
 void Linter::add_frame(std::uint64_t frame, std::span<const std::byte> data, std::size_t original_length) {
   ++report_.frames;
+  packet_.reset();
   if (link_type_ == packet::LinkType::Ethernet && packet::is_mac_control(data)) {
     check_mac_control(frame, data);
     return;
@@ -140,18 +148,19 @@ void Linter::add_frame(std::uint64_t frame, std::span<const std::byte> data, std
     }
     if (original_length > data.size()) {
       ++report_.skipped;
-      add(frame, Severity::Warning,
+      add(frame, FindingKind::CutFrame,
           "frame cut by the capture (" + std::to_string(data.size()) + " of " + std::to_string(original_length) +
               " bytes), not checked");
       return;
     }
     ++report_.checked;
-    add(frame, Severity::Error, "malformed packet: " + std::string(to_string(r.error())));
+    add(frame, FindingKind::Malformed, "malformed packet: " + std::string(to_string(r.error())));
     return;
   }
   ++report_.checked;
   const packet::ParsedPacket& p = *r;
   const packet::PacketFields& f = p.fields;
+  packet_ = PacketRef{f.dest_qp, f.psn};
   const OpcodeInfo& info = packet::opcode_info(f.opcode);
 
   StreamKey key;
@@ -184,41 +193,41 @@ void Linter::add_frame(std::uint64_t frame, std::span<const std::byte> data, std
   const bool whole = p.missing == 0;  // else the CRCs and what the UDP checksum covers are not there
   if (!whole) ++report_.headers_only;
   if (whole && !packet::icrc_ok(data, p)) {
-    add(frame, Severity::Error,
+    add(frame, FindingKind::BadIcrc,
         "bad ICRC: received " + hex(p.icrc, 8) + ", computed " + hex(packet::compute_icrc(data, p.layout), 8) + " (" +
             std::string(info.name) + " on " + describe(key) + ")",
         &st);
     trusted = false;
   }
   if (whole && !packet::vcrc_ok(data, p)) {
-    add(frame, Severity::Error,
+    add(frame, FindingKind::BadVcrc,
         "bad VCRC: received " + hex(p.vcrc, 4) + ", computed " + hex(packet::compute_vcrc(data, p.layout), 4), &st);
     trusted = false;
   }
   if (!packet::ipv4_checksum_ok(data, p)) {
-    add(frame, Severity::Error, "bad IPv4 header checksum", &st);
+    add(frame, FindingKind::BadIpv4Checksum, "bad IPv4 header checksum", &st);
     trusted = false;
   }
   if (whole && !packet::udp_checksum_ok(data, p))
-    add(frame, Severity::Warning, "bad UDP checksum (ignored by RoCEv2 receivers)", &st);
+    add(frame, FindingKind::BadUdpChecksum, "bad UDP checksum (ignored by RoCEv2 receivers)", &st);
   if (!trusted) return;  // a receiver drops it: its PSN and opcode say nothing
 
   if (f.aeth) {
     const unsigned kind = (f.aeth->syndrome >> 5) & 0x3;
     if (kind == 1) {
       ++st.naks;
-      add(frame, Severity::Observation, "RNR NAK, PSN " + hex(f.psn, 6) + " on " + describe(key), &st);
+      add(frame, FindingKind::RnrNak, "RNR NAK, PSN " + hex(f.psn, 6) + " on " + describe(key), &st);
     } else if (kind == 3) {
       ++st.naks;
-      add(frame, Severity::Observation,
+      add(frame, FindingKind::Nak,
           "NAK (" + std::string(nak_name(f.aeth->syndrome)) + "), PSN " + hex(f.psn, 6) + " on " + describe(key), &st);
     } else if (kind == 2) {
-      add(frame, Severity::Error, "reserved AETH syndrome " + hex(f.aeth->syndrome, 2), &st);
+      add(frame, FindingKind::ReservedSyndrome, "reserved AETH syndrome " + hex(f.aeth->syndrome, 2), &st);
     }
   }
   if (info.operation == Operation::RdmaWrite && info.position == Position::Only && f.reth &&
       f.reth->dma_length != f.payload_length)
-    add(frame, Severity::Error,
+    add(frame, FindingKind::LengthMismatch,
         "RDMA WRITE ONLY whose RETH asks for " + std::to_string(f.reth->dma_length) + " bytes carries " +
             std::to_string(f.payload_length) + " (an invalid request)",
         &st);
@@ -248,17 +257,17 @@ void Linter::check_sequence(std::uint64_t frame, const packet::ParsedPacket& pp,
     if (hi > 0) {
       ++st.psn_gaps;
       st.missing_psns += static_cast<std::uint64_t>(hi);
-      add(frame, Severity::Observation,
+      add(frame, FindingKind::PsnGap,
           "PSN gap: expected " + hex(s.expect_hi.value(), 6) + ", got " + hex(p.value(), 6) + " (" +
               std::to_string(hi) + " missing)" + where);
       disrupted = true;
     } else if (lo < 0) {
       if (p == s.last) {
         ++st.duplicates;
-        add(frame, Severity::Observation, "duplicate PSN " + hex(p.value(), 6) + where);
+        add(frame, FindingKind::DuplicatePsn, "duplicate PSN " + hex(p.value(), 6) + where);
       } else {
         ++st.retransmissions;
-        add(frame, Severity::Observation,
+        add(frame, FindingKind::Retransmission,
             "retransmission: PSN back from " + hex(s.expect_lo.value(), 6) + " to " + hex(p.value(), 6) + where);
       }
       disrupted = true;
@@ -269,13 +278,13 @@ void Linter::check_sequence(std::uint64_t frame, const packet::ParsedPacket& pp,
       if (d > 0) {
         ++st.psn_gaps;
         st.missing_psns += static_cast<std::uint64_t>(d);
-        add(frame, Severity::Observation,
+        add(frame, FindingKind::PsnGap,
             "PSN gap in RDMA READ response: expected " + hex((s.last + 1).value(), 6) + ", got " + hex(p.value(), 6) +
                 where);
         disrupted = true;
       } else if (d < 0) {
         (p == s.last ? st.duplicates : st.retransmissions)++;
-        add(frame, Severity::Observation, "response PSN back from " + hex(s.last.value(), 6) + " to " + hex(p.value(), 6) + where);
+        add(frame, p == s.last ? FindingKind::DuplicatePsn : FindingKind::Retransmission, "response PSN back from " + hex(s.last.value(), 6) + " to " + hex(p.value(), 6) + where);
         disrupted = true;
       }
     } else {
@@ -285,16 +294,16 @@ void Linter::check_sequence(std::uint64_t frame, const packet::ParsedPacket& pp,
         // ...but a READ response does not start in its middle: its FIRST (at a PSN
         // in between) was lost before the capture point.
         ++st.psn_gaps;
-        add(frame, Severity::Observation,
+        add(frame, FindingKind::PsnGap,
             "PSN gap: " + std::string(info.name) + " " + hex(p.value(), 6) + " after " + hex(s.last.value(), 6) +
                 ", its FIRST not seen" + where);
         disrupted = true;
       } else if (d == 0 && info.operation != Operation::RdmaReadResponse) {
         ++st.duplicates;
-        add(frame, Severity::Observation, "duplicate response PSN " + hex(p.value(), 6) + where);
+        add(frame, FindingKind::DuplicatePsn, "duplicate response PSN " + hex(p.value(), 6) + where);
       } else if (d < 0) {
         ++st.retransmissions;
-        add(frame, Severity::Observation, "response PSN back from " + hex(s.last.value(), 6) + " to " + hex(p.value(), 6) + where);
+        add(frame, FindingKind::Retransmission, "response PSN back from " + hex(s.last.value(), 6) + " to " + hex(p.value(), 6) + where);
         disrupted = true;
       }
     }
@@ -307,16 +316,16 @@ void Linter::check_sequence(std::uint64_t frame, const packet::ParsedPacket& pp,
   switch (info.position) {
     case Position::First:
       if (s.msg == SeqState::Msg::Open)
-        add(frame, Severity::Error, op_name + " while a " + open_name() + " message is open (its LAST is missing)" + where, &st);
+        add(frame, FindingKind::OpcodeSequence, op_name + " while a " + open_name() + " message is open (its LAST is missing)" + where, &st);
       s.msg = SeqState::Msg::Open;
       s.open_op = info.operation;
       break;
     case Position::Middle:
     case Position::Last:
       if (s.msg == SeqState::Msg::Idle) {
-        add(frame, Severity::Error, op_name + " without a FIRST" + where, &st);
+        add(frame, FindingKind::OpcodeSequence, op_name + " without a FIRST" + where, &st);
       } else if (s.msg == SeqState::Msg::Open && s.open_op != info.operation) {
-        add(frame, Severity::Error, op_name + " inside a " + open_name() + " message" + where, &st);
+        add(frame, FindingKind::OpcodeSequence, op_name + " inside a " + open_name() + " message" + where, &st);
       }
       if (info.position == Position::Last) {
         s.msg = SeqState::Msg::Idle;
@@ -328,7 +337,7 @@ void Linter::check_sequence(std::uint64_t frame, const packet::ParsedPacket& pp,
       break;
     case Position::Only:
       if (s.msg == SeqState::Msg::Open)
-        add(frame, Severity::Error, op_name + " while a " + open_name() + " message is open (its LAST is missing)" + where, &st);
+        add(frame, FindingKind::OpcodeSequence, op_name + " while a " + open_name() + " message is open (its LAST is missing)" + where, &st);
       s.msg = SeqState::Msg::Idle;
       ++st.messages;
       break;
@@ -393,6 +402,54 @@ void print_report(const Report& r, std::ostream& out) {
 
 namespace {
 
+const char* link_name(packet::LinkType lt) { return lt == packet::LinkType::Ethernet ? "Ethernet" : "InfiniBand"; }
+
+sim::Json stream_json(const StreamKey& k, const StreamStats& s) {
+  static constexpr const char* kKinds[] = {"requests", "responses", "cnps"};
+  return {{"src", address(k.src, k.lid)},
+          {"dst", address(k.dst, k.lid)},
+          {"dest_qp", k.dest_qp},
+          {"src_qp", k.src_qp != 0 ? sim::Json(k.src_qp) : sim::Json()},
+          {"kind", kKinds[static_cast<std::size_t>(k.kind)]},
+          {"transport", packet::to_string(s.transport)},
+          {"packets", s.packets},
+          {"bytes", s.bytes},
+          {"payload_bytes", s.payload_bytes},
+          {"messages", s.messages},
+          {"psn_gaps", s.psn_gaps},
+          {"missing_psns", s.missing_psns},
+          {"retransmissions", s.retransmissions},
+          {"duplicates", s.duplicates},
+          {"naks", s.naks},
+          {"ecn_ce", s.ecn_ce},
+          {"errors", s.errors}};
+}
+
+sim::Json finding_json(const Finding& f) {
+  const auto optional = [](const std::optional<std::uint32_t>& v) { return v ? sim::Json(*v) : sim::Json(); };
+  return {{"frame", f.frame},         {"severity", to_string(f.severity)}, {"kind", info(f.kind).name},
+          {"qp", optional(f.qp)},     {"psn", optional(f.psn)},            {"message", f.message}};
+}
+
+}  // namespace
+
+sim::Json report_json(const Report& r, const std::string& capture, packet::LinkType link_type) {
+  sim::Json j = sim::output_document("rnicsim.lint");
+  const sim::Json pfc = {{"frames", r.pfc.frames}, {"pauses", r.pfc.pauses}, {"xons", r.pfc.xons}, {"quanta", r.pfc.quanta}};
+  j.update({{"capture", capture},           {"link_type", link_name(link_type)}, {"frames", r.frames},
+            {"checked", r.checked},         {"skipped", r.skipped},             {"headers_only", r.headers_only},
+            {"errors", r.errors},           {"warnings", r.warnings},           {"observations", r.observations},
+            {"pfc", pfc}});
+  sim::Json streams = sim::Json::array(), findings = sim::Json::array();
+  for (const auto& [k, s] : r.streams) streams.push_back(stream_json(k, s));
+  for (const Finding& f : r.findings) findings.push_back(finding_json(f));
+  j["streams"] = std::move(streams);
+  j["findings"] = std::move(findings);
+  return j;
+}
+
+namespace {
+
 // libpcap keeps the first snaplen bytes of a longer record and says nothing of
 // the rest. In a pcap file (not pcapng, nor the modified format with longer
 // record headers) a record is a 16-byte header and its bytes, so the file's
@@ -428,7 +485,7 @@ class RecordSizes {
 };
 
 // Checks the capture `pc` (closed on return).
-int lint_capture(pcap_t* pc, const std::string& pcap_path, std::ostream& out, std::ostream& err) {
+int lint_capture(pcap_t* pc, const std::string& pcap_path, std::ostream& out, std::ostream& err, ReportFormat format) {
   const int dlt = pcap_datalink(pc);
   packet::LinkType lt;
   if (dlt == DLT_EN10MB) {
@@ -453,7 +510,7 @@ int lint_capture(pcap_t* pc, const std::string& pcap_path, std::ostream& out, st
       linter.add_frame(n, std::span(reinterpret_cast<const std::byte*>(data), h->caplen),
                        std::max<std::size_t>(h->len, h->caplen));
       if (const auto held = sizes.held(); held && *held > h->caplen)
-        linter.note(n, Severity::Error,
+        linter.note(n,
                     "the record holds " + std::to_string(*held) + " bytes, more than the capture's snaplen of " +
                         std::to_string(pcap_snapshot(pc)) + " (only those were checked)");
       continue;
@@ -461,31 +518,34 @@ int lint_capture(pcap_t* pc, const std::string& pcap_path, std::ostream& out, st
     // The frames before were checked; a capture that cannot be read to its end is
     // broken, not merely suspect.
     if (rc == -1) {
-      linter.note(n + 1, Severity::Error,
+      linter.note(n + 1,
                   std::string("capture file damaged or truncated, stopped reading: ") + pcap_geterr(pc));
     }
     break;
   }
   pcap_close(pc);
-  out << "rnicsim lint: " << pcap_path << " (" << (lt == packet::LinkType::Ethernet ? "Ethernet" : "InfiniBand")
-      << ")\n";
-  print_report(linter.report(), out);
+  if (format == ReportFormat::Json) {
+    sim::write_json(out, report_json(linter.report(), pcap_path, lt));
+  } else {
+    out << "rnicsim lint: " << pcap_path << " (" << link_name(lt) << ")\n";
+    print_report(linter.report(), out);
+  }
   return linter.report().errors > 0 ? 1 : 0;
 }
 
 }  // namespace
 
-int run_lint(const std::string& pcap_path, std::ostream& out, std::ostream& err) {
+int run_lint(const std::string& pcap_path, std::ostream& out, std::ostream& err, ReportFormat format) {
   char errbuf[PCAP_ERRBUF_SIZE] = {};
   pcap_t* pc = pcap_open_offline_with_tstamp_precision(pcap_path.c_str(), PCAP_TSTAMP_PRECISION_NANO, errbuf);
   if (!pc) {
     err << "rnicsim lint: " << pcap_path << ": " << errbuf << "\n";
     return 2;
   }
-  return lint_capture(pc, pcap_path, out, err);
+  return lint_capture(pc, pcap_path, out, err, format);
 }
 
-int run_lint(std::FILE* file, const std::string& name, std::ostream& out, std::ostream& err) {
+int run_lint(std::FILE* file, const std::string& name, std::ostream& out, std::ostream& err, ReportFormat format) {
   char errbuf[PCAP_ERRBUF_SIZE] = {};
   pcap_t* pc = pcap_fopen_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_NANO, errbuf);
   if (!pc) {
@@ -493,7 +553,7 @@ int run_lint(std::FILE* file, const std::string& name, std::ostream& out, std::o
     err << "rnicsim lint: " << name << ": " << errbuf << "\n";
     return 2;
   }
-  return lint_capture(pc, name, out, err);
+  return lint_capture(pc, name, out, err, format);
 }
 
 }  // namespace rnicsim::lint

@@ -15,6 +15,8 @@
 // addresses for RoCEv2, GIDs for IB global and LIDs for IB local packets.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "packet/packet.hpp"
@@ -34,10 +37,37 @@ namespace rnicsim::lint {
 enum class Severity : std::uint8_t { Error, Warning, Observation };
 std::string_view to_string(Severity s) noexcept;
 
+/// What a finding is about; each kind has one severity (kFindingKinds).
+enum class FindingKind : std::uint8_t {
+  PfcMalformed, PfcNoPriority, CutFrame, Malformed, BadIcrc, BadVcrc, BadIpv4Checksum, BadUdpChecksum,
+  RnrNak, Nak, ReservedSyndrome, LengthMismatch, PsnGap, DuplicatePsn, Retransmission, OpcodeSequence,
+  Capture, Count
+};
+struct FindingKindInfo {
+  std::string_view name;  ///< as `lint --json` writes it
+  Severity severity;
+};
+inline constexpr FindingKindInfo kFindingKinds[] = {
+    {"pfc_malformed", Severity::Error},       {"pfc_no_priority", Severity::Warning},
+    {"cut_frame", Severity::Warning},         {"malformed", Severity::Error},
+    {"bad_icrc", Severity::Error},            {"bad_vcrc", Severity::Error},
+    {"bad_ipv4_checksum", Severity::Error},   {"bad_udp_checksum", Severity::Warning},
+    {"rnr_nak", Severity::Observation},       {"nak", Severity::Observation},
+    {"reserved_syndrome", Severity::Error},   {"length_mismatch", Severity::Error},
+    {"psn_gap", Severity::Observation},       {"duplicate_psn", Severity::Observation},
+    {"retransmission", Severity::Observation}, {"opcode_sequence", Severity::Error},
+    {"capture", Severity::Error},
+};
+static_assert(std::size(kFindingKinds) == static_cast<std::size_t>(FindingKind::Count));
+inline const FindingKindInfo& info(FindingKind k) { return kFindingKinds[static_cast<std::size_t>(k)]; }
+
 struct Finding {
   std::uint64_t frame = 0;  ///< 1-based frame number in the capture
   Severity severity = Severity::Error;
   std::string message;
+  FindingKind kind = FindingKind::Malformed;
+  /// The packet's destination QP and PSN, when the finding is about a parsed packet.
+  std::optional<std::uint32_t> qp, psn;
 };
 
 enum class StreamKind : std::uint8_t { Request, Response, Cnp };
@@ -101,8 +131,8 @@ class Linter {
   void add_frame(std::uint64_t frame_number, std::span<const std::byte> data) {
     add_frame(frame_number, data, data.size());
   }
-  /// A finding not tied to a packet check (e.g. a truncated capture file).
-  void note(std::uint64_t frame_number, Severity s, std::string message);
+  /// A finding about the capture file, not a packet (e.g. a truncated file).
+  void note(std::uint64_t frame_number, std::string message);
 
   const Report& report() const noexcept { return report_; }
 
@@ -119,9 +149,13 @@ class Linter {
   /// A MAC control frame: PFC is checked and counted; other opcodes are skipped.
   void check_mac_control(std::uint64_t frame, std::span<const std::byte> data);
   void check_sequence(std::uint64_t frame, const packet::ParsedPacket& p, const StreamKey& key, StreamStats& st);
-  void add(std::uint64_t frame, Severity s, std::string message, StreamStats* st = nullptr);
+  void add(std::uint64_t frame, FindingKind kind, std::string message, StreamStats* st = nullptr);
 
+  struct PacketRef {
+    std::uint32_t qp, psn;
+  };
   packet::LinkType link_type_;
+  std::optional<PacketRef> packet_;  ///< the parsed packet being checked, for findings
   Report report_;
   std::map<StreamKey, SeqState> seq_;
 };
@@ -132,14 +166,22 @@ std::string describe(const StreamKey& k);
 /// Writes the per-stream summary and every finding to `out`.
 void print_report(const Report& r, std::ostream& out);
 
+/// How `rnicsim lint` writes its report: text, or one JSON object (docs/OUTPUTS.md).
+enum class ReportFormat : std::uint8_t { Text, Json };
+/// The report as JSON: totals, PFC counts, streams and every finding as an
+/// object (frame, severity, kind, qp, psn, message).
+nlohmann::ordered_json report_json(const Report& r, const std::string& capture, packet::LinkType link_type);
+
 /// `rnicsim lint FILE.pcap`: reads a pcap (or pcapng) with nanosecond
 /// timestamps, Ethernet (RoCEv2) or LINKTYPE_INFINIBAND (247). Returns 0 when
 /// no error was found, 1 when errors were found, 2 when the file cannot be
 /// read, is not a capture, or has an unsupported link type. A capture file
 /// that ends inside a record is checked up to there and reported as a warning.
-int run_lint(const std::string& pcap_path, std::ostream& out, std::ostream& err);
+int run_lint(const std::string& pcap_path, std::ostream& out, std::ostream& err,
+             ReportFormat format = ReportFormat::Text);
 /// The same for a capture already open as `file` (closed on return), named
 /// `name` in the messages.
-int run_lint(std::FILE* file, const std::string& name, std::ostream& out, std::ostream& err);
+int run_lint(std::FILE* file, const std::string& name, std::ostream& out, std::ostream& err,
+             ReportFormat format = ReportFormat::Text);
 
 }  // namespace rnicsim::lint

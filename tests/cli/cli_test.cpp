@@ -124,7 +124,7 @@ TEST(Completion, OffersWhatTheCommandLineDeclares) {
   build_app(app, actions, {});
   using V = std::vector<std::string>;
   EXPECT_EQ(completions(app, {"rnicsim", "va"}), V{"validate"});
-  EXPECT_EQ(completions(app, {"rnicsim", "lint", "--"}), (V{"--help"}));
+  EXPECT_EQ(completions(app, {"rnicsim", "lint", "--"}), (V{"--help", "--json"}));
   EXPECT_EQ(completions(app, {"rnicsim", "serve", "--log-level", "e"}), V{"error"});
   EXPECT_EQ(completions(app, {"rnicsim", "run", "--set", "nic.mtu"}), V{"nic.mtu="});
   EXPECT_EQ(completions(app, {"rnicsim", "run", "--set", "nic.pcie.la"}), (V{"nic.pcie.lanes=", "nic.pcie.latency="}));

@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "lint/lint.hpp"
 #include "packet/icrc.hpp"
 #include "packet/pfc.hpp"
@@ -463,6 +465,53 @@ TEST(Lint, RecordCutShortIsAnErrorAfterTheFramesBefore) {
   EXPECT_NE(r.out.find("frame 2: error: bad ICRC"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("frame 4: error: capture file damaged or truncated"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("frames: 3,"), std::string::npos) << r.out;
+}
+
+// lint --json: the report as one object, every finding in it with its kind and,
+// when it is about a parsed packet, that packet's QP and PSN.
+TEST(Lint, JsonReportHasEveryFindingAsAnObject) {
+  TempDir dir;
+  std::vector<Frame> frames = {pkt(Opcode::RcSendFirst, 10), pkt(Opcode::RcSendMiddle, 11),
+                               pkt(Opcode::RcSendMiddle, 14), pkt(Opcode::RcSendLast, 15)};
+  frames[1][60] ^= std::byte{0x10};  // bad ICRC: a receiver drops it, so 14 comes after a gap
+  write_pcap(dir.file("full.pcap"), frames);
+  std::ifstream in(dir.file("full.pcap"), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  std::ofstream(dir.file("cut.pcap"), std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size() - 5));
+  std::ostringstream out, err;
+  EXPECT_EQ(run_lint(dir.file("cut.pcap"), out, err, ReportFormat::Json), 1) << err.str();
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["schema"], "rnicsim.lint");
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["link_type"], "Ethernet");
+  EXPECT_EQ(j["frames"], 3);
+  ASSERT_EQ(j["findings"].size(), 3u) << j.dump(2);
+  EXPECT_EQ(j["errors"], 2);
+  EXPECT_EQ(j["observations"], 1);
+  const auto& icrc = j["findings"][0];
+  EXPECT_EQ(icrc["frame"], 2);
+  EXPECT_EQ(icrc["severity"], "error");
+  EXPECT_EQ(icrc["kind"], "bad_icrc");
+  EXPECT_EQ(icrc["qp"], 0x123);
+  EXPECT_EQ(icrc["psn"], 11);
+  EXPECT_EQ(icrc["message"].get<std::string>().rfind("bad ICRC", 0), 0u);
+  const auto& gap = j["findings"][1];
+  EXPECT_EQ(gap["kind"], "psn_gap");
+  EXPECT_EQ(gap["severity"], "observation");
+  EXPECT_EQ(gap["frame"], 3);
+  EXPECT_EQ(gap["psn"], 14);
+  const auto& cut = j["findings"][2];
+  EXPECT_EQ(cut["kind"], "capture");
+  EXPECT_TRUE(cut["qp"].is_null() && cut["psn"].is_null()) << cut.dump();
+  ASSERT_EQ(j["streams"].size(), 1u);
+  EXPECT_EQ(j["streams"][0]["dest_qp"], 0x123);
+  EXPECT_EQ(j["streams"][0]["kind"], "requests");
+  EXPECT_EQ(j["streams"][0]["psn_gaps"], 1);
+}
+
+TEST(Lint, EveryFindingKindHasItsOwnName) {
+  std::set<std::string_view> names;
+  for (const FindingKindInfo& k : kFindingKinds) EXPECT_TRUE(names.insert(k.name).second) << k.name;
 }
 
 // A record longer than the file's snaplen: libpcap hands over the first snaplen
