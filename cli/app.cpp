@@ -57,7 +57,10 @@ int run_command_line(std::vector<std::string> args, std::ostream& out, std::ostr
     err << app.help();
     return kExitUsage;
   }
-  if (args.size() == 1 && args.front() == "help") args.front() = "--help";
+  if (!args.empty() && args.front() == "help") {  // rnicsim help [SUBCOMMAND]
+    args.erase(args.begin());
+    args.push_back("--help");
+  }
   // Top-level options take no value: the first other word is the subcommand.
   const auto word = std::find_if(args.begin(), args.end(), [](const std::string& a) { return a.empty() || a[0] != '-'; });
   if (word != args.end() && std::none_of(std::begin(kCommands), std::end(kCommands),

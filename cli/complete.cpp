@@ -54,11 +54,13 @@ std::vector<std::string> set_paths(const CLI::App& sub, const std::vector<std::s
 // Candidates for the last word of `words`, which follow the subcommand `sub`.
 std::vector<std::string> for_subcommand(const CLI::App& sub, const std::vector<std::string>& words) {
   if (std::find(words.begin(), words.end() - 1, "--") != words.end() - 1) return {};  // exec's program
-  const CLI::Option* prev = words.size() >= 2 && words[words.size() - 2].starts_with("--")
-                                ? sub.get_option_no_throw(words[words.size() - 2])
-                                : nullptr;
+  // The option before the word; bash splits "--set=nic." into "--set", "=", "nic.".
+  const size_t at = words.size() >= 3 && words[words.size() - 2] == "=" ? words.size() - 3 : words.size() - 2;
+  const CLI::Option* prev =
+      words.size() >= 2 && words[at].starts_with("--") ? sub.get_option_no_throw(words[at]) : nullptr;
   if (prev != nullptr && prev->get_expected_max() > 0)
-    return prev->check_lname("set") ? set_paths(sub, {words.begin(), words.end() - 2}) : choices(*prev);
+    return prev->check_lname("set") ? set_paths(sub, {words.begin(), words.begin() + static_cast<long>(at)})
+                                    : choices(*prev);
   if (words.back().starts_with("-")) return long_names(sub);
   return {};
 }

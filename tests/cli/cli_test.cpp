@@ -87,6 +87,9 @@ TEST(Cli, UsageErrorsExitTwo) {
 
 TEST(Cli, VersionAndTopLevelHelp) {
   EXPECT_EQ(run({"--version"}).out, std::string("rnicsim ") + RNICSIM_VERSION + "\n");
+  const Result sub = run({"help", "serve"});
+  EXPECT_EQ(sub.rc, 0);
+  EXPECT_NE(sub.out.find("--idle-exit"), std::string::npos);
   for (const char* h : {"--help", "-h", "help"}) {
     const Result r = run({h});
     EXPECT_EQ(r.rc, 0);
@@ -127,6 +130,7 @@ TEST(Completion, OffersWhatTheCommandLineDeclares) {
   EXPECT_EQ(completions(app, {"rnicsim", "lint", "--"}), (V{"--help", "--json"}));
   EXPECT_EQ(completions(app, {"rnicsim", "serve", "--log-level", "e"}), V{"error"});
   EXPECT_EQ(completions(app, {"rnicsim", "run", "--set", "nic.mtu"}), V{"nic.mtu="});
+  EXPECT_EQ(completions(app, {"rnicsim", "run", "--set", "=", "nic.mtu"}), V{"nic.mtu="});  // --set=nic.mtu
   EXPECT_EQ(completions(app, {"rnicsim", "run", "--set", "nic.pcie.la"}), (V{"nic.pcie.lanes=", "nic.pcie.latency="}));
   EXPECT_TRUE(completions(app, {"rnicsim", "run", "--set", "nic.bogus"}).empty());
   EXPECT_TRUE(completions(app, {"rnicsim", "exec", "--", "prog", "--"}).empty());
