@@ -1,6 +1,7 @@
 #include "cli/complete.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -40,6 +41,8 @@ std::vector<std::string> set_paths(const CLI::App& sub, const std::vector<std::s
       if (o != nullptr && o->get_expected_max() > 0) ++i;  // its value
       continue;
     }
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(words[i], ec)) continue;  // a FIFO would block the shell
     try {
       root = YAML::LoadFile(words[i]);
     } catch (const std::exception&) {

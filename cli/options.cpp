@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <sstream>
+#include <vector>
 
 #include "scenario/units.hpp"
 
@@ -77,8 +78,8 @@ CLI::Option* one_of(CLI::Option* opt, std::span<const std::string_view> names) {
   for (std::string_view n : names) type += (type.empty() ? "" : "|") + std::string(n);
   opt->type_name(type);
   return opt->check(CLI::Validator(
-      [names, type](std::string& s) -> std::string {
-        for (std::string_view n : names)
+      [list = std::vector<std::string>(names.begin(), names.end()), type](std::string& s) -> std::string {
+        for (const std::string& n : list)
           if (n == s) return "";
         return "expects one of " + type + got(s);
       },
@@ -97,17 +98,17 @@ public:
     return type.empty() ? "" : " " + type + (opt->get_expected_max() > 1 ? " ..." : "");
   }
   std::string make_option_desc(const CLI::Option* opt) const override {
-    std::string notes;
+    std::vector<std::string> notes;
     const std::string t = opt->get_type_name();
-    for (size_t at = t.find(':'); at != std::string::npos;) {
-      const size_t next = t.find(':', at + 1);
-      const std::string range = t.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
-      if (!range.empty()) notes += (notes.empty() ? "" : "; ") + range;
-      at = next;
+    for (size_t at = t.find(':'); at != std::string::npos; at = t.find(':', at + 1)) {
+      const std::string range = t.substr(at + 1, t.find(':', at + 1) - at - 1);
+      if (!range.empty()) notes.push_back(range);
     }
-    if (!opt->get_default_str().empty()) notes += (notes.empty() ? "" : "; ") + ("default " + opt->get_default_str());
-    if (opt->get_expected_max() > 1 && opt->nonpositional()) notes += (notes.empty() ? "" : "; ") + std::string("repeatable");
-    return opt->get_description() + (notes.empty() ? "" : " (" + notes + ")");
+    if (!opt->get_default_str().empty()) notes.push_back("default " + opt->get_default_str());
+    if (opt->get_expected_max() > 1 && opt->nonpositional()) notes.push_back("repeatable");
+    std::string desc = opt->get_description();
+    for (size_t i = 0; i < notes.size(); ++i) desc += (i == 0 ? " (" : "; ") + notes[i];
+    return notes.empty() ? desc : desc + ")";
   }
 };
 
