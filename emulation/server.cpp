@@ -48,10 +48,12 @@ void on_signal(int) { g_stop = 1; }
 constexpr uint32_t kMaxQueueEntries = 32768;
 // An event due sooner than this is waited for by spinning.
 constexpr std::chrono::microseconds kHotWindow{50};
-constexpr int kSettleCap = 4;
 constexpr std::chrono::milliseconds kLookEvery{1};
 // ... and while it spins with nothing due soon (a request waits this long at most).
 constexpr std::chrono::microseconds kIdleLookEvery{50};
+// Virtual clock: doorbells wait at most this many settle times for a program
+// thread that still runs (see take_doorbells).
+constexpr int kSettleCap = 4;
 
 // ibv_mtu (1..5) <-> bytes.
 uint32_t mtu_bytes(uint32_t ibv_mtu) { return ibv_mtu >= 1 && ibv_mtu <= 5 ? 128u << ibv_mtu : 0; }
@@ -1110,8 +1112,7 @@ bool Server::take_doorbells() {
   if (options_.clock == ClockMode::Real) return scan_doorbells();
   if (notice_doorbells()) executor_->touch();
   if (executor_->settling()) return false;
-  // A thread that still runs (or waits for a CPU) may be about to ring: wait
-  // for it, up to kSettleCap settle times.
+  // A thread that still runs (or waits for a CPU) may be about to ring.
   if (executor_->since_acted() < kSettleCap * options_.settle && !programs_asleep()) return false;
   return scan_doorbells();
 }
