@@ -20,6 +20,14 @@ void FaultModel::corrupt(Frame& frame, const packet::ParsedPacket& p) {
   ++counters_.corrupted;
 }
 
+bool FaultModel::acts_on(const FaultRule& r, uint64_t n) {
+  if (n < r.nth) return false;
+  const uint64_t after = n - r.nth;
+  const uint64_t step = r.every == 0 ? 1 : r.every;
+  if (after % step != 0) return false;
+  return r.count == 0 || after / step < r.count;
+}
+
 FaultModel::Verdict FaultModel::apply(Frame& frame) {
   Verdict v;
   if (rules_.empty()) return v;
@@ -30,8 +38,7 @@ FaultModel::Verdict FaultModel::apply(Frame& frame) {
     if (r.match.opcode && *r.match.opcode != f.opcode) continue;
     if (r.match.psn && *r.match.psn != f.psn) continue;
     if (r.match.dest_qp && *r.match.dest_qp != f.dest_qp) continue;
-    const uint64_t n = ++r.seen;
-    if (n < r.nth || n - r.nth >= r.count) continue;
+    if (!acts_on(r, ++r.seen)) continue;
     switch (r.action) {
       case FaultAction::Drop:
         ++counters_.rule_drops;

@@ -28,12 +28,14 @@ struct FaultMatch {
   std::optional<uint32_t> dest_qp;
 };
 
-// Acts on the `nth` (1-based) matching packet and the `count - 1` matching
-// packets after it.
+// Acts on the `nth` (1-based) matching packet and then on the next `count - 1`
+// matching packets, or with `every`, on every `every`th matching packet after
+// it ("drop every 256th packet of a QP"); count 0: no end.
 struct FaultRule {
   FaultMatch match;
   uint64_t nth = 1;
   uint64_t count = 1;
+  uint64_t every = 0;  // 0: the matching packets in a row
   FaultAction action = FaultAction::Drop;
   sim::Duration delay;  // Delay: added to the propagation delay
   uint64_t seen = 0;    // matching packets so far
@@ -55,6 +57,8 @@ public:
   };
   // Decides the fate of `frame` as it leaves; corrupts it in place if a rule says so.
   Verdict apply(Frame& frame);
+  // Whether the rule acts on its `n`th matching packet (1-based).
+  static bool acts_on(const FaultRule& r, uint64_t n);
 
   const FaultCounters& counters() const { return counters_; }
 

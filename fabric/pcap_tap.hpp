@@ -1,11 +1,17 @@
 // A pcap writer (libpcap) with nanosecond timestamps taken from simulated time.
-// Ethernet link type for RoCEv2, LINKTYPE_INFINIBAND (247) for native IB.
+// RoCEv2 frames are Ethernet; native IB packets are written as ERF records of
+// type InfiniBand (what Wireshark 4.0 decodes) or as LINKTYPE_INFINIBAND (247).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "fabric/port.hpp"
+#include "packet/erf.hpp"
 #include "packet/packet.hpp"
 
 struct pcap;
@@ -13,15 +19,34 @@ struct pcap_dumper;
 
 namespace rnicsim::fabric {
 
-enum class CaptureLinkType : int { Ethernet = 1, InfiniBand = 247 };
-// Native IB frames start with the LRH: LINKTYPE_INFINIBAND; RoCE frames are Ethernet.
-constexpr CaptureLinkType capture_link_type(packet::LinkKind k) {
-  return packet::is_ib(k) ? CaptureLinkType::InfiniBand : CaptureLinkType::Ethernet;
+enum class CaptureLinkType : int { Ethernet = 1, Erf = 197, InfiniBand = 247 };
+
+// How native IB packets are captured (scenario `ib_capture`, --ib-capture).
+enum class IbCapture : uint8_t { Erf, LinktypeInfiniband };
+constexpr std::pair<std::string_view, IbCapture> kIbCaptureNames[] = {{"erf", IbCapture::Erf},
+                                                                      {"infiniband", IbCapture::LinktypeInfiniband}};
+constexpr std::array<std::string_view, std::size(kIbCaptureNames)> ib_capture_names() {
+  std::array<std::string_view, std::size(kIbCaptureNames)> names{};
+  for (size_t i = 0; i < names.size(); ++i) names[i] = kIbCaptureNames[i].first;
+  return names;
+}
+constexpr std::string_view ib_capture_name(IbCapture c) { return kIbCaptureNames[static_cast<size_t>(c)].first; }
+// The capture named `name`, one of kIbCaptureNames (else the first).
+constexpr IbCapture ib_capture_named(std::string_view name) {
+  for (const auto& [n, c] : kIbCaptureNames)
+    if (n == name) return c;
+  return kIbCaptureNames[0].second;
+}
+
+constexpr CaptureLinkType capture_link_type(packet::LinkKind k, IbCapture ib) {
+  if (!packet::is_ib(k)) return CaptureLinkType::Ethernet;
+  return ib == IbCapture::Erf ? CaptureLinkType::Erf : CaptureLinkType::InfiniBand;
 }
 
 class PcapTap : public FrameTap {
 public:
-  // Throws std::runtime_error if the file cannot be created.
+  // Throws std::runtime_error if the file cannot be created. `snaplen` counts the
+  // packet's bytes (an ERF header comes on top).
   PcapTap(const std::string& path, CaptureLinkType link, uint32_t snaplen = 65535);
   PcapTap(const PcapTap&) = delete;
   PcapTap& operator=(const PcapTap&) = delete;
@@ -40,8 +65,10 @@ private:
   pcap* handle_ = nullptr;
   pcap_dumper* dumper_ = nullptr;
   uint32_t snaplen_;
+  bool erf_;
   uint64_t frames_ = 0;
   uint8_t priorities_ = 0xFF;
+  std::vector<std::byte> record_;  // an ERF record: header and packet
 };
 
 }  // namespace rnicsim::fabric

@@ -65,16 +65,6 @@ std::string_view to_string(BuildError e) noexcept {
   return "unknown build error";
 }
 
-std::string_view to_string(LinkKind k) noexcept {
-  switch (k) {
-    case LinkKind::RoceV2Ipv4: return "RoCEv2/IPv4";
-    case LinkKind::RoceV2Ipv6: return "RoCEv2/IPv6";
-    case LinkKind::IbLocal: return "IB local";
-    case LinkKind::IbGlobal: return "IB global";
-  }
-  return "?";
-}
-
 std::string_view to_string(Transport t) noexcept {
   switch (t) {
     case Transport::Rc: return "RC";

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -37,9 +38,32 @@ enum class LinkKind : std::uint8_t {
 /// What the capture says the frame starts with (pcap link type 1 vs 247).
 enum class LinkType : std::uint8_t { Ethernet, Infiniband };
 
-constexpr bool is_roce(LinkKind k) noexcept { return k == LinkKind::RoceV2Ipv4 || k == LinkKind::RoceV2Ipv6; }
+/// Each link kind once: its name and the frames it travels in (the
+/// conversions below and every LinkKind -> LinkType mapping read it).
+struct LinkKindInfo {
+  LinkKind kind;
+  std::string_view name;
+  LinkType frames;
+  std::string_view link_name;  ///< the frames' name, as perftest's "Link type" prints it
+};
+inline constexpr LinkKindInfo kLinkKinds[] = {
+    {LinkKind::RoceV2Ipv4, "RoCEv2/IPv4", LinkType::Ethernet, "Ethernet"},
+    {LinkKind::RoceV2Ipv6, "RoCEv2/IPv6", LinkType::Ethernet, "Ethernet"},
+    {LinkKind::IbLocal, "IB local", LinkType::Infiniband, "IB"},
+    {LinkKind::IbGlobal, "IB global", LinkType::Infiniband, "IB"},
+};
+constexpr const LinkKindInfo& info(LinkKind k) noexcept { return kLinkKinds[static_cast<std::size_t>(k)]; }
+constexpr bool link_kinds_in_order() {
+  for (std::size_t i = 0; i < std::size(kLinkKinds); ++i)
+    if (static_cast<std::size_t>(kLinkKinds[i].kind) != i) return false;
+  return true;
+}
+static_assert(link_kinds_in_order(), "kLinkKinds: one row per LinkKind, in its order");
+
+constexpr LinkType link_type(LinkKind k) noexcept { return info(k).frames; }
+constexpr bool is_roce(LinkKind k) noexcept { return link_type(k) == LinkType::Ethernet; }
 constexpr bool is_ib(LinkKind k) noexcept { return !is_roce(k); }
-std::string_view to_string(LinkKind k) noexcept;
+constexpr std::string_view to_string(LinkKind k) noexcept { return info(k).name; }
 
 /// LNH value the LRH carries for an IB link kind.
 constexpr std::uint8_t lnh_for(LinkKind k) noexcept { return k == LinkKind::IbGlobal ? 3 : 2; }

@@ -1,5 +1,5 @@
-// The fault model on a port: rules on the Nth matching packet (drop, corrupt
-// under the ICRC, delay with reordering).
+// The fault model on a port: rules on the Nth matching packet, in a row or
+// periodic (drop, corrupt under the ICRC, delay with reordering).
 #include "fabric/fault_model.hpp"
 
 #include <gtest/gtest.h>
@@ -77,6 +77,33 @@ TEST(FaultModel, RuleDropsTheNthMatchingPacketsOnly) {
   const std::vector<uint32_t> want = {0, 1, 2, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4};
   EXPECT_EQ(w.rx.psns, want);
   EXPECT_EQ(w.a.fault_model()->counters().rule_drops, 2u);
+}
+
+// every: the 2nd matching packet and every 4th after it, on one QP only, with no end.
+TEST(FaultModel, PeriodicRuleDropsEveryNthPacketOfAQp) {
+  Wire w;
+  fabric::FaultRule r;
+  r.match.dest_qp = 0x11;
+  r.nth = 2;
+  r.every = 4;
+  r.count = 0;
+  w.a.faults().add_rule(r);
+  w.send(12);
+  w.send(3, 0x12);
+  const std::vector<uint32_t> want = {0, 2, 3, 4, 6, 7, 8, 10, 11, 0, 1, 2};
+  EXPECT_EQ(w.rx.psns, want);
+  EXPECT_EQ(w.a.fault_model()->counters().rule_drops, 3u);
+}
+
+TEST(FaultModel, PeriodicRuleStopsAfterCountActs) {
+  fabric::FaultRule r;
+  r.nth = 3;
+  r.every = 10;
+  r.count = 2;
+  std::vector<uint64_t> acts;
+  for (uint64_t n = 1; n <= 40; ++n)
+    if (fabric::FaultModel::acts_on(r, n)) acts.push_back(n);
+  EXPECT_EQ(acts, (std::vector<uint64_t>{3, 13}));
 }
 
 TEST(FaultModel, RuleOnPsnCorruptsUnderTheIcrc) {

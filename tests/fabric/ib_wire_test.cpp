@@ -5,12 +5,16 @@
 #include <gtest/gtest.h>
 #include <pcap/pcap.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <vector>
 
 #include "fabric/pcap_tap.hpp"
 #include "fabric/port.hpp"
+#include "packet/bytes.hpp"
+#include "packet/erf.hpp"
 #include "packet/packet.hpp"
 
 using namespace rnicsim;
@@ -128,35 +132,88 @@ TEST(IbWire, GlobalPacketsCarryTheGrh) {
   EXPECT_EQ(ib.wire_time(global.size()) - ib.wire_time(local.size()), sim::serialization_time(40, k100G));
 }
 
-TEST(IbWire, TapWritesInfinibandLinkType) {
-  const std::string path = (std::filesystem::temp_directory_path() / "rnicsim_ib_tap_test.pcap").string();
-  const auto frame = ib_write_middle(packet::LinkKind::IbLocal, 256);  // a MIDDLE carries a whole PMTU
+// A frame sent through a tap writing `link` with `snaplen`: the record read
+// back (pcap header and data, after an ERF header if any) and the frame.
+struct TapRecord {
+  int dlt;
+  pcap_pkthdr header;
+  std::vector<std::byte> data, frame;
+};
+TapRecord tap_one_frame(fabric::CaptureLinkType link, uint32_t snaplen) {
+  // One file per test and process: ctest runs these tests side by side.
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string name = std::string("rnicsim_ib_tap_") + test->name() + "_" + std::to_string(::getpid()) + ".pcap";
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  TapRecord r{};
+  r.frame = ib_write_middle(packet::LinkKind::IbLocal, 256);  // a MIDDLE carries a whole PMTU
   {
     sim::Simulator s(1);
     fabric::FramePool pool;
     fabric::Port a(s, "a", ib_params()), b(s, "b", ib_params());
     fabric::Port::connect(a, b);
-    fabric::PcapTap tap(path, fabric::CaptureLinkType::InfiniBand);
+    fabric::PcapTap tap(path, link, snaplen);
     a.add_tap(&tap);
-    fabric::Frame f = pool.acquire(frame.size());
-    std::copy(frame.begin(), frame.end(), f.bytes().begin());
-    a.send(std::move(f));
+    sim::Event send([&] {
+      fabric::Frame f = pool.acquire(r.frame.size());
+      std::copy(r.frame.begin(), r.frame.end(), f.bytes().begin());
+      a.send(std::move(f));
+    });
+    s.scheduler().schedule(send, sim::Time::zero() + 1234567_ps);  // sent at 1.234567 us
     s.scheduler().run_until(sim::Time::max());
     EXPECT_EQ(tap.frames(), 1u);
   }
   char err[PCAP_ERRBUF_SIZE];
   pcap_t* p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
-  ASSERT_NE(p, nullptr) << err;
-  EXPECT_EQ(pcap_datalink(p), 247);  // LINKTYPE_INFINIBAND
+  EXPECT_NE(p, nullptr) << err;
+  if (p == nullptr) return r;
+  r.dlt = pcap_datalink(p);
   pcap_pkthdr* h;
   const u_char* data;
-  ASSERT_EQ(pcap_next_ex(p, &h, &data), 1);
-  ASSERT_EQ(h->len, frame.size());
-  EXPECT_EQ(data[1] & 0x03, 2);  // LRH first: LNH = 2 (IBA local)
-  auto parsed = packet::parse(std::span(reinterpret_cast<const std::byte*>(data), h->caplen),
-                              packet::LinkType::Infiniband);
-  ASSERT_TRUE(parsed.has_value());
-  EXPECT_TRUE(packet::vcrc_ok(std::span(reinterpret_cast<const std::byte*>(data), h->caplen), *parsed));
+  EXPECT_EQ(pcap_next_ex(p, &h, &data), 1);
+  r.header = *h;
+  r.data.assign(reinterpret_cast<const std::byte*>(data), reinterpret_cast<const std::byte*>(data) + h->caplen);
   pcap_close(p);
   std::filesystem::remove(path);
+  return r;
+}
+
+TEST(IbWire, TapWritesInfinibandLinkType) {
+  const TapRecord r = tap_one_frame(fabric::CaptureLinkType::InfiniBand, 65535);
+  EXPECT_EQ(r.dlt, 247);  // LINKTYPE_INFINIBAND
+  ASSERT_EQ(r.header.len, r.frame.size());
+  EXPECT_EQ(r.data, r.frame);
+  EXPECT_EQ(std::to_integer<int>(r.data[1]) & 0x03, 2);  // LRH first: LNH = 2 (IBA local)
+  auto parsed = packet::parse(r.data, packet::LinkType::Infiniband);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_TRUE(packet::vcrc_ok(r.data, *parsed));
+}
+
+TEST(IbWire, TapWritesErfRecordsOfTypeInfiniband) {
+  const TapRecord r = tap_one_frame(fabric::CaptureLinkType::Erf, 65535);
+  EXPECT_EQ(r.dlt, 197);  // LINKTYPE_ERF
+  ASSERT_EQ(r.header.len, packet::kErfHeaderBytes + r.frame.size());
+  ASSERT_EQ(r.header.caplen, r.header.len);
+  EXPECT_EQ(r.header.ts.tv_sec, 0);
+  EXPECT_EQ(r.header.ts.tv_usec, 1234);  // nanoseconds (the tap drops the picoseconds)
+  EXPECT_EQ(std::to_integer<int>(r.data[8]), 21);  // ERF type InfiniBand
+  EXPECT_EQ(packet::load_be16(&r.data[10]), r.header.caplen);  // record length
+  // The ERF time is the pcap record's: 1234 ns as a fraction of 2^32.
+  EXPECT_EQ(packet::load_le32(&r.data[4]), 0u);
+  EXPECT_EQ(packet::load_le32(&r.data[0]), 5300u);  // round(1234e-9 * 2^32)
+  const auto ib = packet::erf_infiniband_packet(r.data);
+  ASSERT_TRUE(ib.has_value());
+  EXPECT_EQ(ib->wire_length, r.frame.size());
+  EXPECT_TRUE(std::equal(ib->bytes.begin(), ib->bytes.end(), r.frame.begin(), r.frame.end()));
+}
+
+// The snap length counts the packet's bytes; the ERF header comes on top, and
+// its wire length is the whole packet's.
+TEST(IbWire, ErfSnaplenCutsThePacketNotItsHeader) {
+  const TapRecord r = tap_one_frame(fabric::CaptureLinkType::Erf, 64);
+  ASSERT_EQ(r.header.caplen, packet::kErfHeaderBytes + 64);
+  EXPECT_EQ(r.header.len, packet::kErfHeaderBytes + r.frame.size());
+  const auto ib = packet::erf_infiniband_packet(r.data);
+  ASSERT_TRUE(ib.has_value());
+  EXPECT_EQ(ib->bytes.size(), 64u);
+  EXPECT_EQ(ib->wire_length, r.frame.size());
 }

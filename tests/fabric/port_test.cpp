@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <pcap/pcap.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -104,7 +105,7 @@ TEST(Port, LossIsSeededAndCounted) {
 }
 
 TEST(PcapTap, WritesNanosecondTimestampsFromSimulatedTime) {
-  const std::string path = (std::filesystem::temp_directory_path() / "rnicsim_tap_test.pcap").string();
+  const std::string path = (std::filesystem::temp_directory_path() / ("rnicsim_tap_test_" + std::to_string(::getpid()) + ".pcap")).string();
   {
     sim::Simulator s(1);
     fabric::FramePool pool;

@@ -3,8 +3,9 @@
 //   DIR/roce_ipv4.pcap  Ethernet, RoCEv2 over IPv4, untagged and 802.1Q tagged
 //   DIR/roce_ipv6.pcap  Ethernet, RoCEv2 over IPv6, untagged and 802.1Q tagged
 //   DIR/ib.pcap         LINKTYPE_INFINIBAND (247), LRH only and LRH+GRH
-//   DIR/ib_user0.pcap   the same packets as LINKTYPE_USER0 (147), because
-//                       Wireshark's pcap reader does not map link type 247
+//   DIR/ib_erf.pcap     the same packets as ERF records of type InfiniBand
+//                       (LINKTYPE_ERF), which tshark 4.0 decodes; it does
+//                       not map link type 247
 #include <pcap/pcap.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "packet/erf.hpp"
 #include "packet/packet.hpp"
 #include "tests/packet/sample_packets.hpp"
 
@@ -35,8 +37,14 @@ static int write(const std::string& path, int dlt, const std::vector<LinkVariant
       pcap_pkthdr h{};
       h.ts.tv_sec = 1;
       h.ts.tv_usec = n * 1000;  // nanoseconds with PCAP_TSTAMP_PRECISION_NANO
-      h.caplen = h.len = static_cast<bpf_u_int32>(frame.size());
-      pcap_dump(reinterpret_cast<u_char*>(d), &h, reinterpret_cast<const u_char*>(frame.data()));
+      std::vector<std::byte> record;
+      if (dlt == DLT_ERF) {
+        const auto erf = erf_header(1, static_cast<std::uint32_t>(h.ts.tv_usec), frame.size(), frame.size());
+        record.assign(erf.begin(), erf.end());
+      }
+      record.insert(record.end(), frame.begin(), frame.end());
+      h.caplen = h.len = static_cast<bpf_u_int32>(record.size());
+      pcap_dump(reinterpret_cast<u_char*>(d), &h, reinterpret_cast<const u_char*>(record.data()));
       ++n;
     }
   }
@@ -58,6 +66,6 @@ int main(int argc, char** argv) {
   rc |= write(dir + "/roce_ipv4.pcap", DLT_EN10MB, {{LinkKind::RoceV2Ipv4, false}, {LinkKind::RoceV2Ipv4, true}});
   rc |= write(dir + "/roce_ipv6.pcap", DLT_EN10MB, {{LinkKind::RoceV2Ipv6, false}, {LinkKind::RoceV2Ipv6, true}});
   rc |= write(dir + "/ib.pcap", 247, {{LinkKind::IbLocal, false}, {LinkKind::IbGlobal, false}});
-  rc |= write(dir + "/ib_user0.pcap", 147, {{LinkKind::IbLocal, false}, {LinkKind::IbGlobal, false}});
+  rc |= write(dir + "/ib_erf.pcap", DLT_ERF, {{LinkKind::IbLocal, false}, {LinkKind::IbGlobal, false}});
   return rc;
 }
