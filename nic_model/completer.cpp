@@ -3,7 +3,6 @@
 #include <array>
 #include <cstring>
 
-#include "nic_model/nic.hpp"
 
 namespace rnicsim::nic {
 
@@ -23,16 +22,17 @@ sim::Duration local_ack_timeout(uint8_t timeout) {
 void Completer::arm_timer(QpContext& qp) {
   if (!qp.retransmit_timer || qp.timeout == 0) return;
   if (qp.una == qp.next_psn) {
-    nic_.scheduler().cancel(*qp.retransmit_timer);
+    ctx_.scheduler().cancel(*qp.retransmit_timer);
     return;
   }
   if (!qp.retransmit_timer->scheduled())
-    nic_.scheduler().schedule(*qp.retransmit_timer, nic_.now() + local_ack_timeout(qp.timeout));
+    ctx_.scheduler().schedule(*qp.retransmit_timer, ctx_.now() + local_ack_timeout(qp.timeout));
 }
 
-void Completer::retire_through(QpContext& qp, Psn psn) {
+bool Completer::retire_through(QpContext& qp, Psn psn) {
   // Every WQE whose last packet is at or before `psn` and has been sent is done,
   // up to a READ or atomic still missing its answer.
+  bool moved = false;
   while (!qp.send_entries.empty() && qp.next_entry > 0) {
     const SendEntry& e = qp.send_entries.front();
     if (Psn::distance(e.last_psn(), psn) < 0) break;
@@ -41,24 +41,27 @@ void Completer::retire_through(QpContext& qp, Psn psn) {
       // lost (IBTA 9.7.5.1.3, implicit NAK); ask again.
       if (!qp.response_gap_rewound) {
         qp.response_gap_rewound = true;
-        nic_.requester().rewind(qp, e.first_psn + e.responses_placed);
+        ports_.send_queue->rewind(qp, e.first_psn + e.responses_placed);
       }
-      return;
+      return moved;
     }
     const SendEntry done = qp.send_entries.pop_front();
     --qp.next_entry;
-    nic_.cqe_writer().complete_send(qp, done, WcStatus::Success);
+    moved = true;
+    ports_.completions->complete_send(qp, done, WcStatus::Success);
   }
-  if (Psn::distance(qp.una, psn + 1) > 0) qp.una = psn + 1;
+  if (Psn::distance(qp.una, psn + 1) <= 0) return moved;
+  qp.una = psn + 1;
+  return true;
 }
 
 void Completer::progress(QpContext& qp) {
   qp.retries_left = qp.retry_cnt;
   qp.rnr_retries_left = qp.rnr_retry;
   qp.response_gap_rewound = false;
-  nic_.scheduler().cancel(*qp.retransmit_timer);
+  ctx_.scheduler().cancel(*qp.retransmit_timer);
   arm_timer(qp);
-  nic_.requester().kick(qp);
+  ports_.send_queue->kick(qp);
 }
 
 void Completer::place_response(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) {
@@ -75,27 +78,27 @@ void Completer::place_response(QpContext& qp, const packet::ParsedPacket& p, fab
     ++stale_responses_;
     if (!qp.response_gap_rewound && !e.responses_complete() && Psn::distance(e.first_psn + e.responses_placed, psn) > 0) {
       qp.response_gap_rewound = true;
-      nic_.requester().rewind(qp, e.first_psn + e.responses_placed);
+      ports_.send_queue->rewind(qp, e.first_psn + e.responses_placed);
     }
     return;
   }
   const bool atomic = info.operation == packet::Operation::AtomicAcknowledge;
   if (atomic != (e.wqe.opcode != WrOpcode::RdmaRead)) {
-    nic_.qp_fatal(qp, WcStatus::BadRespErr);
+    ports_.errors->qp_fatal(qp, WcStatus::BadRespErr);
     return;
   }
   // Where the returned bytes go in the WQE's local buffers.
   const uint64_t offset = atomic ? 0 : uint64_t{e.responses_placed} * qp.path_mtu;
   const uint64_t len = atomic ? 8 : p.fields.payload_length;
   if (!atomic && offset + len > e.length) {
-    nic_.qp_fatal(qp, WcStatus::BadRespErr);
+    ports_.errors->qp_fatal(qp, WcStatus::BadRespErr);
     return;
   }
   SgeMap map;
-  const AccessCheck c = nic_.translation().map_sges(std::span(e.wqe.sge.data(), e.wqe.num_sge), qp.pd, offset, len,
+  const AccessCheck c = ctx_.translation.map_sges(std::span(e.wqe.sge.data(), e.wqe.num_sge), qp.pd, offset, len,
                                                     kAccessLocalWrite, map);
   if (c != AccessCheck::Ok) {
-    nic_.qp_fatal(qp, c == AccessCheck::TooShort ? WcStatus::LocLenErr : WcStatus::LocProtErr);
+    ports_.errors->qp_fatal(qp, c == AccessCheck::TooShort ? WcStatus::LocLenErr : WcStatus::LocProtErr);
     return;
   }
   if (atomic) {
@@ -103,9 +106,9 @@ void Completer::place_response(QpContext& qp, const packet::ParsedPacket& p, fab
     const uint64_t orig = p.fields.atomic_ack_eth->orig_remote_data;
     std::array<std::byte, 8> bytes;
     std::memcpy(bytes.data(), &orig, 8);
-    nic_.dma().scatter(std::span(map.pieces.data(), map.count), bytes, fabric::Frame(), qp.qpn.value());
+    ctx_.dma.scatter(std::span(map.pieces.data(), map.count), bytes, fabric::Frame(), qp.qpn.value());
   } else {
-    nic_.dma().scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame), qp.qpn.value());
+    ctx_.dma.scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame), qp.qpn.value());
   }
   ++e.responses_placed;
   qp.payload_bytes_placed += len;
@@ -114,9 +117,25 @@ void Completer::place_response(QpContext& qp, const packet::ParsedPacket& p, fab
     const SendEntry done = qp.send_entries.pop_front();
     --qp.next_entry;
     if (qp.rd_atomic_inflight > 0) --qp.rd_atomic_inflight;
-    nic_.cqe_writer().complete_send(qp, done, WcStatus::Success);
+    ports_.completions->complete_send(qp, done, WcStatus::Success);
   }
   progress(qp);
+}
+
+// An ACK of everything through `acked` (a NAK: of what came before the PSN
+// it names). It measures the RTT if it covers the probe; a NAK that does not
+// means the probe will be sent again, and its sample is dropped.
+void Completer::tell_congestion(QpContext& qp, Psn acked, bool nak) {
+  CongestionControl* cc = ctx_.congestion;
+  if (cc == nullptr) return;
+  CcAck a{acked, nak, {}};
+  if (qp.rtt_probe && Psn::distance(qp.rtt_probe_psn, acked) >= 0) {
+    a.rtt = ctx_.now() - qp.rtt_probe_sent;
+    qp.rtt_probe = false;
+  } else if (nak) {
+    qp.rtt_probe = false;
+  }
+  cc->on_ack(*qp.cc, a, ctx_.now());
 }
 
 void Completer::receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) {
@@ -136,45 +155,51 @@ void Completer::receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Fr
   if (!p.fields.aeth) return;
   const uint8_t syndrome = p.fields.aeth->syndrome;
   const auto kind = static_cast<AckKind>(syndrome >> 5);
+  if (auto* t = ctx_.timeline) t->record({.kind = kind == AckKind::Ack ? TimelineKind::Ack : TimelineKind::Nak,
+                                            .qpn = qp.qpn, .psn = psn, .code = syndrome, .start = ctx_.now()});
   switch (kind) {
     case AckKind::Ack: {
       ++acks_;
-      retire_through(qp, psn);
-      progress(qp);
+      tell_congestion(qp, psn, false);
+      // Only an ACK that moves the QP on refills the retry counters: one that
+      // stops at a READ still missing its answer must not rewind again.
+      if (retire_through(qp, psn)) progress(qp);
       return;
     }
     case AckKind::RnrNak: {
       ++naks_;
+      tell_congestion(qp, psn - 1, true);
       retire_through(qp, psn - 1);
       if (qp.rnr_retry != 7) {
         if (qp.rnr_retries_left == 0) {
-          nic_.qp_fatal(qp, WcStatus::RnrRetryExcErr);
+          ports_.errors->qp_fatal(qp, WcStatus::RnrRetryExcErr);
           return;
         }
         --qp.rnr_retries_left;
       }
       // Stop sending, wait the responder's RNR time, then go back to the refused PSN.
       qp.rnr_waiting = true;
-      nic_.scheduler().reschedule(*qp.retransmit_timer, nic_.now() + rnr_timer_duration(syndrome & 0x1F));
+      ctx_.scheduler().reschedule(*qp.retransmit_timer, ctx_.now() + rnr_timer_duration(syndrome & 0x1F));
       return;
     }
     case AckKind::Nak: {
       ++naks_;
       const auto code = static_cast<NakCode>(syndrome & 0x1F);
+      tell_congestion(qp, psn - 1, true);
       retire_through(qp, psn - 1);
       if (code == NakCode::PsnSequenceError) {
-        if (nic_.params().selective_repeat != 0) {
-          nic_.requester().resend(qp, psn);
+        if (ctx_.params().selective_repeat != 0) {
+          ports_.send_queue->resend(qp, psn);
         } else {
-          nic_.requester().rewind(qp, psn);
+          ports_.send_queue->rewind(qp, psn);
         }
-        nic_.scheduler().cancel(*qp.retransmit_timer);
+        ctx_.scheduler().cancel(*qp.retransmit_timer);
         arm_timer(qp);
         return;
       }
       static constexpr WcStatus kStatus[] = {WcStatus::BadRespErr, WcStatus::RemInvReqErr, WcStatus::RemAccessErr,
                                              WcStatus::RemOpErr, WcStatus::RemInvRdReqErr};
-      nic_.qp_fatal(qp, static_cast<size_t>(code) < 5 ? kStatus[static_cast<size_t>(code)] : WcStatus::BadRespErr);
+      ports_.errors->qp_fatal(qp, static_cast<size_t>(code) < 5 ? kStatus[static_cast<size_t>(code)] : WcStatus::BadRespErr);
       return;
     }
     case AckKind::Reserved: return;
@@ -185,21 +210,23 @@ void Completer::on_timer(QpContext& qp) {
   if (qp.state != QpState::Rts) return;
   if (qp.rnr_waiting) {
     qp.rnr_waiting = false;
-    nic_.requester().rewind(qp, qp.una);
+    ports_.send_queue->rewind(qp, qp.una);
     arm_timer(qp);
     return;
   }
   if (qp.una == qp.next_psn) return;
   ++timeouts_;
+  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::AckTimeout, .qpn = qp.qpn, .psn = qp.una,
+                                            .start = ctx_.now()});
   if (qp.retries_left == 0) {
-    nic_.qp_fatal(qp, WcStatus::RetryExcErr);
+    ports_.errors->qp_fatal(qp, WcStatus::RetryExcErr);
     return;
   }
   --qp.retries_left;
-  if (nic_.params().selective_repeat != 0) {
-    nic_.requester().resend(qp, qp.una);  // only the oldest: the responder keeps the rest
+  if (ctx_.params().selective_repeat != 0) {
+    ports_.send_queue->resend(qp, qp.una);  // only the oldest: the responder keeps the rest
   } else {
-    nic_.requester().rewind(qp, qp.una);
+    ports_.send_queue->rewind(qp, qp.una);
   }
   arm_timer(qp);
 }

@@ -7,13 +7,13 @@
 
 #include <cstdint>
 
+#include "nic_model/nic_context.hpp"
+#include "nic_model/ports.hpp"
 #include "fabric/frame.hpp"
 #include "nic_model/qp_context.hpp"
 #include "packet/packet.hpp"
 
 namespace rnicsim::nic {
-
-class Nic;
 
 // AETH syndrome classes (IBTA 9.7.5.1.1).
 enum class AckKind : uint8_t { Ack = 0, RnrNak = 1, Reserved = 2, Nak = 3 };
@@ -28,12 +28,18 @@ sim::Duration rnr_timer_duration(uint8_t field);
 // The local ACK timeout: 4.096 us x 2^timeout; 0 means infinite.
 sim::Duration local_ack_timeout(uint8_t timeout);
 
-class Completer {
+class Completer final : public ResponsePort {
 public:
-  explicit Completer(Nic& nic) : nic_(nic) {}
-  void receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame);
-  // (Re)starts the retransmission timer of a QP with packets outstanding.
-  void arm_timer(QpContext& qp);
+  explicit Completer(NicContext& ctx) : ctx_(ctx) {}
+  // The ports it sends into.
+  struct Ports {
+    SendQueuePort* send_queue = nullptr;
+    CompletionPort* completions = nullptr;
+    QpErrorPort* errors = nullptr;
+  };
+  void connect(const Ports& ports) { ports_ = ports; }
+  void receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) override;
+  void arm_timer(QpContext& qp) override;
   void on_timer(QpContext& qp);
 
   uint64_t acks() const { return acks_; }
@@ -42,11 +48,14 @@ public:
   uint64_t stale_responses() const { return stale_responses_; }
 
 private:
-  void retire_through(QpContext& qp, Psn psn);
+  // Whether it moved the QP on: retired a WQE or the oldest unacknowledged PSN.
+  bool retire_through(QpContext& qp, Psn psn);
   // A READ response or atomic ACK for `psn`; false if it was not the one expected.
   void place_response(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame);
+  void tell_congestion(QpContext& qp, Psn acked, bool nak);
   void progress(QpContext& qp);
-  Nic& nic_;
+  NicContext& ctx_;
+  Ports ports_;
   uint64_t acks_ = 0, naks_ = 0, timeouts_ = 0, stale_responses_ = 0;
 };
 

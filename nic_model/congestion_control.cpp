@@ -1,23 +1,47 @@
 #include "nic_model/congestion_control.hpp"
 
+#include <array>
+
 #include "nic_model/dcqcn.hpp"
 
 namespace rnicsim::nic {
+namespace {
 
-std::string_view to_string(CcAlgorithm a) {
-  switch (a) {
-    case CcAlgorithm::None: return "none";
-    case CcAlgorithm::Dcqcn: return "dcqcn";
-  }
-  return "?";
+constexpr std::array<CcAlgorithmEntry, 2> kAlgorithms{{
+    {"none", nullptr},
+    {"dcqcn", &make_algorithm<Dcqcn>},
+}};
+
+}  // namespace
+
+CcAlgorithmTable cc_algorithms() { return kAlgorithms; }
+
+std::vector<CcAlgorithmEntry> cc_algorithms_with(const CcAlgorithmEntry& extra) {
+  std::vector<CcAlgorithmEntry> table(kAlgorithms.begin(), kAlgorithms.end());
+  table.push_back(extra);
+  return table;
 }
 
-std::unique_ptr<CongestionControl> make_congestion_control(const CongestionParams& p, uint64_t line_rate_bps) {
-  switch (p.algorithm) {
-    case CcAlgorithm::None: return nullptr;
-    case CcAlgorithm::Dcqcn: return std::make_unique<Dcqcn>(p, line_rate_bps);
-  }
-  return nullptr;
+std::optional<CcAlgorithm> cc_algorithm_named(std::string_view name, CcAlgorithmTable table) {
+  for (size_t i = 0; i < table.size(); ++i)
+    if (table[i].name == name) return CcAlgorithm{static_cast<uint8_t>(i)};
+  return std::nullopt;
+}
+
+std::string_view to_string(CcAlgorithm a, CcAlgorithmTable table) {
+  return a.row < table.size() ? table[a.row].name : "?";
+}
+
+std::string cc_algorithm_names(std::string_view separator, CcAlgorithmTable table) {
+  std::string out;
+  for (const CcAlgorithmEntry& e : table) out.append(out.empty() ? "" : separator).append(e.name);
+  return out;
+}
+
+std::unique_ptr<CongestionControl> make_congestion_control(const CongestionParams& p, uint64_t line_rate_bps,
+                                                           CcAlgorithmTable table) {
+  const auto make = p.algorithm.row < table.size() ? table[p.algorithm.row].make : nullptr;
+  return make != nullptr ? make(p, line_rate_bps) : nullptr;
 }
 
 }  // namespace rnicsim::nic

@@ -1,29 +1,61 @@
-// Congestion control: a pluggable block of the NIC. The reaction point (RP) in the
-// sending NIC limits each QP's rate; the notification point (NP) in the receiving
-// NIC turns ECN Congestion Experienced marks into congestion notification packets
-// (CNPs, RoCEv2 annex A17.9.3) back to the sender. The requester asks the block
-// when a QP may send its next packet and tells it what was sent; the receive
-// pipeline hands it marked packets (NP) and CNPs (RP). With no algorithm chosen the
-// NIC holds no block and pays nothing per packet.
+// Congestion control: a pluggable block of the NIC, algorithm-neutral. The
+// reaction point (RP) in the sending NIC paces each QP; the notification point
+// (NP) in the receiving NIC turns ECN Congestion Experienced marks into CNPs
+// (RoCEv2 annex A17.9.3). The NIC calls the hooks below (a packet sent, an
+// ACK or NAK with the RTT of its probe, a CNP, a marked packet, a timer) on
+// per-QP state the algorithm owns. An algorithm is one file and one row of the
+// table of algorithms (kAlgorithms in congestion_control.cpp).
+// With no algorithm the NIC holds no block and pays nothing per packet.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "packet/psn.hpp"
+#include "sim/scheduler.hpp"
 #include "sim/time.hpp"
 
 namespace rnicsim::nic {
 
-enum class CcAlgorithm : uint32_t { None = 0, Dcqcn = 1 };
-std::string_view to_string(CcAlgorithm a);
+class CongestionControl;
+struct CongestionParams;
+
+// An algorithm: its row of cc_algorithms() (row 0: none).
+struct CcAlgorithm {
+  uint8_t row = 0;
+  bool operator==(const CcAlgorithm&) const = default;
+};
+// The one table of algorithms: the name scenarios and outputs use, and how to
+// make the block (nullptr: none) for a port of `line_rate_bps`.
+struct CcAlgorithmEntry {
+  std::string_view name;
+  std::unique_ptr<CongestionControl> (*make)(const CongestionParams& p, uint64_t line_rate_bps);
+};
+using CcAlgorithmTable = std::span<const CcAlgorithmEntry>;
+CcAlgorithmTable cc_algorithms();
+// The built-in table with one row more (an algorithm of a test or of a build of one's own).
+std::vector<CcAlgorithmEntry> cc_algorithms_with(const CcAlgorithmEntry& extra);
+std::optional<CcAlgorithm> cc_algorithm_named(std::string_view name, CcAlgorithmTable table = cc_algorithms());
+std::string_view to_string(CcAlgorithm a, CcAlgorithmTable table = cc_algorithms());
+// Every name, `separator` between them ("none | dcqcn").
+std::string cc_algorithm_names(std::string_view separator, CcAlgorithmTable table = cc_algorithms());
+// A row's `make`: an algorithm constructed from the parameters and the line rate.
+template <class Algorithm>
+std::unique_ptr<CongestionControl> make_algorithm(const CongestionParams& p, uint64_t line_rate_bps) {
+  return std::make_unique<Algorithm>(p, line_rate_bps);
+}
 
 // Parameters of the congestion control block. The DCQCN parameters carry the names
 // and defaults ConnectX firmware gives them (its "DCQCN parameters" table), so
 // that a configuration can be copied across; units are this project's (bits/s,
 // bytes, times) where the firmware counts in Mb/s or microseconds.
 struct CongestionParams {
-  CcAlgorithm algorithm = CcAlgorithm::None;
+  CcAlgorithm algorithm;  // none
   // --- reaction point ---
   // Alpha (the congestion estimate, in 1/1024) is updated every dce_tcp_rtt:
   // alpha = alpha * g/1024 + (CNP seen in the period ? (1024 - g) : 0).
@@ -49,52 +81,72 @@ struct CongestionParams {
   uint32_t cnp_802p_prio = 6;             // egress priority of CNPs
 };
 
-// What the block keeps per QP (in the QP context). Rates in bits/s, alpha in 1/1024.
-struct CcState {
-  // Reaction point.
-  bool limited = false;        // the rate limiter is on (a CNP arrived and the rate is below the ceiling)
-  sim::Time next_send;         // the QP may start its next packet then
-  uint64_t current_rate = 0;   // Rc
-  uint64_t target_rate = 0;    // Rt
-  uint32_t alpha = 0;
-  bool cnp_in_period = false;  // a CNP arrived in the current alpha period
-  sim::Time alpha_period_start;
-  sim::Time last_cut;
-  sim::Time timer_start;       // rate increase timer
-  uint64_t byte_count = 0;     // bytes towards the next byte-counter increase
-  uint32_t timer_events = 0;   // T: timer increase events since the last cut
-  uint32_t byte_events = 0;    // BC: byte-counter increase events since the last cut
-  bool timer_raised = false;   // the timer raised the rate since the last cut
-  // Notification point.
-  bool cnp_sent = false;
-  sim::Time last_cnp;
-  // Counters.
+// Per-QP state of an algorithm, of a type of its own: the NIC keeps the one
+// new_qp_state() made in the QP context and hands it back to every hook.
+struct CcQpState {
+  virtual ~CcQpState() = default;
+  // The QP's timer (the NIC makes it with the state): see arm_timer().
+  std::unique_ptr<sim::Event> timer;
+};
+
+// A packet the QP started (first transmission or not).
+struct CcSent {
+  packet::Psn psn;
+  uint32_t bytes = 0;
+  bool retransmission = false;
+};
+// An ACK or NAK. rtt: from the first transmission of the QP's RTT probe to
+// this acknowledgement of it (one timed packet at a time, never a resent one,
+// as TCP samples RTT); zero when it does not acknowledge the probe.
+struct CcAck {
+  packet::Psn psn;
+  bool nak = false;  // a NAK (sequence error or RNR)
+  sim::Duration rtt;
+};
+// What any algorithm says of a QP, for the outputs. Rates in bits/s.
+struct CcSummary {
+  bool limited = false;  // the QP is held below line rate
+  uint64_t rate = 0;     // while limited
   uint64_t rate_cuts = 0;
 };
 
 class CongestionControl {
 public:
   virtual ~CongestionControl() = default;
+  virtual std::unique_ptr<CcQpState> new_qp_state() const = 0;
   // --- reaction point ---
-  // Brings the QP's state up to `now` (timers that expired since the last look)
-  // and returns when it may start its next packet (`now` or later).
-  virtual sim::Time send_time(CcState& s, sim::Time now) = 0;
-  // The QP started a packet of `bytes` at `now`.
-  virtual void sent(CcState& s, uint32_t bytes, sim::Time now) = 0;
-  // A CNP for the QP arrived.
-  virtual void cnp_received(CcState& s, sim::Time now) = 0;
+  // When the QP may start its next packet (`now` or later); it may bring the
+  // state's timers up to `now` first.
+  virtual sim::Time send_time(CcQpState& s, sim::Time now) = 0;
+  virtual void on_sent(CcQpState& s, const CcSent& p, sim::Time now) = 0;
+  virtual void on_ack(CcQpState& /*s*/, const CcAck& /*a*/, sim::Time /*now*/) {}
+  virtual void on_cnp(CcQpState& /*s*/, sim::Time /*now*/) {}
   // --- notification point ---
   // A packet marked Congestion Experienced arrived for the QP: whether to send a CNP.
-  virtual bool marked_packet(CcState& s, sim::Time now) = 0;
+  virtual bool on_marked_packet(CcQpState& s, sim::Time now) = 0;
+  // --- a timer ---
+  // The QP's timer, armed by arm_timer(), fired; the QP is asked for packets after.
+  virtual void on_timer(CcQpState& /*s*/, sim::Time /*now*/) {}
+  virtual CcSummary summary(const CcQpState& s) const = 0;
 
   const CongestionParams& params() const { return params_; }
+  // The NIC's scheduler, which runs the QPs' timers (given when the block joins a NIC).
+  void attach(sim::Scheduler& scheduler) { scheduler_ = &scheduler; }
 
 protected:
   explicit CongestionControl(const CongestionParams& p) : params_(p) {}
+  // on_timer(s) at `when`, in place of an earlier arming not yet fired.
+  void arm_timer(CcQpState& s, sim::Time when) {
+    if (scheduler_ != nullptr && s.timer) scheduler_->reschedule(*s.timer, when);
+  }
   CongestionParams params_;
+
+private:
+  sim::Scheduler* scheduler_ = nullptr;
 };
 
-// The block for `p.algorithm` (nullptr for None) at a port of `line_rate_bps`.
-std::unique_ptr<CongestionControl> make_congestion_control(const CongestionParams& p, uint64_t line_rate_bps);
+// The block for `p.algorithm`, a row of `table` (nullptr for none), at a port of `line_rate_bps`.
+std::unique_ptr<CongestionControl> make_congestion_control(const CongestionParams& p, uint64_t line_rate_bps,
+                                                           CcAlgorithmTable table = cc_algorithms());
 
 }  // namespace rnicsim::nic

@@ -1,7 +1,5 @@
 #include "nic_model/cqe_writer.hpp"
 
-#include "nic_model/nic.hpp"
-
 #include <algorithm>
 
 namespace rnicsim::nic {
@@ -21,16 +19,19 @@ WcOpcode wc_opcode_of(WrOpcode op) {
 }  // namespace
 
 void CqeWriter::complete_send(QpContext& qp, const SendEntry& e, WcStatus status) {
+  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::WrDone, .qpn = qp.qpn, .psn = e.first_psn,
+                                            .wr_id = e.wqe.wr_id, .code = static_cast<uint8_t>(status),
+                                            .start = ctx_.now()});
   if (status == WcStatus::Success && !e.signaled) return;
   // This completes the work before it, unsignaled work included.
-  nic_.dma().memory().work_completed(qp.qpn.value(), e.last_psn().value());
+  ctx_.dma.memory().work_completed(qp.qpn.value(), e.last_psn().value());
   Cqe c{};
   c.wr_id = e.wqe.wr_id;
   c.status = status;
   c.opcode = wc_opcode_of(e.wqe.opcode);
   c.byte_len = status == WcStatus::Success ? e.length : 0;
   c.qp_num = qp.qpn.value();
-  post(qp, qp.send_cq, c);
+  post(qp, qp.send_cq, c, false);
 }
 
 bool CqeWriter::full(CqContext& cq) const {
@@ -43,19 +44,19 @@ bool CqeWriter::full(CqContext& cq) const {
   return cq.producer - cq.consumer_seen >= cq.capacity;
 }
 
-void CqeWriter::post(QpContext& qp, uint32_t cqn, Cqe c, bool solicited) {
-  CqContext* cq = nic_.cq(cqn);
+void CqeWriter::post(QpContext& qp, Cqn cqn, Cqe c, bool solicited) {
+  CqContext* cq = ctx_.tables.cq(cqn);
   if (cq == nullptr || cq->entries == 0) return;
   if (!cq->overrun && full(*cq)) {
     cq->overrun = true;
     ++overruns_;
-    raise(AsyncEvent::CqErr, cqn);
+    raise(AsyncEvent::CqErr, cqn.value());
   }
   if (cq->overrun) {
     ++lost_;
     if (qp.state != QpState::Err) {
       raise(AsyncEvent::QpFatal, qp.qpn.value());
-      nic_.qp_fatal(qp, WcStatus::WrFlushErr);  // its flushed WQEs find the CQ in error too
+      ports_.errors->qp_fatal(qp, WcStatus::WrFlushErr);  // its flushed WQEs find the CQ in error too
     }
     return;
   }
@@ -63,22 +64,26 @@ void CqeWriter::post(QpContext& qp, uint32_t cqn, Cqe c, bool solicited) {
   const uint64_t addr = cq->base + (cq->producer % cq->entries) * sizeof(Cqe);
   ++cq->producer;
   // Solicited-only notification wakes for solicited messages and for errors.
-  in_flight_.push_back(Written{cqn, solicited || c.status != WcStatus::Success, std::nullopt});
-  nic_.dma().write_small(addr, bytes_of(c), this, cqn);
+  in_flight_.push_back(Written{cqn.value(), solicited || c.status != WcStatus::Success, std::nullopt, c, ctx_.now()});
+  ctx_.dma.write_small(addr, bytes_of(c), this, cqn.value());
 }
 
 void CqeWriter::raise(AsyncEvent event, uint32_t id) {
-  in_flight_.push_back(Written{id, false, event});
-  nic_.dma().write_event_entry(this, id);
+  in_flight_.push_back(Written{id, false, event, {}, ctx_.now()});
+  ctx_.dma.write_event_entry(this, id);
 }
 
 void CqeWriter::dma_done(uint64_t tag, bool ok) {
   const Written w = in_flight_.pop_front();  // CQE writes complete in order
   if (w.event) {
-    nic_.async_event(*w.event, w.id);
+    ports_.errors->async_event(*w.event, w.id);
     return;
   }
-  CqContext* cq = nic_.cq(static_cast<uint32_t>(tag));
+  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::CqeWritten, .qpn = Qpn(w.cqe.qp_num), .index = w.id,
+                                            .wr_id = w.cqe.wr_id, .code = static_cast<uint8_t>(w.cqe.status),
+                                            .flag = w.cqe.opcode < WcOpcode::Recv, .start = w.posted,
+                                            .end = ctx_.now()});
+  CqContext* cq = ctx_.tables.cq(Cqn(static_cast<uint32_t>(tag)));
   if (cq == nullptr) return;
   if (!ok) {
     ++lost_;
@@ -90,18 +95,18 @@ void CqeWriter::dma_done(uint64_t tag, bool ok) {
   if (cq->listener != nullptr) cq->listener->on_completion(cq->cqn);
   if (!cq->armed || (cq->solicited_only && !w.notify)) return;
   // Interrupt moderation: an event per `count` CQEs, or `period` after the first.
-  const NicParams& p = nic_.params();
+  const NicParams& p = ctx_.params();
   if (++cq->pending_events >= std::max<uint32_t>(p.cq_moderation_count, 1)) {
-    nic_.scheduler().cancel(*cq->event_timer);
+    ctx_.scheduler().cancel(*cq->event_timer);
     // The MSI-X write crosses PCIe to the host.
-    nic_.scheduler().schedule(*cq->event_timer, nic_.pcie().write(nic_.now(), 4));
+    ctx_.scheduler().schedule(*cq->event_timer, ctx_.pcie.write(ctx_.now(), 4));
   } else if (p.cq_moderation_period > sim::Duration::zero() && !cq->event_timer->scheduled()) {
-    nic_.scheduler().schedule(*cq->event_timer, nic_.now() + p.cq_moderation_period);
+    ctx_.scheduler().schedule(*cq->event_timer, ctx_.now() + p.cq_moderation_period);
   }
 }
 
-void CqeWriter::fire_event(uint32_t cqn) {
-  CqContext* cq = nic_.cq(cqn);
+void CqeWriter::fire_event(Cqn cqn) {
+  CqContext* cq = ctx_.tables.cq(cqn);
   if (cq == nullptr || !cq->armed) return;
   cq->armed = false;
   cq->pending_events = 0;

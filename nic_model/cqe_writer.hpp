@@ -12,27 +12,31 @@
 #include <cstdint>
 #include <optional>
 
+#include "nic_model/nic_context.hpp"
+#include "nic_model/ports.hpp"
 #include "nic_model/dma_engine.hpp"
 #include "nic_model/qp_context.hpp"
 #include "sim/ring_queue.hpp"
 
 namespace rnicsim::nic {
 
-class Nic;
-
-class CqeWriter : public DmaClient {
+class CqeWriter final : public CompletionPort, public DmaClient {
 public:
-  explicit CqeWriter(Nic& nic) : nic_(nic) {}
+  explicit CqeWriter(NicContext& ctx) : ctx_(ctx) {}
+  // The ports it sends into.
+  struct Ports {
+    QpErrorPort* errors = nullptr;
+  };
+  void connect(const Ports& ports) { ports_ = ports; }
   // Completes a send-queue WQE (writes a CQE if it is signaled or failed).
-  void complete_send(QpContext& qp, const SendEntry& e, WcStatus status);
-  // Writes `cqe` (owner bit filled in here) of `qp` to completion queue `cqn`.
-  // `solicited`: the completion is of a message with the solicited-event bit.
-  void post(QpContext& qp, uint32_t cqn, Cqe cqe, bool solicited = false);
+  void complete_send(QpContext& qp, const SendEntry& e, WcStatus status) override;
+  // The owner bit is filled in here.
+  void post(QpContext& qp, Cqn cqn, Cqe cqe, bool solicited) override;
   // Writes an event queue entry for `event` on object `id`: the event reaches
   // the host after every CQE written before it.
   void raise(AsyncEvent event, uint32_t id);
   // The CQ's interrupt: moderation decided it is due.
-  void fire_event(uint32_t cqn);
+  void fire_event(Cqn cqn);
   void dma_done(uint64_t tag, bool ok) override;
   uint64_t written() const { return written_; }
   uint64_t overruns() const { return overruns_; }        // CQs that overran
@@ -43,9 +47,12 @@ private:
     uint32_t id;   // a CQE's CQ, or an event's object
     bool notify;   // a CQE that may raise a completion event
     std::optional<AsyncEvent> event;  // an event queue entry, not a CQE
+    Cqe cqe{};                        // what it writes, and when it was posted (for the timeline)
+    sim::Time posted;
   };
   bool full(CqContext& cq) const;
-  Nic& nic_;
+  NicContext& ctx_;
+  Ports ports_;
   sim::RingQueue<Written> in_flight_;
   uint64_t written_ = 0;
   uint64_t overruns_ = 0;

@@ -14,7 +14,7 @@ Dcqcn::Dcqcn(const CongestionParams& p, uint64_t line_rate_bps)
     : CongestionControl(p),
       max_rate_(p.rpg_max_rate != 0 ? std::min(p.rpg_max_rate, line_rate_bps) : line_rate_bps) {}
 
-void Dcqcn::advance(CcState& s, sim::Time now) const {
+void Dcqcn::advance(DcqcnState& s, sim::Time now) const {
   if (!s.limited) return;
   // Alpha: one update per elapsed period; only the first can have seen a CNP.
   const int64_t period = std::max<int64_t>(params_.dce_tcp_rtt.picoseconds(), 1);
@@ -36,7 +36,7 @@ void Dcqcn::advance(CcState& s, sim::Time now) const {
   }
 }
 
-void Dcqcn::increase(CcState& s) const {
+void Dcqcn::increase(DcqcnState& s) const {
   const uint32_t f = params_.rpg_threshold;
   if (std::max(s.timer_events, s.byte_events) < f) {
     // Fast recovery: back towards the rate before the cut.
@@ -53,12 +53,16 @@ void Dcqcn::increase(CcState& s) const {
   }
 }
 
-sim::Time Dcqcn::send_time(CcState& s, sim::Time now) {
+// The NIC hands every hook the state new_qp_state() made: DCQCN's own.
+sim::Time Dcqcn::send_time(CcQpState& state, sim::Time now) {
+  auto& s = static_cast<DcqcnState&>(state);
   advance(s, now);
   return s.limited ? std::max(s.next_send, now) : now;
 }
 
-void Dcqcn::sent(CcState& s, uint32_t bytes, sim::Time now) {
+void Dcqcn::on_sent(CcQpState& state, const CcSent& p, sim::Time now) {
+  auto& s = static_cast<DcqcnState&>(state);
+  const uint32_t bytes = p.bytes;
   if (!s.limited) return;
   advance(s, now);
   if (!s.limited) return;
@@ -74,7 +78,8 @@ void Dcqcn::sent(CcState& s, uint32_t bytes, sim::Time now) {
   }
 }
 
-void Dcqcn::cnp_received(CcState& s, sim::Time now) {
+void Dcqcn::on_cnp(CcQpState& state, sim::Time now) {
+  auto& s = static_cast<DcqcnState&>(state);
   advance(s, now);
   if (!s.limited) {
     // The first CNP (or the first since the rate recovered): the limiter starts.
@@ -106,11 +111,17 @@ void Dcqcn::cnp_received(CcState& s, sim::Time now) {
   s.timer_raised = false;
 }
 
-bool Dcqcn::marked_packet(CcState& s, sim::Time now) {
+bool Dcqcn::on_marked_packet(CcQpState& state, sim::Time now) {
+  auto& s = static_cast<DcqcnState&>(state);
   if (s.cnp_sent && now - s.last_cnp < params_.min_time_between_cnps) return false;
   s.cnp_sent = true;
   s.last_cnp = now;
   return true;
+}
+
+CcSummary Dcqcn::summary(const CcQpState& state) const {
+  const auto& s = static_cast<const DcqcnState&>(state);
+  return {s.limited, s.limited ? s.current_rate : 0, s.rate_cuts};
 }
 
 }  // namespace rnicsim::nic

@@ -26,20 +26,45 @@
 
 namespace rnicsim::nic {
 
+// What DCQCN keeps per QP. Rates in bits/s, alpha in 1/1024.
+struct DcqcnState final : CcQpState {
+  // Reaction point.
+  bool limited = false;        // the rate limiter is on (a CNP arrived and the rate is below the ceiling)
+  sim::Time next_send;         // the QP may start its next packet then
+  uint64_t current_rate = 0;   // Rc
+  uint64_t target_rate = 0;    // Rt
+  uint32_t alpha = 0;
+  bool cnp_in_period = false;  // a CNP arrived in the current alpha period
+  sim::Time alpha_period_start;
+  sim::Time last_cut;
+  sim::Time timer_start;       // rate increase timer
+  uint64_t byte_count = 0;     // bytes towards the next byte-counter increase
+  uint32_t timer_events = 0;   // T: timer increase events since the last cut
+  uint32_t byte_events = 0;    // BC: byte-counter increase events since the last cut
+  bool timer_raised = false;   // the timer raised the rate since the last cut
+  // Notification point.
+  bool cnp_sent = false;
+  sim::Time last_cnp;
+  // Counters.
+  uint64_t rate_cuts = 0;
+};
+
 class Dcqcn final : public CongestionControl {
 public:
   Dcqcn(const CongestionParams& p, uint64_t line_rate_bps);
 
-  sim::Time send_time(CcState& s, sim::Time now) override;
-  void sent(CcState& s, uint32_t bytes, sim::Time now) override;
-  void cnp_received(CcState& s, sim::Time now) override;
-  bool marked_packet(CcState& s, sim::Time now) override;
+  std::unique_ptr<CcQpState> new_qp_state() const override { return std::make_unique<DcqcnState>(); }
+  sim::Time send_time(CcQpState& s, sim::Time now) override;
+  void on_sent(CcQpState& s, const CcSent& p, sim::Time now) override;
+  void on_cnp(CcQpState& s, sim::Time now) override;
+  bool on_marked_packet(CcQpState& s, sim::Time now) override;
+  CcSummary summary(const CcQpState& s) const override;
 
   uint64_t max_rate() const { return max_rate_; }
 
 private:
-  void advance(CcState& s, sim::Time now) const;
-  void increase(CcState& s) const;
+  void advance(DcqcnState& s, sim::Time now) const;
+  void increase(DcqcnState& s) const;
 
   uint64_t max_rate_;
 };

@@ -4,19 +4,25 @@
 
 #include <cstdint>
 
+#include "nic_model/nic_context.hpp"
+#include "nic_model/ports.hpp"
 #include "nic_model/queue_format.hpp"
+#include "nic_model/types.hpp"
 #include "sim/ring_queue.hpp"
 #include "sim/scheduler.hpp"
 
 namespace rnicsim::nic {
 
-class Nic;
 
-enum class QueueKind : uint8_t { Send, Recv, Srq };
-
-class Doorbell {
+class Doorbell final {
 public:
-  explicit Doorbell(Nic& nic);
+  explicit Doorbell(NicContext& ctx);
+  // The ports it sends into.
+  struct Ports {
+    SendQueuePort* send_queue = nullptr;
+    FetchPort* fetch = nullptr;
+  };
+  void connect(const Ports& ports) { ports_ = ports; }
   // The host wrote `producer` to the doorbell register of a queue (a QP's send or
   // receive queue by QPN, or a shared receive queue by SRQ number).
   void ring(QueueKind kind, uint32_t id, uint64_t producer);
@@ -35,7 +41,8 @@ private:
     SendWqe wqe{};
   };
   void on_arrival();
-  Nic& nic_;
+  NicContext& ctx_;
+  Ports ports_;
   sim::RingQueue<Write> in_flight_;
   sim::Event arrive_;
   uint64_t rung_ = 0;

@@ -39,7 +39,7 @@ public:
 class HostMemory {
 public:
   virtual ~HostMemory() = default;
-  void set_fault_listener(MemoryFaultListener* l) { fault_listener_ = l; }
+  virtual void set_fault_listener(MemoryFaultListener* l) { fault_listener_ = l; }
   // Both return false, touching nothing, if any byte is outside the host's memory.
   virtual bool read(uint64_t addr, std::span<std::byte> dst) const = 0;
   virtual bool write(uint64_t addr, std::span<const std::byte> src) = 0;

@@ -6,19 +6,19 @@
 
 namespace rnicsim::nic {
 
-const MemoryRegion& MemoryTranslation::add(uint32_t pd, uint64_t addr, uint64_t length, uint64_t iova,
+const MemoryRegion& MemoryTranslation::add(Pdn pd, uint64_t addr, uint64_t length, uint64_t iova,
                                            uint32_t access) {
   const uint32_t index = next_index_++;
   // Key = 24-bit index and an 8-bit tag, as NICs build them; lkey and rkey differ.
-  const uint32_t lkey = (index << 8) | 0x11;
-  const uint32_t rkey = (index << 8) | 0x22;
+  const Lkey lkey((index << 8) | 0x11);
+  const Rkey rkey((index << 8) | 0x22);
   MemoryRegion mr{pd, addr, length, iova, access, lkey, rkey};
   auto [it, _] = by_lkey_.insert_or_assign(lkey, mr);
   rkey_to_lkey_[rkey] = lkey;
   return it->second;
 }
 
-bool MemoryTranslation::modify(uint32_t lkey, uint32_t pd, uint64_t addr, uint64_t length, uint64_t iova,
+bool MemoryTranslation::modify(Lkey lkey, Pdn pd, uint64_t addr, uint64_t length, uint64_t iova,
                                uint32_t access) {
   auto it = by_lkey_.find(lkey);
   if (it == by_lkey_.end()) return false;
@@ -31,7 +31,7 @@ bool MemoryTranslation::modify(uint32_t lkey, uint32_t pd, uint64_t addr, uint64
   return true;
 }
 
-bool MemoryTranslation::remove(uint32_t lkey) {
+bool MemoryTranslation::remove(Lkey lkey) {
   auto it = by_lkey_.find(lkey);
   if (it == by_lkey_.end()) return false;
   rkey_to_lkey_.erase(it->second.rkey);
@@ -40,7 +40,7 @@ bool MemoryTranslation::remove(uint32_t lkey) {
   return true;
 }
 
-const MemoryRegion* MemoryTranslation::by_lkey(uint32_t lkey) const {
+const MemoryRegion* MemoryTranslation::by_lkey(Lkey lkey) const {
   if (last_lkey_ != nullptr && last_lkey_->lkey == lkey) return last_lkey_;
   auto it = by_lkey_.find(lkey);
   if (it == by_lkey_.end()) return nullptr;
@@ -48,7 +48,7 @@ const MemoryRegion* MemoryTranslation::by_lkey(uint32_t lkey) const {
   return last_lkey_;
 }
 
-const MemoryRegion* MemoryTranslation::by_rkey(uint32_t rkey) const {
+const MemoryRegion* MemoryTranslation::by_rkey(Rkey rkey) const {
   if (last_rkey_ != nullptr && last_rkey_->rkey == rkey) return last_rkey_;
   auto it = rkey_to_lkey_.find(rkey);
   if (it == rkey_to_lkey_.end()) return nullptr;
@@ -63,10 +63,10 @@ void MemoryTranslation::touch(const MemoryRegion& mr, uint64_t va, uint64_t len)
   const uint64_t first = page_shift_ >= 0 ? from >> page_shift_ : from / page_bytes_;
   const uint64_t last = page_shift_ >= 0 ? to >> page_shift_ : to / page_bytes_;
   for (uint64_t page = first; page <= last; ++page)
-    if (!cache_.access((uint64_t{mr.lkey >> 8} << 40) | page)) ++pending_misses_;
+    if (!cache_.access((uint64_t{mr.lkey.value() >> 8} << 40) | page)) ++pending_misses_;
 }
 
-AccessCheck MemoryTranslation::check(const MemoryRegion* mr, uint32_t pd, uint64_t va, uint64_t len,
+AccessCheck MemoryTranslation::check(const MemoryRegion* mr, Pdn pd, uint64_t va, uint64_t len,
                                      uint32_t needed, uint64_t& host_addr) const {
   if (mr == nullptr) return AccessCheck::BadKey;
   if (mr->pd != pd) return AccessCheck::BadPd;
@@ -77,17 +77,17 @@ AccessCheck MemoryTranslation::check(const MemoryRegion* mr, uint32_t pd, uint64
   return AccessCheck::Ok;
 }
 
-AccessCheck MemoryTranslation::check_local(uint32_t lkey, uint32_t pd, uint64_t va, uint64_t len, uint32_t needed,
+AccessCheck MemoryTranslation::check_local(Lkey lkey, Pdn pd, uint64_t va, uint64_t len, uint32_t needed,
                                            uint64_t& host_addr) const {
   return check(by_lkey(lkey), pd, va, len, needed, host_addr);
 }
 
-AccessCheck MemoryTranslation::check_remote(uint32_t rkey, uint32_t pd, uint64_t va, uint64_t len,
+AccessCheck MemoryTranslation::check_remote(Rkey rkey, Pdn pd, uint64_t va, uint64_t len,
                                             uint32_t needed, uint64_t& host_addr) const {
   return check(by_rkey(rkey), pd, va, len, needed, host_addr);
 }
 
-AccessCheck MemoryTranslation::map_sges(std::span<const Sge> sges, uint32_t pd, uint64_t offset, uint64_t len,
+AccessCheck MemoryTranslation::map_sges(std::span<const Sge> sges, Pdn pd, uint64_t offset, uint64_t len,
                                         uint32_t needed, SgeMap& out) const {
   out.count = 0;
   uint64_t skip = offset, placed = 0;
@@ -99,7 +99,7 @@ AccessCheck MemoryTranslation::map_sges(std::span<const Sge> sges, uint32_t pd, 
     }
     const uint64_t n = std::min<uint64_t>(s.length - skip, len - placed);
     uint64_t host = 0;
-    const AccessCheck c = check_local(s.lkey, pd, s.addr + skip, n, needed, host);
+    const AccessCheck c = check_local(Lkey(s.lkey), pd, s.addr + skip, n, needed, host);
     if (c != AccessCheck::Ok) return c;
     out.pieces[out.count++] = DmaPiece{host, static_cast<uint32_t>(placed), static_cast<uint32_t>(n)};
     placed += n;
@@ -108,7 +108,7 @@ AccessCheck MemoryTranslation::map_sges(std::span<const Sge> sges, uint32_t pd, 
   return placed == len ? AccessCheck::Ok : AccessCheck::TooShort;
 }
 
-bool MemoryTranslation::invalidate_rkey(uint32_t rkey) {
+bool MemoryTranslation::invalidate_rkey(Rkey rkey) {
   auto it = rkey_to_lkey_.find(rkey);
   if (it == rkey_to_lkey_.end()) return false;
   rkey_to_lkey_.erase(it);

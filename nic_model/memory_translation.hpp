@@ -13,17 +13,18 @@
 #include "nic_model/dma_engine.hpp"
 #include "nic_model/lru_cache.hpp"
 #include "nic_model/queue_format.hpp"
+#include "nic_model/types.hpp"
 
 namespace rnicsim::nic {
 
 struct MemoryRegion {
-  uint32_t pd = 0;
+  Pdn pd;
   uint64_t addr = 0;    // host address of the first byte
   uint64_t length = 0;
   uint64_t iova = 0;    // address the keys' users name (== addr unless registered with an iova)
   uint32_t access = 0;  // AccessFlags
-  uint32_t lkey = 0;
-  uint32_t rkey = 0;
+  Lkey lkey;
+  Rkey rkey;
 };
 
 enum class AccessCheck : uint8_t { Ok, BadKey, BadPd, OutOfBounds, NoPermission, TooShort };
@@ -55,34 +56,35 @@ public:
   const LruCache& cache() const { return cache_; }
 
   // Registers a region; keys are derived from an index and a rolling tag.
-  const MemoryRegion& add(uint32_t pd, uint64_t addr, uint64_t length, uint64_t iova, uint32_t access);
-  bool remove(uint32_t lkey);
+  const MemoryRegion& add(Pdn pd, uint64_t addr, uint64_t length, uint64_t iova, uint32_t access);
+  bool remove(Lkey lkey);
   // Re-registration (ibv_rereg_mr): the region takes a new PD, place or rights
   // and keeps its keys. False if there is no such region.
-  bool modify(uint32_t lkey, uint32_t pd, uint64_t addr, uint64_t length, uint64_t iova, uint32_t access);
-  const MemoryRegion* by_lkey(uint32_t lkey) const;
-  const MemoryRegion* by_rkey(uint32_t rkey) const;
+  bool modify(Lkey lkey, Pdn pd, uint64_t addr, uint64_t length, uint64_t iova, uint32_t access);
+  const MemoryRegion* by_lkey(Lkey lkey) const;
+  const MemoryRegion* by_rkey(Rkey rkey) const;
 
   // Checks an access of [va, va+len) with rights `needed` (AccessFlags; 0 means a
   // local read, always allowed) and, when Ok, yields the host address.
-  AccessCheck check_local(uint32_t lkey, uint32_t pd, uint64_t va, uint64_t len, uint32_t needed,
+  AccessCheck check_local(Lkey lkey, Pdn pd, uint64_t va, uint64_t len, uint32_t needed,
                           uint64_t& host_addr) const;
-  AccessCheck check_remote(uint32_t rkey, uint32_t pd, uint64_t va, uint64_t len, uint32_t needed,
+  AccessCheck check_remote(Rkey rkey, Pdn pd, uint64_t va, uint64_t len, uint32_t needed,
                            uint64_t& host_addr) const;
   // Maps bytes [offset, offset+len) of the message the SGEs describe to host
-  // memory, checking every key (TooShort: the SGEs hold fewer bytes).
-  AccessCheck map_sges(std::span<const Sge> sges, uint32_t pd, uint64_t offset, uint64_t len, uint32_t needed,
+  // memory, checking every key (TooShort: the SGEs hold fewer bytes). The SGEs
+  // are as the WQE in host memory has them: their raw lkeys are taken here.
+  AccessCheck map_sges(std::span<const Sge> sges, Pdn pd, uint64_t offset, uint64_t len, uint32_t needed,
                        SgeMap& out) const;
   // Send with invalidate: the region behind `rkey` no longer takes remote access.
-  bool invalidate_rkey(uint32_t rkey);
+  bool invalidate_rkey(Rkey rkey);
   size_t size() const { return by_lkey_.size(); }
 
 private:
-  AccessCheck check(const MemoryRegion* mr, uint32_t pd, uint64_t va, uint64_t len, uint32_t needed,
+  AccessCheck check(const MemoryRegion* mr, Pdn pd, uint64_t va, uint64_t len, uint32_t needed,
                     uint64_t& host_addr) const;
   void touch(const MemoryRegion& mr, uint64_t va, uint64_t len) const;
-  std::unordered_map<uint32_t, MemoryRegion> by_lkey_;
-  std::unordered_map<uint32_t, uint32_t> rkey_to_lkey_;
+  std::unordered_map<Lkey, MemoryRegion> by_lkey_;
+  std::unordered_map<Rkey, Lkey> rkey_to_lkey_;
   uint32_t next_index_ = 1;
   mutable LruCache cache_;
   mutable uint32_t pending_misses_ = 0;

@@ -67,7 +67,7 @@ struct ResponseJob {
   uint32_t packets = 1;
   uint32_t next_packet = 0;
   uint64_t atomic_original = 0;
-  uint32_t msn = 0;            // the MSN the answer's AETH carries
+  Msn msn;                     // the MSN the answer's AETH carries
   bool cancelled = false;      // a duplicate request asked for it again: not sent
 };
 
@@ -80,8 +80,8 @@ struct AtomicReplay {
 
 // A shared receive queue.
 struct SrqContext {
-  uint32_t srqn = 0;
-  uint32_t pd = 0;
+  Srqn srqn;
+  Pdn pd;
   WorkRing ring;
   sim::RingQueue<RecvWqe> wqes{16};
   uint64_t consumed = 0;
@@ -104,13 +104,14 @@ struct QpContext {
   Qpn qpn;
   QpType type = QpType::Rc;
   QpState state = QpState::Reset;
-  uint32_t pd = 0;
-  uint32_t send_cq = 0;
-  uint32_t recv_cq = 0;
+  Pdn pd;
+  Cqn send_cq;
+  Cqn recv_cq;
   bool sq_sig_all = false;
-  uint32_t srq = 0;           // shared receive queue, 0 = the QP's own RQ
+  Srqn srq;                   // shared receive queue, Srqn() = the QP's own RQ
   uint32_t access_flags = 0;  // remote access the responder allows (AccessFlags)
   WorkRing sq, rq;
+  bool uses_srq() const { return srq != Srqn(); }
 
   // Connection (set by INIT->RTR->RTS).
   uint32_t path_mtu = 1024;
@@ -143,13 +144,20 @@ struct QpContext {
   sim::RingQueue<Psn> resend{4};      // selective repeat: single PSNs to send again
   std::unique_ptr<sim::Event> retransmit_timer;
   bool cc_paced = false;  // waiting for the congestion control's send time
-  // Congestion control: the reaction point's rate limiter for what this QP
-  // sends, the notification point's CNP pacing for what it receives.
-  CcState cc;
+  // Congestion control: the algorithm's state for this QP (null without one),
+  // and the RTT probe: the packet being timed (see CcAck).
+  std::unique_ptr<CcQpState> cc;
+  bool sent_any = false;  // sent_up_to: the first PSN never sent (what is below it is resent)
+  Psn sent_up_to;
+  bool rtt_probe = false;
+  Psn rtt_probe_psn;
+  sim::Time rtt_probe_sent;
 
   // Responder.
   Psn epsn;             // expected PSN
-  uint32_t msn = 0;     // message sequence number (24 bits)
+  Psn message_start;    // the first PSN of the message in progress (go-back-0 goes back to it)
+  uint64_t message_bytes_placed = 0;  // of the message in progress (go-back-0 takes them back)
+  Msn msn;
   bool nak_outstanding = false;
   uint32_t unacked_packets = 0;
   uint64_t write_addr = 0;       // host address of the next byte of the current RDMA WRITE
@@ -176,17 +184,17 @@ class CompletionListener {
 public:
   virtual ~CompletionListener() = default;
   // A CQE is visible in the CQ ring in host memory.
-  virtual void on_completion(uint32_t cqn) = 0;
+  virtual void on_completion(Cqn cqn) = 0;
   // A completion event (interrupt) of an armed CQ: what a completion channel delivers.
-  virtual void on_event(uint32_t /*cqn*/) {}
+  virtual void on_event(Cqn /*cqn*/) {}
   // The CQ's consumer index as the driver last published it (the CQ's doorbell
   // record, which the NIC reads when the ring looks full). nullopt: the host
   // publishes none, and the NIC never finds the ring full.
-  virtual std::optional<uint64_t> consumer_index(uint32_t /*cqn*/) const { return std::nullopt; }
+  virtual std::optional<uint64_t> consumer_index(Cqn /*cqn*/) const { return std::nullopt; }
 };
 
 struct CqContext {
-  uint32_t cqn = 0;
+  Cqn cqn;
   uint64_t base = 0;       // ring of Cqe in host memory
   uint32_t entries = 0;     // slots in the ring
   uint32_t capacity = 0;    // CQEs it holds unconsumed before it overruns (<= entries; ibv_resize_cq changes it)

@@ -44,12 +44,8 @@ std::string_view to_string(QpState s) {
 }
 
 std::string_view to_string(QpType t) {
-  switch (t) {
-    case QpType::Rc: return "RC";
-    case QpType::Uc: return "UC";
-    case QpType::Ud: return "UD";
-  }
-  return "?";
+  const size_t column = column_of(t);
+  return column < kQpTypeCount ? kQpTypes[column].name : "?";
 }
 
 TransitionRule transition_rule(QpType type, QpState from, QpState to) {
@@ -80,9 +76,9 @@ int apply_modify(QpContext& qp, const QpAttr& a, uint32_t mask) {
   if ((mask & kQpRetryCnt) && a.retry_cnt > 7) return EINVAL;
   if ((mask & kQpRnrRetry) && a.rnr_retry > 7) return EINVAL;
   if ((mask & kQpTimeout) && a.timeout > 31) return EINVAL;
-  if (mask & kQpDestQpn) qp.dest_qpn = Qpn(a.dest_qpn);
-  if (mask & kQpRqPsn) qp.epsn = Psn(a.rq_psn);
-  if (mask & kQpSqPsn) qp.next_psn = qp.assign_psn = qp.una = Psn(a.sq_psn);
+  if (mask & kQpDestQpn) qp.dest_qpn = a.dest_qpn;
+  if (mask & kQpRqPsn) qp.epsn = qp.message_start = a.rq_psn;
+  if (mask & kQpSqPsn) qp.next_psn = qp.assign_psn = qp.una = a.sq_psn;
   if (mask & kQpQkey) qp.qkey = a.qkey;
   if (mask & kQpAv) qp.remote = a.av;
   if (mask & kQpTimeout) qp.timeout = a.timeout;

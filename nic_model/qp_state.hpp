@@ -36,9 +36,9 @@ enum QpAttrMask : uint32_t {
 struct QpAttr {
   QpState state = QpState::Reset;
   uint32_t path_mtu = 1024;  // bytes: 256, 512, 1024, 2048 or 4096
-  uint32_t dest_qpn = 0;
-  uint32_t rq_psn = 0;
-  uint32_t sq_psn = 0;
+  Qpn dest_qpn;
+  Psn rq_psn;
+  Psn sq_psn;
   uint32_t qkey = 0;
   uint32_t access_flags = 0;
   uint8_t timeout = 14;

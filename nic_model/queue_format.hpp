@@ -12,6 +12,7 @@
 #include <cstring>
 #include <iterator>
 #include <span>
+#include <string_view>
 
 namespace rnicsim::nic {
 
@@ -30,28 +31,42 @@ enum class WrOpcode : uint8_t {  // ibv_wr_opcode
 
 enum class QpType : uint8_t { Rc = 2, Uc = 3, Ud = 4 };  // ibv_qp_type
 
+// The QP types the NIC has, once: their names, and the column each has in the
+// tables with one column per type (kWrCarriage here, the receive pipeline's).
+struct QpTypeInfo {
+  QpType type;
+  std::string_view name;
+};
+inline constexpr QpTypeInfo kQpTypes[] = {{QpType::Rc, "RC"}, {QpType::Uc, "UC"}, {QpType::Ud, "UD"}};
+inline constexpr size_t kQpTypeCount = std::size(kQpTypes);
+// The column of a type the NIC has (kQpTypeCount for any other value).
+constexpr size_t column_of(uint32_t ibv_qp_type) {
+  for (size_t i = 0; i < kQpTypeCount; ++i)
+    if (static_cast<uint32_t>(kQpTypes[i].type) == ibv_qp_type) return i;
+  return kQpTypeCount;
+}
+constexpr size_t column_of(QpType t) { return column_of(static_cast<uint32_t>(t)); }
+// The transport of an ibv_qp_type value, if the NIC has it.
+constexpr bool is_qp_type(uint32_t ibv_qp_type) { return column_of(ibv_qp_type) < kQpTypeCount; }
+
 // Which transports carry which work requests (IBTA 9.8.1): the one table the
 // shim (ibv_post_send refuses the others with EINVAL) and the NIC (which
-// completes them with LocQpOpErr) both read. Columns RC, UC, UD.
+// completes them with LocQpOpErr) both read. Columns those of kQpTypes: RC, UC, UD.
 struct WrCarriage {
   WrOpcode wr;
-  bool rc, uc, ud;
+  bool by[kQpTypeCount];
 };
 inline constexpr WrCarriage kWrCarriage[] = {
-    {WrOpcode::RdmaWrite, true, true, false},      {WrOpcode::RdmaWriteWithImm, true, true, false},
-    {WrOpcode::Send, true, true, true},            {WrOpcode::SendWithImm, true, true, true},
-    {WrOpcode::RdmaRead, true, false, false},      {WrOpcode::AtomicCmpSwap, true, false, false},
-    {WrOpcode::AtomicFetchAdd, true, false, false}, {WrOpcode::SendWithInv, true, false, false},
+    {WrOpcode::RdmaWrite, {true, true, false}},      {WrOpcode::RdmaWriteWithImm, {true, true, false}},
+    {WrOpcode::Send, {true, true, true}},            {WrOpcode::SendWithImm, {true, true, true}},
+    {WrOpcode::RdmaRead, {true, false, false}},      {WrOpcode::AtomicCmpSwap, {true, false, false}},
+    {WrOpcode::AtomicFetchAdd, {true, false, false}}, {WrOpcode::SendWithInv, {true, false, false}},
 };
 constexpr bool carries(QpType type, WrOpcode wr) {
+  const size_t column = column_of(type);
   for (const WrCarriage& c : kWrCarriage)
-    if (c.wr == wr) return type == QpType::Rc ? c.rc : type == QpType::Uc ? c.uc : type == QpType::Ud && c.ud;
+    if (c.wr == wr) return column < kQpTypeCount && c.by[column];
   return false;
-}
-// The transport of an ibv_qp_type value, if the NIC has it.
-constexpr bool is_qp_type(uint32_t ibv_qp_type) {
-  return ibv_qp_type == static_cast<uint32_t>(QpType::Rc) || ibv_qp_type == static_cast<uint32_t>(QpType::Uc) ||
-         ibv_qp_type == static_cast<uint32_t>(QpType::Ud);
 }
 
 enum SendFlags : uint8_t {  // ibv_send_flags

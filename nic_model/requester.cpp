@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "nic_model/nic.hpp"
 
 namespace rnicsim::nic {
 namespace {
@@ -53,8 +52,8 @@ uint32_t message_length(const SendWqe& w) {
 
 }  // namespace
 
-Requester::Requester(Nic& nic)
-    : nic_(nic), step_([this] { step(); }, "requester.step"), pace_([this] { release_paced(); }, "requester.pace") {}
+Requester::Requester(NicContext& ctx)
+    : ctx_(ctx), step_([this] { step(); }, "requester.step"), pace_([this] { release_paced(); }, "requester.pace") {}
 
 void Requester::accept_wqe(QpContext& qp, const SendWqe& wqe) {
   SendEntry e;
@@ -66,8 +65,12 @@ void Requester::accept_wqe(QpContext& qp, const SendWqe& wqe) {
   e.packets = (qp.type == QpType::Ud || is_atomic(wqe.opcode)) ? 1 : std::max<uint32_t>(1, (e.length + mtu - 1) / mtu);
   e.first_psn = qp.assign_psn;
   qp.assign_psn = qp.assign_psn + e.packets;
+  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::WqeAccepted, .qpn = qp.qpn, .psn = e.first_psn,
+                                            .count = e.packets, .wr_id = wqe.wr_id,
+                                            .code = static_cast<uint8_t>(wqe.opcode), .flag = e.signaled,
+                                            .start = ctx_.now()});
   if (qp.state == QpState::Err) {  // posted to (or fetched for) a broken QP
-    nic_.cqe_writer().complete_send(qp, e, WcStatus::WrFlushErr);
+    ports_.completions->complete_send(qp, e, WcStatus::WrFlushErr);
     return;
   }
   WcStatus bad = WcStatus::Success;
@@ -77,8 +80,8 @@ void Requester::accept_wqe(QpContext& qp, const SendWqe& wqe) {
   else if (is_atomic(wqe.opcode) && (e.length != 8 || (wqe.remote_addr & 7) != 0)) bad = WcStatus::LocLenErr;
   if (bad != WcStatus::Success) {
     // The WQE cannot be executed: it completes in error and the QP breaks.
-    nic_.cqe_writer().complete_send(qp, e, bad);
-    nic_.qp_fatal(qp, WcStatus::WrFlushErr);
+    ports_.completions->complete_send(qp, e, bad);
+    ports_.errors->qp_fatal(qp, WcStatus::WrFlushErr);
     return;
   }
   qp.send_entries.push_back(e);
@@ -94,7 +97,7 @@ bool Requester::can_send(const QpContext& qp) const {
   if (e.reads_remote && qp.rd_atomic_inflight >= qp.max_rd_atomic) return false;  // ORD
   // Fence: wait until every earlier READ and atomic has its answer.
   if ((e.wqe.send_flags & kSendFence) && qp.rd_atomic_inflight > 0) return false;
-  return Psn::distance(qp.una, qp.next_psn) < static_cast<int32_t>(nic_.params().max_inflight_psns);
+  return Psn::distance(qp.una, qp.next_psn) < static_cast<int32_t>(ctx_.params().max_inflight_psns);
 }
 
 void Requester::kick(QpContext& qp) {
@@ -102,16 +105,16 @@ void Requester::kick(QpContext& qp) {
     qp.in_requester_list = true;
     ready_.push_back(qp.qpn.value());
   }
-  resume();
+  room_available();
 }
 
-void Requester::resume() {
+void Requester::room_available() {
   if (ready_.empty() || step_.scheduled()) return;
   // A step only when the pipeline can take the first ready QP's packet: has_room()
   // remembers a refusal, and the pipeline's or the port's wake-up resumes us.
-  if (const QpContext* qp = nic_.qp(ready_.front()); qp != nullptr && !nic_.tx_pipeline().has_room(qp->path_mtu + 128))
+  if (const QpContext* qp = ctx_.qp(ready_.front()); qp != nullptr && !ports_.transmit->has_room(qp->path_mtu + 128))
     return;
-  nic_.scheduler().schedule(step_, std::max(nic_.now(), next_free_));
+  ctx_.scheduler().schedule(step_, std::max(ctx_.now(), next_free_));
 }
 
 void Requester::rewind(QpContext& qp, Psn psn) {
@@ -120,7 +123,9 @@ void Requester::rewind(QpContext& qp, Psn psn) {
     if (Psn::distance(e.first_psn, psn) < 0 || Psn::distance(psn, e.last_psn()) < 0) continue;
     const uint32_t resent = static_cast<uint32_t>(std::max(0, Psn::distance(psn, qp.next_psn)));
     qp.retransmitted_packets += resent;
-    nic_.stats().retransmitted_packets += resent;
+    ctx_.stats.retransmitted_packets += resent;
+    if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::Retransmit, .qpn = qp.qpn, .psn = psn,
+                                              .count = resent, .start = ctx_.now()});
     qp.next_entry = i;
     qp.next_packet = static_cast<uint32_t>(Psn::distance(e.first_psn, psn));
     qp.next_psn = psn;
@@ -137,44 +142,47 @@ void Requester::resend(QpContext& qp, Psn psn) {
   for (size_t i = 0; i < qp.resend.size(); ++i)
     if (qp.resend[i] == psn) return;  // already queued
   qp.resend.push_back(psn);
+  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::Retransmit, .qpn = qp.qpn, .psn = psn, .count = 1,
+                                            .start = ctx_.now()});
   kick(qp);
 }
 
 void Requester::step() {
   while (!ready_.empty()) {
-    QpContext* qp = nic_.qp(ready_.front());
+    QpContext* qp = ctx_.qp(ready_.front());
     if (qp == nullptr || !can_send(*qp)) {
       if (qp != nullptr) qp->in_requester_list = false;
       ready_.pop_front();
       continue;
     }
-    if (!nic_.tx_pipeline().has_room(qp->path_mtu + 128)) return;  // resumed when room frees
+    if (!ports_.transmit->has_room(qp->path_mtu + 128)) return;  // resumed when room frees
     // The QP's context must be on the NIC: a miss stalls the requester until it is.
-    const sim::Time ctx = nic_.context_ready(qp->qpn.value());
-    if (ctx > nic_.now()) {
+    const sim::Time ctx = ctx_.context_ready(qp->qpn.value());
+    if (ctx > ctx_.now()) {
       next_free_ = ctx;
-      nic_.scheduler().schedule(step_, ctx);
+      ctx_.scheduler().schedule(step_, ctx);
       return;
     }
     ready_.pop_front();
     qp->in_requester_list = false;
-    if (CongestionControl* cc = nic_.congestion()) {
-      const sim::Time when = cc->send_time(qp->cc, nic_.now());
-      if (when > nic_.now()) {
+    if (CongestionControl* cc = ctx_.congestion) {
+      const sim::Time when = cc->send_time(*qp->cc, ctx_.now());
+      if (when > ctx_.now()) {
         pace(*qp, when);
         continue;
       }
     }
     uint32_t cycles = 0;
     if (!qp->resend.empty()) {
-      // Selective repeat: one NAKed packet, sent again as it was.
+      // Selective repeat: one NAKed packet, sent again as it was (a READ asked
+      // again from the PSN named: only what is still missing).
       const Psn psn = qp->resend.pop_front();
       for (size_t i = 0; i < qp->next_entry && i < qp->send_entries.size(); ++i) {
         const SendEntry& e = qp->send_entries[i];
-        if (e.reads_remote || Psn::distance(e.first_psn, psn) < 0 || Psn::distance(psn, e.last_psn()) < 0) continue;
+        if (Psn::distance(e.first_psn, psn) < 0 || Psn::distance(psn, e.last_psn()) < 0) continue;
         cycles = emit(*qp, i, static_cast<uint32_t>(Psn::distance(e.first_psn, psn)), psn, false);
         ++qp->retransmitted_packets;
-        ++nic_.stats().retransmitted_packets;
+        ++ctx_.stats.retransmitted_packets;
         break;
       }
     } else {
@@ -182,9 +190,9 @@ void Requester::step() {
     }
     // The QP goes back into the ready list and the next step (if the pipeline
     // has room) comes at once; the packet's cycles delay a step that waits for
-    // work or room (resume()).
+    // work or room (room_available()).
     kick(*qp);
-    next_free_ = nic_.now() + nic_.cycles(cycles) + nic_.translation_stall();
+    next_free_ = ctx_.now() + ctx_.cycles(cycles) + ctx_.translation_stall();
     return;
   }
 }
@@ -225,16 +233,16 @@ uint32_t Requester::emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, b
   // Ask for an ACK at the end of each message, and at least every N packets.
   const bool ack_req = qp.type == QpType::Rc && !e.reads_remote &&
                        (pos == Position::Last || pos == Position::Only ||
-                        (index + 1) % nic_.params().ack_coalesce_packets == 0);
+                        (index + 1) % ctx_.params().ack_coalesce_packets == 0);
   fabric::Frame frame;
   packet::FrameLayout layout;
   HeaderTemplate& t = qp.header_template;
   if (t.valid && t.opcode == opcode && t.layout.payload_length == len) {
-    frame = nic_.frame_pool().acquire(t.layout.frame_length);
+    frame = ctx_.pool.acquire(t.layout.frame_length);
     const std::span<std::byte> bytes = frame.bytes();
     std::memcpy(bytes.data(), t.bytes.data(), t.layout.payload_offset);
     layout = t.layout;
-    packet::patch_headers(bytes, layout, packet::PerPacketFields{psn.value(), ack_req, solicited, nic_.next_ipv4_id()});
+    packet::patch_headers(bytes, layout, packet::PerPacketFields{psn.value(), ack_req, solicited, ctx_.next_ipv4_id()});
   } else {
     layout = build_headers(qp, e, opcode, psn, len, offset, solicited, ack_req, frame);
   }
@@ -246,9 +254,9 @@ packet::FrameLayout Requester::build_headers(QpContext& qp, const SendEntry& e, 
                                              fabric::Frame& frame) {
   const bool read = e.wqe.opcode == WrOpcode::RdmaRead;
   const bool atomic = is_atomic(e.wqe.opcode);
-  packet::PacketFields f = nic_.packet_template(qp);
+  packet::PacketFields f = ctx_.packet_template(qp);
   if (qp.type == QpType::Ud) {
-    const AddressVector* av = nic_.address_handle(e.wqe.ud_ah);
+    const AddressVector* av = ctx_.tables.address_handle(e.wqe.ud_ah);
     if (av != nullptr) {
       f.eth_dst = av->mac;
       f.ip_dst = av->ip;
@@ -279,7 +287,7 @@ packet::FrameLayout Requester::build_headers(QpContext& qp, const SendEntry& e, 
   f.ack_req = ack_req;
   packet::derive_fields(f);
 
-  frame = nic_.frame_pool().acquire(packet::frame_length(f));
+  frame = ctx_.pool.acquire(packet::frame_length(f));
   const packet::FrameLayout layout = *packet::write_headers(f, frame.bytes());
   // Headers with nothing after the BTH become the QP's template (UD's carry
   // each WR's address; every other opcode has an extension header).
@@ -299,60 +307,80 @@ uint32_t Requester::send_packet(QpContext& qp, const SendEntry& e, uint32_t inde
   frame.meta().priority = qp.remote.sl;
   frame.meta().flow_id = qp.qpn.value();
   frame.meta().psn = (e.first_psn + index).value();
-  frame.meta().created = nic_.now();
+  frame.meta().created = ctx_.now();
 
-  if (len > 0 && nic_.config().elide_payload) frame.elide_from(layout.payload_offset);
+  if (len > 0 && ctx_.config.elide_payload) frame.elide_from(layout.payload_offset);
   SgeMap map;
   bool failed = false;
   if (len > 0 && frame.elided() > 0) {
     if (!(e.wqe.send_flags & kSendInline))
-      failed = nic_.translation().map_sges(std::span(e.wqe.sge.data(), e.wqe.num_sge), qp.pd, offset, len, 0, map) !=
+      failed = ctx_.translation.map_sges(std::span(e.wqe.sge.data(), e.wqe.num_sge), qp.pd, offset, len, 0, map) !=
                AccessCheck::Ok;
   } else if (len > 0 && (e.wqe.send_flags & kSendInline)) {
     std::memcpy(frame.bytes().data() + layout.payload_offset, e.wqe.inline_data.data() + offset, len);
   } else if (len > 0) {
-    failed = nic_.translation().map_sges(std::span(e.wqe.sge.data(), e.wqe.num_sge), qp.pd, offset, len, 0, map) !=
+    failed = ctx_.translation.map_sges(std::span(e.wqe.sge.data(), e.wqe.num_sge), qp.pd, offset, len, 0, map) !=
              AccessCheck::Ok;
   }
   ++qp.tx_packets;
   ++packets_;
-  const NicParams& params = nic_.params();
+  const NicParams& params = ctx_.params();
   const uint32_t cycles = params.requester_cycles_per_packet + (index == 0 ? params.requester_cycles_per_wqe : 0) +
                           (len + params.datapath_bytes_per_cycle - 1) / std::max(params.datapath_bytes_per_cycle, 1u);
   if (failed) {
-    nic_.qp_fatal(qp, WcStatus::LocProtErr);
+    ports_.errors->qp_fatal(qp, WcStatus::LocProtErr);
     return cycles;
   }
-  if (qp.type == QpType::Rc) nic_.completer().arm_timer(qp);
-  if (CongestionControl* cc = nic_.congestion()) cc->sent(qp.cc, static_cast<uint32_t>(frame.size()), nic_.now());
-  nic_.tx_pipeline().submit(std::move(frame), layout, std::span(map.pieces.data(), map.count), qp.qpn.value(),
+  if (qp.type == QpType::Rc) ports_.responses->arm_timer(qp);
+  if (CongestionControl* cc = ctx_.congestion)
+    sent(*cc, qp, e, index, e.first_psn + index, static_cast<uint32_t>(frame.size()));
+  ports_.transmit->submit(std::move(frame), layout, std::span(map.pieces.data(), map.count), qp.qpn.value(),
                             ends_unreliable ? TxOrigin::RequestEndsUnreliableWqe : TxOrigin::Request);
   return cycles;
+}
+
+// Tells congestion control of a packet, and times it as the RTT probe if none
+// is out and it was never sent before (Karn: a resent packet's ACK could be
+// the first copy's).
+void Requester::sent(CongestionControl& cc, QpContext& qp, const SendEntry& e, uint32_t index, Psn psn,
+                     uint32_t bytes) {
+  const bool resent = qp.sent_any && Psn::distance(psn, qp.sent_up_to) > 0;
+  if (!resent) {
+    qp.sent_any = true;
+    qp.sent_up_to = psn + (e.reads_remote ? e.packets - index : 1);
+    // READs and atomics are answered by responses, not ACKs: never probes.
+    if (!qp.rtt_probe && qp.type == QpType::Rc && !e.reads_remote) {
+      qp.rtt_probe = true;
+      qp.rtt_probe_psn = psn;
+      qp.rtt_probe_sent = ctx_.now();
+    }
+  }
+  cc.on_sent(*qp.cc, CcSent{psn, bytes, resent}, ctx_.now());
 }
 
 void Requester::pace(QpContext& qp, sim::Time when) {
   qp.cc_paced = true;
   paced_.emplace(when, qp.qpn.value());
-  if (!pace_.scheduled() || pace_.when() > paced_.top().first) nic_.scheduler().reschedule(pace_, paced_.top().first);
+  if (!pace_.scheduled() || pace_.when() > paced_.top().first) ctx_.scheduler().reschedule(pace_, paced_.top().first);
 }
 
 void Requester::release_paced() {
-  while (!paced_.empty() && paced_.top().first <= nic_.now()) {
+  while (!paced_.empty() && paced_.top().first <= ctx_.now()) {
     const uint32_t qpn = paced_.top().second;
     paced_.pop();
-    if (QpContext* qp = nic_.qp(qpn)) {
+    if (QpContext* qp = ctx_.qp(qpn)) {
       qp->cc_paced = false;
       kick(*qp);
     }
   }
-  if (!paced_.empty()) nic_.scheduler().schedule(pace_, paced_.top().first);
+  if (!paced_.empty()) ctx_.scheduler().schedule(pace_, paced_.top().first);
 }
 
 void Requester::unreliable_wqe_sent(QpContext& qp) {
   if (qp.send_entries.empty()) return;
   const SendEntry done = qp.send_entries.pop_front();
   if (qp.next_entry > 0) --qp.next_entry;
-  nic_.cqe_writer().complete_send(qp, done, WcStatus::Success);
+  ports_.completions->complete_send(qp, done, WcStatus::Success);
 }
 
 }  // namespace rnicsim::nic

@@ -15,29 +15,32 @@
 #include <utility>
 #include <vector>
 
+#include "nic_model/nic_context.hpp"
+#include "nic_model/ports.hpp"
 #include "nic_model/qp_context.hpp"
 #include "sim/ring_queue.hpp"
 #include "sim/scheduler.hpp"
 
 namespace rnicsim::nic {
 
-class Nic;
-
-class Requester {
+class Requester final : public SendQueuePort, public RoomPort {
 public:
-  explicit Requester(Nic& nic);
-  // A fetched WQE joins its QP's send queue.
-  void accept_wqe(QpContext& qp, const SendWqe& wqe);
-  // The QP may have packets to send (new WQEs, an ACK that opened the window, a rewind).
-  void kick(QpContext& qp);
-  // Go-back-N: send again from `psn` (an unacknowledged PSN) on.
-  void rewind(QpContext& qp, Psn psn);
-  // Selective repeat: send the packet of `psn` once more, then go on where we were.
-  void resend(QpContext& qp, Psn psn);
+  explicit Requester(NicContext& ctx);
+  // The ports it sends into.
+  struct Ports {
+    TransmitPort* transmit = nullptr;
+    ResponsePort* responses = nullptr;
+    CompletionPort* completions = nullptr;
+    QpErrorPort* errors = nullptr;
+  };
+  void connect(const Ports& ports) { ports_ = ports; }
+  void accept_wqe(QpContext& qp, const SendWqe& wqe) override;
+  void kick(QpContext& qp) override;
+  void rewind(QpContext& qp, Psn psn) override;
+  void resend(QpContext& qp, Psn psn) override;
+  void unreliable_wqe_sent(QpContext& qp) override;
   // The transmit pipeline or the port has room again.
-  void resume();
-  // UC/UD: the last packet of the oldest WQE left the NIC; it completes.
-  void unreliable_wqe_sent(QpContext& qp);
+  void room_available() override;
 
   uint64_t packets_sent() const { return packets_; }
 
@@ -57,9 +60,11 @@ private:
                        const packet::FrameLayout& layout, fabric::Frame&& frame, bool ends_unreliable);
   // Congestion control: `qp` may send again at `when`.
   void pace(QpContext& qp, sim::Time when);
+  void sent(CongestionControl& cc, QpContext& qp, const SendEntry& e, uint32_t index, Psn psn, uint32_t bytes);
   void release_paced();
 
-  Nic& nic_;
+  NicContext& ctx_;
+  Ports ports_;
   sim::RingQueue<uint32_t> ready_;
   sim::Event step_;
   // QPs waiting for their send time, earliest first (ties by QPN).

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "nic_model/nic.hpp"
 
 namespace rnicsim::nic {
 
@@ -15,19 +14,19 @@ enum class Outcome : uint8_t { Ok, Drop, Stall, Wait };
 constexpr uint32_t kUdGrhBytes = 40;
 }  // namespace
 
-Responder::Responder(Nic& nic) : nic_(nic), respond_([this] { step_responses(); }, "responder.respond") {}
+Responder::Responder(NicContext& ctx) : ctx_(ctx), respond_([this] { step_responses(); }, "responder.respond") {}
 
 void Responder::send_ack(QpContext& qp, uint8_t syndrome, Psn psn) {
-  packet::PacketFields f = nic_.packet_template(qp);
+  packet::PacketFields f = ctx_.packet_template(qp);
   f.opcode = packet::Opcode::RcAcknowledge;
   f.psn = psn.value();
-  f.aeth = packet::AethFields{syndrome, qp.msn & 0xFFFFFF};
+  f.aeth = packet::AethFields{syndrome, qp.msn.value()};
   packet::derive_fields(f);
-  fabric::Frame frame = nic_.frame_pool().acquire(packet::frame_length(f));
+  fabric::Frame frame = ctx_.pool.acquire(packet::frame_length(f));
   if (!packet::build(f, {}, frame.bytes())) return;
   frame.meta().priority = qp.remote.sl;
-  frame.meta().created = nic_.now();
-  nic_.transmit(std::move(frame));
+  frame.meta().created = ctx_.now();
+  ports_.wire->transmit(std::move(frame));
   ++counters_.acks_sent;
   qp.unacked_packets = 0;
 }
@@ -43,26 +42,26 @@ void Responder::nak(QpContext& qp, NakCode code, Psn psn) {
 void Responder::class_c_error(QpContext& qp, NakCode code, Psn psn) {
   nak(qp, code, psn);
   if (qp.type != QpType::Rc) return;
-  nic_.async_event(code == NakCode::RemoteAccessError ? AsyncEvent::QpAccessErr : AsyncEvent::QpReqErr,
+  ports_.errors->async_event(code == NakCode::RemoteAccessError ? AsyncEvent::QpAccessErr : AsyncEvent::QpReqErr,
                    qp.qpn.value());
-  nic_.qp_fatal(qp, WcStatus::WrFlushErr);
+  ports_.errors->qp_fatal(qp, WcStatus::WrFlushErr);
 }
 
 sim::RingQueue<RecvWqe>& Responder::recv_queue(QpContext& qp) {
-  if (qp.srq != 0) {
-    if (SrqContext* s = nic_.srq(qp.srq)) return s->wqes;
+  if (qp.uses_srq()) {
+    if (SrqContext* s = ctx_.tables.srq(qp.srq)) return s->wqes;
   }
   return qp.recv_wqes;
 }
 
 Responder::Verdict Responder::need_recv_wqe(QpContext& qp) {
   if (!recv_queue(qp).empty()) return Verdict::Done;
-  SrqContext* srq = qp.srq != 0 ? nic_.srq(qp.srq) : nullptr;
+  SrqContext* srq = qp.uses_srq() ? ctx_.tables.srq(qp.srq) : nullptr;
   const WorkRing& ring = srq != nullptr ? srq->ring : qp.rq;
   const QueueKind kind = srq != nullptr ? QueueKind::Srq : QueueKind::Recv;
-  const uint32_t id = srq != nullptr ? srq->srqn : qp.qpn.value();
-  if (ring.fetched < ring.producer || nic_.wqe_fetcher().recv_fetch_pending(kind, id)) {
-    if (ring.fetched < ring.producer) nic_.wqe_fetcher().kick(kind, id);
+  const uint32_t id = srq != nullptr ? srq->srqn.value() : qp.qpn.value();
+  if (ring.fetched < ring.producer || ports_.fetch->recv_fetch_pending(kind, id)) {
+    if (ring.fetched < ring.producer) ports_.fetch->kick(kind, id);
     return Verdict::Stall;
   }
   return Verdict::Done;  // none posted: the caller answers RNR
@@ -71,14 +70,14 @@ Responder::Verdict Responder::need_recv_wqe(QpContext& qp) {
 void Responder::consume_recv_wqe(QpContext& qp) {
   recv_queue(qp).pop_front();
   qp.recv_offset = 0;
-  if (qp.srq == 0) return;
-  SrqContext* srq = nic_.srq(qp.srq);
+  if (!qp.uses_srq()) return;
+  SrqContext* srq = ctx_.tables.srq(qp.srq);
   if (srq == nullptr) return;
   ++srq->consumed;
   // SRQ limit: armed once, fires when fewer WQEs than the limit remain posted.
   if (srq->limit != 0 && srq->ring.producer - srq->consumed < srq->limit) {
     srq->limit = 0;
-    nic_.async_event(AsyncEvent::SrqLimitReached, srq->srqn);
+    ports_.errors->async_event(AsyncEvent::SrqLimitReached, srq->srqn.value());
   }
 }
 
@@ -104,7 +103,7 @@ void Responder::complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOp
     c.imm_data = p.fields.ieth->rkey;
   }
   if (qp.type == QpType::Ud && p.layout.link != packet::LinkKind::IbLocal) c.wc_flags |= kWcGrh;
-  nic_.cqe_writer().post(qp, qp.recv_cq, c, p.fields.solicited);
+  ports_.completions->post(qp, qp.recv_cq, c, p.fields.solicited);
 }
 
 Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame,
@@ -115,10 +114,10 @@ Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPa
   const uint32_t offset = ud ? kUdGrhBytes : qp.recv_offset;
   const uint32_t len = p.fields.payload_length;
   SgeMap map;
-  const AccessCheck c = nic_.translation().map_sges(std::span(w.sge.data(), std::min<uint32_t>(w.num_sge, kMaxSge)),
+  const AccessCheck c = ctx_.translation.map_sges(std::span(w.sge.data(), std::min<uint32_t>(w.num_sge, kMaxSge)),
                                                     qp.pd, offset, len, kAccessLocalWrite, map);
   SgeMap grh_map;
-  const AccessCheck g = ud ? nic_.translation().map_sges(std::span(w.sge.data(), std::min<uint32_t>(w.num_sge, kMaxSge)),
+  const AccessCheck g = ud ? ctx_.translation.map_sges(std::span(w.sge.data(), std::min<uint32_t>(w.num_sge, kMaxSge)),
                                                          qp.pd, 0, kUdGrhBytes, kAccessLocalWrite, grh_map)
                            : AccessCheck::Ok;
   if (c != AccessCheck::Ok || g != AccessCheck::Ok) {
@@ -129,7 +128,7 @@ Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPa
     // protection error on it is the responder's own (Remote Operational Error),
     // as ConnectX reports them.
     nak(qp, short_buffer ? NakCode::InvalidRequest : NakCode::RemoteOperationalError, Psn(p.fields.psn));
-    nic_.qp_fatal(qp, WcStatus::WrFlushErr);
+    ports_.errors->qp_fatal(qp, WcStatus::WrFlushErr);
     return Verdict::Wait;  // nothing more for this QP; the caller must not advance it
   }
   if (ud) {
@@ -150,12 +149,12 @@ Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPa
       case packet::LinkKind::IbLocal:
         break;
     }
-    nic_.dma().scatter(std::span(grh_map.pieces.data(), grh_map.count), grh, fabric::Frame(), qp.qpn.value());
+    ctx_.dma.scatter(std::span(grh_map.pieces.data(), grh_map.count), grh, fabric::Frame(), qp.qpn.value());
   }
-  nic_.dma().scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame), qp.qpn.value());
+  ctx_.dma.scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame), qp.qpn.value());
   qp.recv_offset = offset + len;
   if (ends) {
-    if (p.fields.ieth) nic_.translation().invalidate_rkey(p.fields.ieth->rkey);
+    if (p.fields.ieth) ctx_.translation.invalidate_rkey(Rkey(p.fields.ieth->rkey));
     complete_recv(qp, p, WcOpcode::Recv, qp.recv_offset);
   }
   return Verdict::Done;
@@ -168,7 +167,7 @@ bool Responder::execute_write(QpContext& qp, const packet::ParsedPacket& p, fabr
     uint64_t host = 0;
     const auto& r = *p.fields.reth;
     if (!(qp.access_flags & kAccessRemoteWrite) ||
-        nic_.translation().check_remote(r.rkey, qp.pd, r.va, r.dma_length, kAccessRemoteWrite, host) !=
+        ctx_.translation.check_remote(Rkey(r.rkey), qp.pd, r.va, r.dma_length, kAccessRemoteWrite, host) !=
             AccessCheck::Ok) {
       class_c_error(qp, NakCode::RemoteAccessError, psn);
       return false;
@@ -183,7 +182,7 @@ bool Responder::execute_write(QpContext& qp, const packet::ParsedPacket& p, fabr
     return false;
   }
   const DmaPiece piece{qp.write_addr, 0, len};
-  if (len > 0) nic_.dma().scatter(std::span(&piece, 1), p.payload, std::move(frame), qp.qpn.value());
+  if (len > 0) ctx_.dma.scatter(std::span(&piece, 1), p.payload, std::move(frame), qp.qpn.value());
   qp.write_addr += len;
   qp.write_remaining -= len;
   if (ends && p.fields.imm) complete_recv(qp, p, WcOpcode::RecvRdmaWithImm, qp.write_length);
@@ -195,7 +194,8 @@ bool Responder::queue_read(QpContext& qp, const packet::ParsedPacket& p) {
   const auto& r = *p.fields.reth;
   uint64_t host = 0;
   if (!(qp.access_flags & kAccessRemoteRead) ||
-      nic_.translation().check_remote(r.rkey, qp.pd, r.va, r.dma_length, kAccessRemoteRead, host) != AccessCheck::Ok) {
+      ctx_.translation.check_remote(Rkey(r.rkey), qp.pd, r.va, r.dma_length, kAccessRemoteRead, host) !=
+          AccessCheck::Ok) {
     class_c_error(qp, NakCode::RemoteAccessError, psn);
     return false;
   }
@@ -212,7 +212,7 @@ bool Responder::queue_read(QpContext& qp, const packet::ParsedPacket& p) {
   job.msn = qp.msn;
   ++qp.responses_queued;
   responses_.push_back(job);
-  resume();
+  room_available();
   return true;
 }
 
@@ -231,7 +231,7 @@ Responder::Verdict Responder::start_atomic(QpContext& qp, const packet::ParsedPa
   }
   uint64_t host = 0;
   if (!(qp.access_flags & kAccessRemoteAtomic) ||
-      nic_.translation().check_remote(a.rkey, qp.pd, a.va, 8, kAccessRemoteAtomic, host) != AccessCheck::Ok) {
+      ctx_.translation.check_remote(Rkey(a.rkey), qp.pd, a.va, 8, kAccessRemoteAtomic, host) != AccessCheck::Ok) {
     class_c_error(qp, NakCode::RemoteAccessError, psn);
     return Verdict::Done;
   }
@@ -249,7 +249,7 @@ Responder::Verdict Responder::start_atomic(QpContext& qp, const packet::ParsedPa
   ++counters_.atomics;
   // Read, modify, write while the receive pipeline waits: the atomic is atomic
   // with respect to every other request this NIC executes.
-  nic_.dma().read(host, atomic_.value, this, 0, ReadMode::Now);
+  ctx_.dma.read(host, atomic_.value, this, 0, ReadMode::Now);
   return Verdict::Wait;
 }
 
@@ -261,11 +261,11 @@ void Responder::queue_atomic_answer(QpContext& qp, Psn psn, uint64_t original) {
   job.atomic_original = original;
   job.msn = qp.msn;
   responses_.push_back(job);
-  resume();
+  room_available();
 }
 
 void Responder::dma_done(uint64_t, bool ok) {
-  QpContext* qp = nic_.qp(atomic_.qpn);
+  QpContext* qp = ctx_.qp(atomic_.qpn);
   if (qp != nullptr && ok) {
     uint64_t orig = 0;
     std::memcpy(&orig, atomic_.value.data(), 8);
@@ -273,17 +273,17 @@ void Responder::dma_done(uint64_t, bool ok) {
                                                : orig + atomic_.swap_add;
     std::array<std::byte, 8> bytes;
     std::memcpy(bytes.data(), &next, 8);
-    nic_.dma().write_small(atomic_.host_addr, bytes, nullptr, 0, atomic_.qpn);
+    ctx_.dma.write_small(atomic_.host_addr, bytes, nullptr, 0, atomic_.qpn);
     qp->atomic_replay[qp->atomic_replay_next++ % qp->atomic_replay.size()] = AtomicReplay{atomic_.psn, orig, true};
-    qp->epsn = atomic_.psn + 1;
-    qp->msn = (qp->msn + 1) & 0xFFFFFF;
+    qp->epsn = qp->message_start = atomic_.psn + 1;
+    ++qp->msn;
     qp->nak_outstanding = false;
     queue_atomic_answer(*qp, atomic_.psn, orig);  // counted in responses_queued at start_atomic
   } else if (qp != nullptr) {
     --qp->responses_queued;
     nak(*qp, NakCode::RemoteOperationalError, atomic_.psn);
   }
-  nic_.rx_pipeline().resume(atomic_.qpn);
+  ports_.receive->resume(atomic_.qpn);
 }
 
 void Responder::release_reordered(QpContext& qp) {
@@ -297,7 +297,7 @@ void Responder::release_reordered(QpContext& qp) {
       continue;
     }
     if (d == 0) {
-      nic_.rx_pipeline().reinject(std::move(it->second));
+      ports_.receive->reinject(std::move(it->second));
       qp.reorder.erase(it);
     } else if (!qp.nak_outstanding) {
       // Another gap before the next kept packet: ask for it too.
@@ -307,11 +307,11 @@ void Responder::release_reordered(QpContext& qp) {
   }
 }
 
-void Responder::recv_wqes_arrived(uint32_t qpn) { nic_.rx_pipeline().resume(qpn); }
+void Responder::recv_wqes_arrived(uint32_t qpn) { ports_.receive->resume(qpn); }
 
-void Responder::resume() {
+void Responder::room_available() {
   if (!responses_.empty() && !respond_.scheduled())
-    nic_.scheduler().schedule(respond_, std::max(nic_.now(), next_free_));
+    ctx_.scheduler().schedule(respond_, std::max(ctx_.now(), next_free_));
 }
 
 void Responder::cancel_responses_from(QpContext& qp, Psn psn) {
@@ -326,13 +326,13 @@ void Responder::cancel_responses_from(QpContext& qp, Psn psn) {
 void Responder::step_responses() {
   while (!responses_.empty()) {
     ResponseJob& job = responses_.front();
-    QpContext* qp = nic_.qp(job.qpn);
+    QpContext* qp = ctx_.qp(job.qpn);
     if (job.cancelled || qp == nullptr || qp->state == QpState::Err || qp->state == QpState::Reset) {
       responses_.pop_front();
       continue;
     }
-    if (!nic_.tx_pipeline().has_room(qp->path_mtu + 128)) return;  // resumed when room frees
-    packet::PacketFields f = nic_.packet_template(*qp);
+    if (!ports_.transmit->has_room(qp->path_mtu + 128)) return;  // resumed when room frees
+    packet::PacketFields f = ctx_.packet_template(*qp);
     const uint32_t i = job.next_packet;
     const uint32_t offset = i * qp->path_mtu;
     uint32_t len = 0;
@@ -352,27 +352,128 @@ void Responder::step_responses() {
       f.opcode = kRead[static_cast<size_t>(pos)];
       ++counters_.read_responses;
     }
-    if (packet::opcode_info(f.opcode).has(packet::Hdr::Aeth)) f.aeth = packet::AethFields{aeth_ack(), job.msn};
+    if (packet::opcode_info(f.opcode).has(packet::Hdr::Aeth)) f.aeth = packet::AethFields{aeth_ack(), job.msn.value()};
     f.psn = (job.first_psn + i).value();
     f.payload_length = len;
     packet::derive_fields(f);
-    fabric::Frame frame = nic_.frame_pool().acquire(packet::frame_length(f));
+    fabric::Frame frame = ctx_.pool.acquire(packet::frame_length(f));
     const auto layout = packet::write_headers(f, frame.bytes());
-    if (len > 0 && nic_.config().elide_payload) frame.elide_from(layout->payload_offset);
+    if (len > 0 && ctx_.config.elide_payload) frame.elide_from(layout->payload_offset);
     frame.meta().priority = qp->remote.sl;
-    frame.meta().created = nic_.now();
+    frame.meta().created = ctx_.now();
     const DmaPiece piece{job.host_addr + offset, 0, len};
     const uint32_t qpn = job.qpn;
     if (++job.next_packet >= job.packets) {
       responses_.pop_front();
       if (qp->responses_queued > 0) --qp->responses_queued;
     }
-    nic_.tx_pipeline().submit(std::move(frame), *layout, std::span(&piece, len > 0 ? 1 : 0), qpn, TxOrigin::Response);
-    next_free_ = nic_.now() + nic_.cycles(nic_.params().responder_cycles_per_packet);
-    if (!responses_.empty() && !respond_.scheduled() && nic_.tx_pipeline().has_room(qp->path_mtu + 128))
-      nic_.scheduler().schedule(respond_, next_free_);
+    ports_.transmit->submit(std::move(frame), *layout, std::span(&piece, len > 0 ? 1 : 0), qpn, TxOrigin::Response);
+    next_free_ = ctx_.now() + ctx_.cycles(ctx_.params().responder_cycles_per_packet);
+    if (!responses_.empty() && !respond_.scheduled() && ports_.transmit->has_room(qp->path_mtu + 128))
+      ctx_.scheduler().schedule(respond_, next_free_);
     return;
   }
+}
+
+// The steps of a request, in order, as rxe's responder has one function per
+// state: each one either lets the request go on (nullopt) or ends it.
+Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) {
+  using Step = std::optional<Verdict> (Responder::*)(Request&);
+  static constexpr Step kSteps[] = {&Responder::check_state, &Responder::check_psn, &Responder::check_sequence,
+                                    &Responder::check_resources, &Responder::execute, &Responder::acknowledge};
+  ++counters_.requests;
+  ++qp.rx_packets;
+  const auto& info = packet::opcode_info(p.fields.opcode);
+  Request r{qp, p, frame, info, Psn(p.fields.psn), info.position == Position::First || info.position == Position::Only,
+            info.position == Position::Last || info.position == Position::Only};
+  for (const Step step : kSteps)
+    if (const std::optional<Verdict> v = (this->*step)(r)) return *v;
+  return Verdict::Done;
+}
+
+std::optional<Responder::Verdict> Responder::check_state(Request& r) {
+  const QpState s = r.qp.state;
+  if (s != QpState::Reset && s != QpState::Init && s != QpState::Err) return std::nullopt;
+  ++counters_.dropped;
+  return Verdict::Done;
+}
+
+// The PSN check of the QP's service, a column of kQpTypes.
+std::optional<Responder::Verdict> Responder::check_psn(Request& r) {
+  using Check = std::optional<Verdict> (Responder::*)(Request&);
+  static constexpr Check kByService[kQpTypeCount] = {&Responder::check_psn_rc, &Responder::check_psn_uc,
+                                                     &Responder::check_qkey_ud};
+  static_assert(kQpTypes[0].type == QpType::Rc && kQpTypes[1].type == QpType::Uc && kQpTypes[2].type == QpType::Ud);
+  return (this->*kByService[column_of(r.qp.type)])(r);
+}
+
+std::optional<Responder::Verdict> Responder::check_qkey_ud(Request& r) {
+  if (r.p.fields.deth && r.p.fields.deth->qkey == r.qp.qkey) return std::nullopt;
+  ++counters_.dropped;
+  return Verdict::Done;
+}
+
+std::optional<Responder::Verdict> Responder::check_psn_rc(Request& r) {
+  const int32_t d = Psn::distance(r.qp.epsn, r.psn);
+  if (d < 0) {
+    duplicate(r);
+    return Verdict::Done;
+  }
+  if (d == 0) return std::nullopt;
+  // A gap: NAK once; drop (go-back-N), keep for later (selective repeat), or
+  // drop the message in progress and ask for all of it (go-back-0).
+  QpContext& qp = r.qp;
+  ++counters_.out_of_sequence;
+  const NicParams& params = ctx_.params();
+  if (params.go_back_0 != 0 && qp.epsn != qp.message_start) {
+    qp.epsn = qp.message_start;
+    qp.payload_bytes_placed -= qp.message_bytes_placed;  // they will be placed again
+    qp.message_bytes_placed = 0;
+    qp.recv_offset = 0;
+    qp.write_remaining = 0;
+  }
+  if (params.selective_repeat != 0 && static_cast<uint32_t>(d) < params.reorder_window_packets &&
+      qp.reorder.size() < params.reorder_window_packets) {
+    qp.reorder.emplace(r.psn.value(), std::move(r.frame));
+    // Each missing PSN before this one is asked for once.
+    if (!qp.nak_outstanding) nak(qp, NakCode::PsnSequenceError, qp.epsn);
+    return Verdict::Done;
+  }
+  nak(qp, NakCode::PsnSequenceError, qp.epsn);
+  return Verdict::Done;
+}
+
+// A request executed before: the requester went back to its PSN.
+void Responder::duplicate(Request& r) {
+  QpContext& qp = r.qp;
+  const Operation op = r.info.operation;
+  ++counters_.duplicates;
+  // What is still queued from here on is asked for again and answered again,
+  // in order, so it is not sent now.
+  if (op == Operation::RdmaReadRequest || op == Operation::Atomic) cancel_responses_from(qp, r.psn);
+  if (op == Operation::RdmaReadRequest) {
+    queue_read(qp, r.p);  // READs are executed again
+  } else if (op == Operation::Atomic) {
+    if (const AtomicReplay* a = replayed_atomic(qp, r.psn)) {  // atomics are answered, not executed again
+      ++qp.responses_queued;
+      queue_atomic_answer(qp, r.psn, a->original);
+    }
+  } else {
+    send_ack(qp, aeth_ack(), qp.epsn - 1);
+  }
+}
+
+// UC: a lost packet drops the message in progress.
+std::optional<Responder::Verdict> Responder::check_psn_uc(Request& r) {
+  QpContext& qp = r.qp;
+  if (r.psn == qp.epsn) return std::nullopt;
+  qp.epsn = r.psn;
+  qp.recv_offset = 0;
+  qp.write_remaining = 0;
+  if (r.starts) return std::nullopt;
+  ++qp.epsn;
+  ++counters_.out_of_sequence;
+  return Verdict::Done;
 }
 
 namespace {
@@ -392,140 +493,99 @@ bool Responder::sequence_ok(const QpContext& qp, const packet::OpcodeInfo& info)
   return continues && info.operation == current;
 }
 
-Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) {
-  ++counters_.requests;
-  ++qp.rx_packets;
-  if (qp.state == QpState::Reset || qp.state == QpState::Init || qp.state == QpState::Err) {
-    ++counters_.dropped;
+// After a FIRST or MIDDLE only a MIDDLE or LAST of the same operation, otherwise
+// only a FIRST or ONLY. RC: an invalid request (a SEND MIDDLE with no SEND in
+// progress would complete a receive WQE never taken). UC: the packet is
+// dropped, and a FIRST or ONLY abandons the message in progress for its own.
+std::optional<Responder::Verdict> Responder::check_sequence(Request& r) {
+  QpContext& qp = r.qp;
+  if (qp.type == QpType::Ud || sequence_ok(qp, r.info)) return std::nullopt;
+  ++counters_.dropped;
+  ++counters_.bad_opcode_sequence;
+  if (qp.type == QpType::Rc) {
+    class_c_error(qp, NakCode::InvalidRequest, r.psn);
     return Verdict::Done;
   }
-  const auto& info = packet::opcode_info(p.fields.opcode);
-  const Psn psn(p.fields.psn);
+  if (!r.starts) {
+    ++qp.epsn;
+    return Verdict::Done;
+  }
+  qp.recv_offset = 0;
+  qp.write_remaining = 0;
+  return std::nullopt;
+}
+
+// A message that completes into a receive WQE needs one before anything is written.
+std::optional<Responder::Verdict> Responder::check_resources(Request& r) {
+  QpContext& qp = r.qp;
+  const Operation op = r.info.operation;
+  const bool consumes_wqe = op == Operation::Send || (op == Operation::RdmaWrite && r.p.fields.imm.has_value());
+  if (!consumes_wqe || !(op == Operation::Send ? r.starts : r.ends)) return std::nullopt;
+  if (need_recv_wqe(qp) == Verdict::Stall) return Verdict::Stall;
+  if (!recv_queue(qp).empty()) return std::nullopt;
+  ++counters_.rnr_naks;
+  ++counters_.dropped;
+  if (qp.type == QpType::Rc) {
+    qp.nak_outstanding = true;
+    send_ack(qp, aeth_rnr_nak(qp.min_rnr_timer), r.psn);
+  }
+  return Verdict::Done;
+}
+
+std::optional<Responder::Verdict> Responder::execute(Request& r) {
+  QpContext& qp = r.qp;
   const bool rc = qp.type == QpType::Rc;
-  const bool ends = info.position == Position::Last || info.position == Position::Only;
-  const bool starts = info.position == Position::First || info.position == Position::Only;
-
-  if (qp.type == QpType::Ud) {
-    if (!p.fields.deth || p.fields.deth->qkey != qp.qkey) {
-      ++counters_.dropped;
-      return Verdict::Done;
-    }
-  } else if (rc) {
-    const int32_t d = Psn::distance(qp.epsn, psn);
-    if (d < 0) {  // duplicate: executed before
-      ++counters_.duplicates;
-      // The requester went back to this PSN: what is still queued from here on
-      // is asked for again and answered again, in order, so it is not sent now.
-      if (info.operation == Operation::RdmaReadRequest || info.operation == Operation::Atomic)
-        cancel_responses_from(qp, psn);
-      if (info.operation == Operation::RdmaReadRequest) {
-        queue_read(qp, p);  // READs are executed again
-      } else if (info.operation == Operation::Atomic) {
-        if (const AtomicReplay* r = replayed_atomic(qp, psn)) {  // atomics are answered, not executed again
-          ++qp.responses_queued;
-          queue_atomic_answer(qp, psn, r->original);
-        }
-      } else {
-        send_ack(qp, aeth_ack(), qp.epsn - 1);
-      }
-      return Verdict::Done;
-    }
-    if (d > 0) {  // a gap: NAK once; drop (go-back-N) or keep for later (selective repeat)
-      ++counters_.out_of_sequence;
-      if (nic_.params().selective_repeat != 0 && static_cast<uint32_t>(d) < nic_.params().reorder_window_packets &&
-          qp.reorder.size() < nic_.params().reorder_window_packets) {
-        qp.reorder.emplace(psn.value(), std::move(frame));
-        // Each missing PSN before this one is asked for once.
-        if (!qp.nak_outstanding) nak(qp, NakCode::PsnSequenceError, qp.epsn);
-        return Verdict::Done;
-      }
-      nak(qp, NakCode::PsnSequenceError, qp.epsn);
-      return Verdict::Done;
-    }
-  } else if (psn != qp.epsn) {  // UC: a lost packet drops the message in progress
-    qp.epsn = psn;
-    qp.recv_offset = 0;
-    qp.write_remaining = 0;
-    if (!starts) {
-      ++qp.epsn;
-      ++counters_.out_of_sequence;
-      return Verdict::Done;
-    }
-  }
-
-  // The opcode sequence check: after a FIRST or MIDDLE only a MIDDLE or LAST of
-  // the same operation, otherwise only a FIRST or ONLY. RC: an invalid request
-  // (executing a SEND MIDDLE with no SEND in progress would complete a receive
-  // WQE never taken). UC: the packet is dropped, and a FIRST or ONLY abandons
-  // the message in progress and starts its own.
-  if (qp.type != QpType::Ud && !sequence_ok(qp, info)) {
-    ++counters_.dropped;
-    ++counters_.bad_opcode_sequence;
-    if (rc) {
-      class_c_error(qp, NakCode::InvalidRequest, psn);
-      return Verdict::Done;
-    }
-    if (!starts) {
-      ++qp.epsn;
-      return Verdict::Done;
-    }
-    qp.recv_offset = 0;
-    qp.write_remaining = 0;
-  }
-
-  // A message that completes into a receive WQE needs one before anything is written.
-  const bool consumes_wqe =
-      info.operation == Operation::Send || (info.operation == Operation::RdmaWrite && p.fields.imm.has_value());
-  if (consumes_wqe && (info.operation == Operation::Send ? starts : ends)) {
-    if (need_recv_wqe(qp) == Verdict::Stall) return Verdict::Stall;
-    if (recv_queue(qp).empty()) {
-      ++counters_.rnr_naks;
-      ++counters_.dropped;
-      if (rc) {
-        qp.nak_outstanding = true;
-        send_ack(qp, aeth_rnr_nak(qp.min_rnr_timer), psn);
-      }
-      return Verdict::Done;
-    }
-  }
-
-  uint32_t psns = 1;  // PSNs this request takes
-  switch (info.operation) {
-    case Operation::Send: {
-      const Verdict v = execute_send(qp, p, frame, ends);
-      if (v == Verdict::Wait) return Verdict::Done;  // failed and the QP broke
+  switch (r.info.operation) {
+    case Operation::Send:
+      // Wait: it failed and the QP broke; the caller must not advance it.
+      if (execute_send(qp, r.p, r.frame, r.ends) == Verdict::Wait) return Verdict::Done;
       break;
-    }
     case Operation::RdmaWrite:
-      if (!execute_write(qp, p, frame, starts, ends)) return Verdict::Done;
+      if (!execute_write(qp, r.p, r.frame, r.starts, r.ends)) return Verdict::Done;
       break;
     case Operation::RdmaReadRequest:
-      if (!rc || !queue_read(qp, p)) return Verdict::Done;
-      psns = responses_.back().packets;
+      if (!rc || !queue_read(qp, r.p)) return Verdict::Done;
+      r.psns = responses_.back().packets;
       break;
     case Operation::Atomic:
       if (!rc) return Verdict::Done;
-      return start_atomic(qp, p);  // advances the QP when the atomic is done
+      return start_atomic(qp, r.p);  // advances the QP when the atomic is done
     default:
-      class_c_error(qp, NakCode::InvalidRequest, psn);
+      class_c_error(qp, NakCode::InvalidRequest, r.psn);
       return Verdict::Done;
   }
   // Its completion found the CQ overrun and broke the QP: nothing is acknowledged.
   if (qp.state == QpState::Err) return Verdict::Done;
+  return std::nullopt;
+}
 
-  if (info.operation == Operation::Send || info.operation == Operation::RdmaWrite)
-    qp.payload_bytes_placed += p.fields.payload_length;
+// The request is done: the QP expects the next PSN, and an ACK goes back when
+// asked for or when enough packets wait for one.
+std::optional<Responder::Verdict> Responder::acknowledge(Request& r) {
+  QpContext& qp = r.qp;
+  const Operation op = r.info.operation;
+  if (op == Operation::Send || op == Operation::RdmaWrite) {
+    qp.payload_bytes_placed += r.p.fields.payload_length;
+    qp.message_bytes_placed += r.p.fields.payload_length;
+  }
   qp.nak_outstanding = false;
-  qp.epsn = psn + psns;
-  if (ends) qp.msn = (qp.msn + 1) & 0xFFFFFF;
+  qp.epsn = r.psn + r.psns;
+  if (r.ends) {
+    qp.message_start = qp.epsn;
+    qp.message_bytes_placed = 0;
+  }
+  if (r.ends) ++qp.msn;
   if (!qp.reorder.empty()) release_reordered(qp);
-  if (info.operation == Operation::RdmaReadRequest) {
+  if (op == Operation::RdmaReadRequest) {
     responses_.back().msn = qp.msn;  // the responses acknowledge this request
     return Verdict::Done;
   }
-  if (rc) {
+  if (qp.type == QpType::Rc) {
     ++qp.unacked_packets;
-    if (p.fields.ack_req || qp.unacked_packets >= nic_.params().ack_coalesce_packets) send_ack(qp, aeth_ack(), psn);
+    // Go-back-0 acknowledges whole messages only: it may yet go back to the first packet.
+    const bool may_ack = ctx_.params().go_back_0 == 0 || r.ends;
+    if (may_ack && (r.p.fields.ack_req || qp.unacked_packets >= ctx_.params().ack_coalesce_packets))
+      send_ack(qp, aeth_ack(), r.psn);
   }
   return Verdict::Done;
 }

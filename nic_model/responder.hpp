@@ -8,7 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
+#include "nic_model/nic_context.hpp"
+#include "nic_model/ports.hpp"
 #include "fabric/frame.hpp"
 #include "nic_model/completer.hpp"
 #include "nic_model/dma_engine.hpp"
@@ -19,20 +22,24 @@
 
 namespace rnicsim::nic {
 
-class Nic;
-
-class Responder : public DmaClient {
+class Responder final : public RequestPort, public RoomPort, public DmaClient {
 public:
-  // Done: the packet is consumed. Stall: keep it and retry after resume (a receive
-  // WQE is on its way). Wait: consumed, but take no packet until resume (an
-  // atomic is reading host memory).
-  enum class Verdict : uint8_t { Done, Stall, Wait };
-  explicit Responder(Nic& nic);
-
-  Verdict receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame);
-  void recv_wqes_arrived(uint32_t qpn);
+  using Verdict = RequestVerdict;
+  explicit Responder(NicContext& ctx);
+  // The ports it sends into.
+  struct Ports {
+    CompletionPort* completions = nullptr;
+    QpErrorPort* errors = nullptr;
+    FetchPort* fetch = nullptr;
+    TransmitPort* transmit = nullptr;
+    ReceivePort* receive = nullptr;
+    WirePort* wire = nullptr;
+  };
+  void connect(const Ports& ports) { ports_ = ports; }
+  Verdict receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) override;
+  void recv_wqes_arrived(uint32_t qpn) override;
   // Answers (READ responses, atomic ACKs) may go on: the pipeline has room.
-  void resume();
+  void room_available() override;
   void dma_done(uint64_t tag, bool ok) override;
 
   struct Counters {
@@ -43,6 +50,27 @@ public:
   const Counters& counters() const { return counters_; }
 
 private:
+  // One request as the steps of receive() see it.
+  struct Request {
+    QpContext& qp;
+    const packet::ParsedPacket& p;
+    fabric::Frame& frame;
+    const packet::OpcodeInfo& info;
+    Psn psn;
+    bool starts, ends;  // the packet begins, ends its message
+    uint32_t psns = 1;  // PSNs the request takes (a READ: one per response)
+  };
+  // The steps, in order: each lets the request go on (nullopt) or ends it.
+  std::optional<Verdict> check_state(Request& r);
+  std::optional<Verdict> check_psn(Request& r);
+  std::optional<Verdict> check_psn_rc(Request& r);
+  std::optional<Verdict> check_psn_uc(Request& r);
+  std::optional<Verdict> check_qkey_ud(Request& r);
+  std::optional<Verdict> check_sequence(Request& r);
+  std::optional<Verdict> check_resources(Request& r);
+  std::optional<Verdict> execute(Request& r);
+  std::optional<Verdict> acknowledge(Request& r);
+  void duplicate(Request& r);
   // IBTA's opcode sequence check for the next packet of a connected QP.
   static bool sequence_ok(const QpContext& qp, const packet::OpcodeInfo& info);
   void send_ack(QpContext& qp, uint8_t syndrome, Psn psn);
@@ -72,7 +100,8 @@ private:
   void queue_atomic_answer(QpContext& qp, Psn psn, uint64_t original);
   void release_reordered(QpContext& qp);
 
-  Nic& nic_;
+  NicContext& ctx_;
+  Ports ports_;
   Counters counters_;
   sim::RingQueue<ResponseJob> responses_;
   sim::Event respond_;

@@ -3,16 +3,15 @@
 #include <algorithm>
 #include <array>
 
-#include "nic_model/nic.hpp"
 
 namespace rnicsim::nic {
 namespace {
 constexpr uint8_t kEcnCongestionExperienced = 0b11;
 
-// The opcodes' services each QP type takes (rows: RC, UC, UD; columns: packet::Transport).
+// The opcodes' services each QP type takes (rows: the columns of kQpTypes; columns: packet::Transport).
 using packet::Transport;
 constexpr size_t kTransports = static_cast<size_t>(Transport::Invalid) + 1;
-constexpr std::array<std::array<bool, kTransports>, 3> kServiceAccepts{{
+constexpr std::array<std::array<bool, kTransports>, kQpTypeCount> kServiceAccepts{{
     //  Rc     Uc     Rd     Ud     Cnp    Invalid
     {{true, false, false, false, true, false}},   // RC
     {{false, true, false, false, true, false}},   // UC
@@ -20,8 +19,7 @@ constexpr std::array<std::array<bool, kTransports>, 3> kServiceAccepts{{
 }};
 
 bool service_accepts(QpType type, Transport t) {
-  const size_t row = type == QpType::Rc ? 0 : type == QpType::Uc ? 1 : 2;
-  return kServiceAccepts[row][static_cast<size_t>(t)];
+  return kServiceAccepts[column_of(type)][static_cast<size_t>(t)];
 }
 
 // The port's P_Key table holds the default P_Key 0xFFFF (full member): a packet
@@ -42,32 +40,32 @@ bool from_peer(const QpContext& qp, const packet::ParsedPacket& p) {
 }
 }  // namespace
 
-RxPipeline::RxPipeline(Nic& nic) : nic_(nic), process_([this] { process(); }, "rx.process") {}
+RxPipeline::RxPipeline(NicContext& ctx) : ctx_(ctx), process_([this] { process(); }, "rx.process") {}
 
 void RxPipeline::receive(fabric::Frame&& frame) {
-  const sim::Time effective = nic_.now() + nic_.cycles(nic_.params().rx_latency_cycles);
-  nic_.rx_buffered(frame.meta().priority, static_cast<int64_t>(frame.size()));
+  const sim::Time effective = ctx_.now() + ctx_.cycles(ctx_.params().rx_latency_cycles);
+  ports_.rx_buffer->buffered(frame.meta().priority, static_cast<int64_t>(frame.size()));
   queue_.push_back(std::move(frame));
   effective_.push_back(effective);
-  if (!stalled_ && !process_.scheduled()) nic_.scheduler().schedule(process_, std::max(effective, busy_until_));
+  if (!stalled_ && !process_.scheduled()) ctx_.scheduler().schedule(process_, std::max(effective, busy_until_));
 }
 
 void RxPipeline::resume(uint32_t qpn) {
   if (!stalled_ || (qpn != 0 && qpn != stalled_qpn_)) return;
   stalled_ = false;
   if (!(queue_.empty() && reinjected_.empty()) && !process_.scheduled())
-    nic_.scheduler().schedule(process_, std::max(nic_.now(), busy_until_));
+    ctx_.scheduler().schedule(process_, std::max(ctx_.now(), busy_until_));
 }
 
 void RxPipeline::reinject(fabric::Frame&& frame) {
   reinjected_.push_back(std::move(frame));
-  if (!stalled_ && !process_.scheduled()) nic_.scheduler().schedule(process_, std::max(nic_.now(), busy_until_));
+  if (!stalled_ && !process_.scheduled()) ctx_.scheduler().schedule(process_, std::max(ctx_.now(), busy_until_));
 }
 
 void RxPipeline::notify_congestion(QpContext& qp) {
   // Notification point: a packet of `qp`'s peer went through a congested queue.
-  if (CongestionControl* cc = nic_.congestion(); cc != nullptr && cc->marked_packet(qp.cc, nic_.now()))
-    nic_.send_cnp(qp);
+  if (CongestionControl* cc = ctx_.congestion; cc != nullptr && cc->on_marked_packet(*qp.cc, ctx_.now()))
+    ports_.cnp->send_cnp(qp);
 }
 
 bool RxPipeline::admit(const QpContext* qp, const packet::ParsedPacket& p) {
@@ -91,7 +89,7 @@ bool RxPipeline::admit(const QpContext* qp, const packet::ParsedPacket& p) {
 }
 
 uint32_t RxPipeline::payload_cycles(uint32_t bytes) const {
-  const uint32_t width = std::max(nic_.params().datapath_bytes_per_cycle, 1u);
+  const uint32_t width = std::max(ctx_.params().datapath_bytes_per_cycle, 1u);
   return (bytes + width - 1) / width;
 }
 
@@ -99,20 +97,20 @@ void RxPipeline::process() {
   // Frames given back by the responder go first: they are next in PSN order.
   sim::RingQueue<fabric::Frame>& source = reinjected_.empty() ? queue_ : reinjected_;
   if (source.empty() || stalled_) return;
-  if (&source == &queue_ && effective_.front() > nic_.now()) {  // still in the receive pipeline
-    nic_.scheduler().schedule(process_, effective_.front());
+  if (&source == &queue_ && effective_.front() > ctx_.now()) {  // still in the receive pipeline
+    ctx_.scheduler().schedule(process_, effective_.front());
     return;
   }
   fabric::Frame& frame = source.front();
   const auto frame_size = static_cast<int64_t>(frame.size());  // the responder may take the frame
   const uint8_t frame_priority = frame.meta().priority;
-  uint32_t cycles = nic_.params().rx_parse_cycles;
+  uint32_t cycles = ctx_.params().rx_parse_cycles;
   bool done = true;
   // An intact frame (sealed by a correct builder, untouched since) has no CRCs
   // computed and needs no check; a size-only frame has none to check, and says
   // whether a fault changed it; every other frame is checked.
   const std::span<const std::byte> bytes = frame.bytes_as_built();
-  const auto& parsed = prediction_.parse(bytes, nic_.capture_link_type(), frame.size(), /*read_crcs=*/!frame.intact());
+  const auto& parsed = prediction_.parse(bytes, ctx_.capture_link_type(), frame.size(), /*read_crcs=*/!frame.intact());
   const bool crc_fails = !parsed                ? false
                          : frame.elided() > 0   ? frame.meta().corrupted || parsed->missing != frame.elided()
                          : !frame.intact()      ? !packet::icrc_ok(bytes, *parsed) || !packet::vcrc_ok(bytes, *parsed)
@@ -123,12 +121,12 @@ void RxPipeline::process() {
     ++counters_.bad_icrc;
   } else {
     const packet::PacketFields& f = parsed->fields;
-    QpContext* qp = nic_.qp(f.dest_qp);
-    const sim::Time ctx = qp != nullptr ? nic_.context_ready(f.dest_qp) : nic_.now();
-    if (ctx > nic_.now()) {
+    QpContext* qp = ctx_.qp(f.dest_qp);
+    const sim::Time ctx = qp != nullptr ? ctx_.context_ready(f.dest_qp) : ctx_.now();
+    if (ctx > ctx_.now()) {
       // QP-context miss: the packet waits at the head until the context is on the NIC.
       busy_until_ = ctx;
-      nic_.scheduler().schedule(process_, ctx);
+      ctx_.scheduler().schedule(process_, ctx);
       return;
     }
     ++counters_.packets;
@@ -141,38 +139,40 @@ void RxPipeline::process() {
     if (!admitted) {
       // dropped silently by a header check, and counted
     } else if (packet::opcode_info(f.opcode).is_response()) {
-      cycles += nic_.params().completer_cycles_per_packet + payload_cycles(f.payload_length);
-      nic_.completer().receive(*qp, *parsed, frame);
+      cycles += ctx_.params().completer_cycles_per_packet + payload_cycles(f.payload_length);
+      ports_.responses->receive(*qp, *parsed, frame);
     } else if (f.opcode == packet::Opcode::Cnp) {
       // Reaction point: the peer saw our packets marked.
       ++counters_.cnps;
       ++qp->cnps_received;
-      if (CongestionControl* cc = nic_.congestion()) cc->cnp_received(qp->cc, nic_.now());
+      if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::CnpReceived, .qpn = qp->qpn,
+                                                .start = ctx_.now()});
+      if (CongestionControl* cc = ctx_.congestion) cc->on_cnp(*qp->cc, ctx_.now());
     } else {
-      cycles += nic_.params().responder_cycles_per_packet + payload_cycles(f.payload_length);
-      switch (nic_.responder().receive(*qp, *parsed, frame)) {
-        case Responder::Verdict::Done: break;
-        case Responder::Verdict::Stall:  // keep the packet, retry it on resume
+      cycles += ctx_.params().responder_cycles_per_packet + payload_cycles(f.payload_length);
+      switch (ports_.requests->receive(*qp, *parsed, frame)) {
+        case RequestVerdict::Done: break;
+        case RequestVerdict::Stall:  // keep the packet, retry it on resume
           stalled_ = true;
           stalled_qpn_ = f.dest_qp;
           done = false;
           break;
-        case Responder::Verdict::Wait:  // consumed; take nothing until resume
+        case RequestVerdict::Wait:  // consumed; take nothing until resume
           stalled_ = true;
           stalled_qpn_ = f.dest_qp;
           break;
       }
     }
   }
-  busy_until_ = nic_.now() + nic_.cycles(cycles) + nic_.translation_stall();
+  busy_until_ = ctx_.now() + ctx_.cycles(cycles) + ctx_.translation_stall();
   if (done) {
     source.pop_front();
     if (&source == &queue_) {
       effective_.pop_front();
-      nic_.rx_buffered(frame_priority, -frame_size);
+      ports_.rx_buffer->buffered(frame_priority, -frame_size);
     }
   }
-  if (!stalled_ && !(queue_.empty() && reinjected_.empty())) nic_.scheduler().reschedule(process_, busy_until_);
+  if (!stalled_ && !(queue_.empty() && reinjected_.empty())) ctx_.scheduler().reschedule(process_, busy_until_);
 }
 
 }  // namespace rnicsim::nic

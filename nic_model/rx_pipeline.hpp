@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "nic_model/nic_context.hpp"
+#include "nic_model/ports.hpp"
 #include "fabric/frame.hpp"
 #include "packet/header_prediction.hpp"
 #include "packet/packet.hpp"
@@ -19,18 +21,22 @@
 
 namespace rnicsim::nic {
 
-class Nic;
 struct QpContext;
 
-class RxPipeline {
+class RxPipeline final : public ReceivePort {
 public:
-  explicit RxPipeline(Nic& nic);
+  explicit RxPipeline(NicContext& ctx);
+  // The ports it sends into.
+  struct Ports {
+    ResponsePort* responses = nullptr;
+    RequestPort* requests = nullptr;
+    CnpPort* cnp = nullptr;
+    RxBufferPort* rx_buffer = nullptr;
+  };
+  void connect(const Ports& ports) { ports_ = ports; }
   void receive(fabric::Frame&& frame);
-  // A stalled request of `qpn` (any QP if 0) may go on.
-  void resume(uint32_t qpn);
-  // A packet kept out of order (selective repeat) whose turn has come: it is
-  // processed before the frames still waiting.
-  void reinject(fabric::Frame&& frame);
+  void resume(uint32_t qpn) override;
+  void reinject(fabric::Frame&& frame) override;
 
   struct Counters {
     uint64_t packets = 0, malformed = 0, bad_icrc = 0, unknown_qp = 0;
@@ -47,7 +53,8 @@ private:
   // The transport header checks: false (and counted) if the packet is dropped.
   bool admit(const QpContext* qp, const packet::ParsedPacket& p);
   uint32_t payload_cycles(uint32_t bytes) const;
-  Nic& nic_;
+  NicContext& ctx_;
+  Ports ports_;
   packet::HeaderPrediction prediction_;  // parse(), answered from the QP's last packet where it can be
   sim::RingQueue<fabric::Frame> queue_;
   sim::RingQueue<sim::Time> effective_;  // when each frame of queue_ may take effect (rx latency)

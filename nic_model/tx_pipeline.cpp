@@ -1,13 +1,11 @@
 #include "nic_model/tx_pipeline.hpp"
 
-#include "nic_model/nic.hpp"
-
 namespace rnicsim::nic {
 
-TxPipeline::TxPipeline(Nic& nic) : nic_(nic), drain_event_([this] { drain_and_wake(); }, "tx.drain") {}
+TxPipeline::TxPipeline(NicContext& ctx) : ctx_(ctx), drain_event_([this] { drain_and_wake(); }, "tx.drain") {}
 
 bool TxPipeline::has_room(size_t bytes) const {
-  if (pending_.size() < nic_.params().tx_pipeline_packets && nic_.tx_has_room(bytes_ + bytes)) return true;
+  if (pending_.size() < ctx_.params().tx_pipeline_packets && ports_.wire->has_room(bytes_ + bytes)) return true;
   if (refused_bytes_ == 0 || bytes < refused_bytes_) refused_bytes_ = bytes;
   return false;
 }
@@ -22,10 +20,11 @@ void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout
   p.frame = std::move(frame);
   p.reads_left = static_cast<uint32_t>(pieces.size());
   p.failed = false;
-  p.ready_at = nic_.now() + nic_.cycles(nic_.params().tx_latency_cycles);
+  p.submitted = ctx_.now();
+  p.ready_at = p.submitted + ctx_.cycles(ctx_.params().tx_latency_cycles);
   bytes_ += p.frame.size();
   if (p.frame.elided() > 0) {
-    for (const DmaPiece& piece : pieces) nic_.dma().read_elided(piece.host_addr, piece.length, this, id);
+    for (const DmaPiece& piece : pieces) ctx_.dma.read_elided(piece.host_addr, piece.length, this, id);
   } else if (!pieces.empty()) {
     std::byte* payload = p.frame.bytes().data() + layout.payload_offset;
     // A request's payload is the requester's own posted buffer; a response's is
@@ -36,7 +35,7 @@ void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout
                           : pieces.size() == 1           ? ReadMode::Lend
                                                          : ReadMode::Copy;
     for (const DmaPiece& piece : pieces)
-      nic_.dma().read(piece.host_addr, std::span<std::byte>(payload + piece.offset, piece.length), this, id, mode,
+      ctx_.dma.read(piece.host_addr, std::span<std::byte>(payload + piece.offset, piece.length), this, id, mode,
                       qpn);
   }
   drain();
@@ -47,6 +46,9 @@ void TxPipeline::dma_done(uint64_t tag, bool ok) {
   Pending& p = pending_[tag - front_id_];
   --p.reads_left;
   if (!ok) p.failed = true;
+  if (auto* t = ctx_.timeline; t != nullptr && p.reads_left == 0 && p.origin != TxOrigin::Response)
+    t->record({.kind = TimelineKind::PayloadRead, .qpn = Qpn(p.qpn), .psn = Psn(p.frame.meta().psn),
+               .start = p.submitted, .end = ctx_.now()});
   drain_and_wake();
 }
 
@@ -64,15 +66,15 @@ void TxPipeline::drain_and_wake() {
   // told no needs to hear of it only if it would now be told yes.
   if (was_refused && has_room(refused_bytes_)) {
     refused_bytes_ = 0;
-    nic_.tx_space_available();
+    for (RoomPort* p : ports_.producers) p->room_available();
   }
 }
 
 void TxPipeline::drain() {
   while (!pending_.empty() && pending_.front().reads_left == 0) {
     Pending& p = pending_.front();
-    if (p.ready_at > nic_.now()) {  // still in the pipeline
-      if (!drain_event_.scheduled()) nic_.scheduler().schedule(drain_event_, p.ready_at);
+    if (p.ready_at > ctx_.now()) {  // still in the pipeline
+      if (!drain_event_.scheduled()) ctx_.scheduler().schedule(drain_event_, p.ready_at);
       return;
     }
     bytes_ -= p.frame.size();
@@ -83,10 +85,10 @@ void TxPipeline::drain() {
     const bool failed = p.failed;
     pending_.pop();
     ++front_id_;
-    QpContext* qp = nic_.qp(qpn);
+    QpContext* qp = ctx_.qp(qpn);
     if (qp == nullptr || qp->state == QpState::Err || qp->state == QpState::Reset) continue;
     if (failed) {
-      nic_.qp_fatal(*qp, WcStatus::LocProtErr);
+      ports_.errors->qp_fatal(*qp, WcStatus::LocProtErr);
       continue;
     }
     if (frame.elided() > 0) {
@@ -97,8 +99,10 @@ void TxPipeline::drain() {
       frame.defer_seal(packet::is_roce(layout.link) ? &packet::complete_seal_ethernet
                                                     : &packet::complete_seal_infiniband);
     }
-    nic_.transmit(std::move(frame));
-    if (origin == TxOrigin::RequestEndsUnreliableWqe) nic_.requester().unreliable_wqe_sent(*qp);
+    if (auto* t = ctx_.timeline; t != nullptr && origin != TxOrigin::Response)
+      t->record({.kind = TimelineKind::PacketOut, .qpn = Qpn(qpn), .psn = Psn(frame.meta().psn), .start = ctx_.now()});
+    ports_.wire->transmit(std::move(frame));
+    if (origin == TxOrigin::RequestEndsUnreliableWqe) ports_.send_queue->unreliable_wqe_sent(*qp);
   }
 }
 

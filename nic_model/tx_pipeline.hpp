@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <span>
 
+#include "nic_model/nic_context.hpp"
+#include "nic_model/ports.hpp"
 #include "fabric/frame.hpp"
 #include "nic_model/dma_engine.hpp"
 #include "packet/packet.hpp"
@@ -18,19 +20,21 @@
 
 namespace rnicsim::nic {
 
-class Nic;
-
-// What the pipeline tells the frame's producer when the frame leaves.
-enum class TxOrigin : uint8_t { Request, RequestEndsUnreliableWqe, Response };
-
-class TxPipeline : public DmaClient {
+class TxPipeline final : public TransmitPort, public DmaClient {
 public:
-  explicit TxPipeline(Nic& nic);
-  // Room for one more frame of `bytes` (pipeline depth and port queue). A
-  // producer told no is resumed (Nic::tx_space_available) once there is room.
-  bool has_room(size_t bytes) const;
+  explicit TxPipeline(NicContext& ctx);
+  // The ports it sends into.
+  struct Ports {
+    WirePort* wire = nullptr;
+    SendQueuePort* send_queue = nullptr;
+    QpErrorPort* errors = nullptr;
+    std::array<RoomPort*, 2> producers{};  // told of room, in this order
+  };
+  void connect(const Ports& ports) { ports_ = ports; }
+  // Room in the pipeline's depth and at the port.
+  bool has_room(size_t bytes) const override;
   void submit(fabric::Frame&& frame, const packet::FrameLayout& layout, std::span<const DmaPiece> pieces,
-              uint32_t qpn, TxOrigin origin);
+              uint32_t qpn, TxOrigin origin) override;
   void dma_done(uint64_t tag, bool ok) override;
   bool take_loan(uint64_t tag, std::byte* dst, size_t length, const Loan& loan) override;
   size_t depth() const { return pending_.size(); }
@@ -44,12 +48,14 @@ private:
     uint32_t qpn = 0;
     TxOrigin origin = TxOrigin::Request;
     sim::Time ready_at;  // built + tx_latency_cycles
+    sim::Time submitted;
   };
   void drain();
   // Drains, then tells refused producers if there is room for them now.
   void drain_and_wake();
 
-  Nic& nic_;
+  NicContext& ctx_;
+  Ports ports_;
   sim::Event drain_event_;  // the head's pipeline latency has passed
   sim::RingQueue<Pending> pending_;
   uint64_t front_id_ = 0;  // submission number of pending_.front(); a DMA tag is a submission number

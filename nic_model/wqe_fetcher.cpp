@@ -2,13 +2,12 @@
 
 #include <algorithm>
 
-#include "nic_model/nic.hpp"
 
 namespace rnicsim::nic {
 
-WqeFetcher::WqeFetcher(Nic& nic) : nic_(nic) {
-  slots_.resize(nic.params().wqe_fetch_outstanding);
-  for (Slot& s : slots_) s.buffer.resize(static_cast<size_t>(nic.params().wqe_fetch_batch) * WorkRing::kStride);
+WqeFetcher::WqeFetcher(NicContext& ctx) : ctx_(ctx) {
+  slots_.resize(ctx.params().wqe_fetch_outstanding);
+  for (Slot& s : slots_) s.buffer.resize(static_cast<size_t>(ctx.params().wqe_fetch_batch) * WorkRing::kStride);
 }
 
 void WqeFetcher::kick(QueueKind kind, uint32_t id) {
@@ -27,25 +26,27 @@ void WqeFetcher::issue() {
     const Pending p = pending_.pop_front();
     if (p.kind != QueueKind::Srq) {
       // A QP in ERR still has its WQEs fetched: they complete with WR_FLUSH_ERR.
-      QpContext* qp = nic_.qp(p.id);
+      QpContext* qp = ctx_.qp(p.id);
       if (qp == nullptr || qp->state == QpState::Reset) continue;
     }
-    WorkRing* ring_ptr = nic_.work_ring(p.kind, p.id);
+    WorkRing* ring_ptr = ctx_.tables.work_ring(p.kind, p.id);
     if (ring_ptr == nullptr) continue;
     WorkRing& ring = *ring_ptr;
     if (ring.fetched >= ring.producer || ring.entries == 0) continue;
     // One contiguous read: up to the batch size, not across the end of the ring.
     const uint64_t to_wrap = ring.entries - ring.fetched % ring.entries;
     const uint32_t n = static_cast<uint32_t>(
-        std::min<uint64_t>({ring.producer - ring.fetched, to_wrap, nic_.params().wqe_fetch_batch}));
+        std::min<uint64_t>({ring.producer - ring.fetched, to_wrap, ctx_.params().wqe_fetch_batch}));
     auto it = std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.busy; });
     Slot& slot = *it;
     slot.busy = true;
     slot.kind = p.kind;
     slot.id = p.id;
     slot.count = n;
+    slot.first = ring.fetched;
+    slot.issued = ctx_.now();
     ++busy_slots_;
-    nic_.dma().read(ring.slot_addr(ring.fetched), std::span(slot.buffer.data(), size_t{n} * WorkRing::kStride), this,
+    ctx_.dma.read(ring.slot_addr(ring.fetched), std::span(slot.buffer.data(), size_t{n} * WorkRing::kStride), this,
                     static_cast<uint64_t>(it - slots_.begin()));
     ring.fetched += n;
     if (ring.fetched < ring.producer) pending_.push_back(p);
@@ -56,32 +57,35 @@ void WqeFetcher::dma_done(uint64_t tag, bool ok) {
   Slot& slot = slots_[tag];
   slot.busy = false;
   --busy_slots_;
+  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::WqeFetch, .qpn = Qpn(slot.id), .count = slot.count,
+                                            .index = slot.first, .queue = slot.kind, .start = slot.issued,
+                                            .end = ctx_.now()});
   if (slot.kind == QueueKind::Srq) {
-    SrqContext* srq = nic_.srq(slot.id);
+    SrqContext* srq = ctx_.tables.srq(Srqn(slot.id));
     if (srq != nullptr && ok)
       for (uint32_t i = 0; i < slot.count; ++i)
         srq->wqes.push_back(load_struct<RecvWqe>(std::span<const std::byte>(slot.buffer).subspan(size_t{i} * WorkRing::kStride)));
     fetched_ += slot.count;
-    nic_.responder().recv_wqes_arrived(0);
+    ports_.requests->recv_wqes_arrived(0);
     issue();
     return;
   }
-  QpContext* qp = nic_.qp(slot.id);
+  QpContext* qp = ctx_.qp(slot.id);
   if (qp != nullptr && ok) {
     for (uint32_t i = 0; i < slot.count; ++i) {
       const auto bytes = std::span<const std::byte>(slot.buffer).subspan(size_t{i} * WorkRing::kStride);
       if (slot.kind == QueueKind::Send) {
-        nic_.requester().accept_wqe(*qp, load_struct<SendWqe>(bytes));
+        ports_.send_queue->accept_wqe(*qp, load_struct<SendWqe>(bytes));
       } else if (qp->state == QpState::Err) {
-        nic_.flush_recv(*qp, load_struct<RecvWqe>(bytes));
+        ports_.errors->flush_recv(*qp, load_struct<RecvWqe>(bytes));
       } else {
         qp->recv_wqes.push_back(load_struct<RecvWqe>(bytes));
       }
       ++fetched_;
     }
-    if (slot.kind == QueueKind::Recv) nic_.responder().recv_wqes_arrived(slot.id);
+    if (slot.kind == QueueKind::Recv) ports_.requests->recv_wqes_arrived(slot.id);
   } else if (qp != nullptr) {
-    nic_.qp_fatal(*qp, WcStatus::LocQpOpErr);
+    ports_.errors->qp_fatal(*qp, WcStatus::LocQpOpErr);
   }
   issue();
 }

@@ -6,21 +6,26 @@
 #include <cstdint>
 #include <vector>
 
+#include "nic_model/nic_context.hpp"
+#include "nic_model/ports.hpp"
 #include "nic_model/dma_engine.hpp"
 #include "nic_model/doorbell.hpp"
 #include "sim/ring_queue.hpp"
 
 namespace rnicsim::nic {
 
-class Nic;
-
-class WqeFetcher : public DmaClient {
+class WqeFetcher final : public FetchPort, public DmaClient {
 public:
-  explicit WqeFetcher(Nic& nic);
-  // A queue (QPN, or SRQ number for Srq) may have entries to fetch.
-  void kick(QueueKind kind, uint32_t id);
-  // Receive WQEs of that queue are being fetched right now.
-  bool recv_fetch_pending(QueueKind kind, uint32_t id) const;
+  explicit WqeFetcher(NicContext& ctx);
+  // The ports it sends into.
+  struct Ports {
+    SendQueuePort* send_queue = nullptr;
+    RequestPort* requests = nullptr;
+    QpErrorPort* errors = nullptr;
+  };
+  void connect(const Ports& ports) { ports_ = ports; }
+  void kick(QueueKind kind, uint32_t id) override;
+  bool recv_fetch_pending(QueueKind kind, uint32_t id) const override;
   void dma_done(uint64_t tag, bool ok) override;
   uint64_t wqes_fetched() const { return fetched_; }
 
@@ -34,11 +39,14 @@ private:
     QueueKind kind = QueueKind::Send;
     uint32_t id = 0;
     uint32_t count = 0;
+    uint64_t first = 0;  // ring index of the first WQE read
+    sim::Time issued;
     bool busy = false;
   };
   void issue();
 
-  Nic& nic_;
+  NicContext& ctx_;
+  Ports ports_;
   sim::RingQueue<Pending> pending_;
   std::vector<Slot> slots_;
   uint32_t busy_slots_ = 0;

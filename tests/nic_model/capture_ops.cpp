@@ -42,7 +42,7 @@ int run(const char* clean_path, const char* lossy_path) {
     const MemoryRegion extra = y->nic().reg_mr(y->pd, y->buffer, 4096, kAccessLocalWrite | kAccessRemoteWrite);
     s.wr_id = 5;
     s.opcode = WrOpcode::SendWithInv;
-    s.imm_data = extra.rkey;
+    s.imm_data = extra.rkey.value();
     x->post_send(s);
     SendWqe r = x->write_wqe(6, 256 * 1024, 10000, *y, 1 << 20);
     r.opcode = WrOpcode::RdmaRead;

@@ -30,8 +30,8 @@ TEST(QpStateMachine, ValidRcChainAppliesAttributes) {
   EXPECT_EQ(qp.state, QpState::Init);
   QpAttr a = state(QpState::Rtr);
   a.path_mtu = 2048;
-  a.dest_qpn = 0x123456;
-  a.rq_psn = 0xABCDEF;
+  a.dest_qpn = Qpn(0x123456);
+  a.rq_psn = Psn(0xABCDEF);
   a.min_rnr_timer = 3;
   a.av.lid = 9;
   EXPECT_EQ(apply_modify(qp, a, kRtrMask), 0);
@@ -42,7 +42,7 @@ TEST(QpStateMachine, ValidRcChainAppliesAttributes) {
   EXPECT_EQ(qp.min_rnr_timer, 3);
   EXPECT_EQ(qp.remote.lid, 9);
   a = state(QpState::Rts);
-  a.sq_psn = 100;
+  a.sq_psn = Psn(100);
   a.timeout = 9;
   a.retry_cnt = 4;
   a.rnr_retry = 5;
@@ -81,7 +81,7 @@ TEST(QpStateMachine, MissingOrExtraAttributesAreEinval) {
   // Each RC-required RTR attribute, left out in turn.
   for (uint32_t bit : {kQpAv, kQpPathMtu, kQpDestQpn, kQpRqPsn, kQpMaxDestRdAtomic, kQpMinRnrTimer}) {
     QpAttr a = state(QpState::Rtr);
-    a.dest_qpn = 77;
+    a.dest_qpn = Qpn(77);
     EXPECT_EQ(apply_modify(qp, a, kRtrMask & ~bit), EINVAL) << "mask bit " << bit;
     EXPECT_EQ(qp.state, QpState::Init);
     EXPECT_EQ(qp.dest_qpn.value(), 0u) << "a refused modify must not apply any attribute";
@@ -181,40 +181,44 @@ TEST(NicModifyQp, ErrFlushesOutstandingSends) {
 
 TEST(MemoryTranslation, ChecksKeysPdBoundsAndRights) {
   nic::MemoryTranslation t;
-  const MemoryRegion mr = t.add(1, 0x10000, 4096, 0x10000, kAccessLocalWrite | kAccessRemoteWrite);
-  const MemoryRegion ro = t.add(1, 0x20000, 4096, 0x7000, kAccessRemoteRead);
-  EXPECT_NE(mr.lkey, mr.rkey);
+  const Pdn pd(1);
+  const MemoryRegion mr = t.add(pd, 0x10000, 4096, 0x10000, kAccessLocalWrite | kAccessRemoteWrite);
+  const MemoryRegion ro = t.add(pd, 0x20000, 4096, 0x7000, kAccessRemoteRead);
+  EXPECT_NE(mr.lkey.value(), mr.rkey.value());
   EXPECT_NE(mr.lkey, ro.lkey);
   EXPECT_EQ(t.size(), 2u);
   uint64_t host = 0;
-  EXPECT_EQ(t.check_remote(mr.rkey, 1, 0x10000, 4096, kAccessRemoteWrite, host), AccessCheck::Ok);
+  EXPECT_EQ(t.check_remote(mr.rkey, pd, 0x10000, 4096, kAccessRemoteWrite, host), AccessCheck::Ok);
   EXPECT_EQ(host, 0x10000u);
-  EXPECT_EQ(t.check_remote(mr.rkey, 1, 0x10FFF, 1, kAccessRemoteWrite, host), AccessCheck::Ok);
+  EXPECT_EQ(t.check_remote(mr.rkey, pd, 0x10FFF, 1, kAccessRemoteWrite, host), AccessCheck::Ok);
   EXPECT_EQ(host, 0x10FFFu);
-  EXPECT_EQ(t.check_remote(mr.rkey, 1, 0x10000, 0, kAccessRemoteWrite, host), AccessCheck::Ok);
-  EXPECT_EQ(t.check_remote(mr.rkey, 1, 0x10FFF, 2, kAccessRemoteWrite, host), AccessCheck::OutOfBounds);
-  EXPECT_EQ(t.check_remote(mr.rkey, 1, 0xFFFF, 1, kAccessRemoteWrite, host), AccessCheck::OutOfBounds);
-  EXPECT_EQ(t.check_remote(mr.rkey, 1, 0x11000, 1, kAccessRemoteWrite, host), AccessCheck::OutOfBounds);
-  EXPECT_EQ(t.check_remote(mr.rkey, 1, 0x10000, UINT64_MAX, kAccessRemoteWrite, host), AccessCheck::OutOfBounds);
-  EXPECT_EQ(t.check_remote(mr.rkey, 1, UINT64_MAX, 2, kAccessRemoteWrite, host), AccessCheck::OutOfBounds);
-  EXPECT_EQ(t.check_remote(mr.rkey, 2, 0x10000, 1, kAccessRemoteWrite, host), AccessCheck::BadPd);
-  EXPECT_EQ(t.check_remote(mr.rkey, 1, 0x10000, 1, kAccessRemoteRead, host), AccessCheck::NoPermission);
-  EXPECT_EQ(t.check_remote(mr.lkey, 1, 0x10000, 1, kAccessRemoteWrite, host), AccessCheck::BadKey)
+  EXPECT_EQ(t.check_remote(mr.rkey, pd, 0x10000, 0, kAccessRemoteWrite, host), AccessCheck::Ok);
+  EXPECT_EQ(t.check_remote(mr.rkey, pd, 0x10FFF, 2, kAccessRemoteWrite, host), AccessCheck::OutOfBounds);
+  EXPECT_EQ(t.check_remote(mr.rkey, pd, 0xFFFF, 1, kAccessRemoteWrite, host), AccessCheck::OutOfBounds);
+  EXPECT_EQ(t.check_remote(mr.rkey, pd, 0x11000, 1, kAccessRemoteWrite, host), AccessCheck::OutOfBounds);
+  EXPECT_EQ(t.check_remote(mr.rkey, pd, 0x10000, UINT64_MAX, kAccessRemoteWrite, host), AccessCheck::OutOfBounds);
+  EXPECT_EQ(t.check_remote(mr.rkey, pd, UINT64_MAX, 2, kAccessRemoteWrite, host), AccessCheck::OutOfBounds);
+  EXPECT_EQ(t.check_remote(mr.rkey, Pdn(2), 0x10000, 1, kAccessRemoteWrite, host), AccessCheck::BadPd);
+  EXPECT_EQ(t.check_remote(mr.rkey, pd, 0x10000, 1, kAccessRemoteRead, host), AccessCheck::NoPermission);
+  // A key's number given as the other kind of key (as a packet or a WQE may carry it) finds nothing.
+  EXPECT_EQ(t.check_remote(Rkey(mr.lkey.value()), pd, 0x10000, 1, kAccessRemoteWrite, host),
+            AccessCheck::BadKey)
       << "an lkey is not an rkey";
-  EXPECT_EQ(t.check_local(mr.rkey, 1, 0x10000, 1, 0, host), AccessCheck::BadKey) << "an rkey is not an lkey";
-  EXPECT_EQ(t.check_local(mr.lkey, 1, 0x10010, 16, kAccessLocalWrite, host), AccessCheck::Ok);
+  EXPECT_EQ(t.check_local(Lkey(mr.rkey.value()), pd, 0x10000, 1, 0, host), AccessCheck::BadKey)
+      << "an rkey is not an lkey";
+  EXPECT_EQ(t.check_local(mr.lkey, pd, 0x10010, 16, kAccessLocalWrite, host), AccessCheck::Ok);
   EXPECT_EQ(host, 0x10010u);
   // The region registered with an iova: keys' users name iova, the host address differs.
-  EXPECT_EQ(t.check_remote(ro.rkey, 1, 0x7010, 16, kAccessRemoteRead, host), AccessCheck::Ok);
+  EXPECT_EQ(t.check_remote(ro.rkey, pd, 0x7010, 16, kAccessRemoteRead, host), AccessCheck::Ok);
   EXPECT_EQ(host, 0x20010u);
-  EXPECT_EQ(t.check_remote(ro.rkey, 1, 0x20010, 16, kAccessRemoteRead, host), AccessCheck::OutOfBounds);
-  EXPECT_EQ(t.check_local(ro.lkey, 1, 0x7000, 16, kAccessLocalWrite, host), AccessCheck::NoPermission);
-  EXPECT_EQ(t.check_local(ro.lkey, 1, 0x7000, 16, 0, host), AccessCheck::Ok) << "local read is always allowed";
+  EXPECT_EQ(t.check_remote(ro.rkey, pd, 0x20010, 16, kAccessRemoteRead, host), AccessCheck::OutOfBounds);
+  EXPECT_EQ(t.check_local(ro.lkey, pd, 0x7000, 16, kAccessLocalWrite, host), AccessCheck::NoPermission);
+  EXPECT_EQ(t.check_local(ro.lkey, pd, 0x7000, 16, 0, host), AccessCheck::Ok) << "local read is always allowed";
   // Deregistration.
   EXPECT_TRUE(t.remove(mr.lkey));
   EXPECT_FALSE(t.remove(mr.lkey));
   EXPECT_EQ(t.by_rkey(mr.rkey), nullptr);
-  EXPECT_EQ(t.check_remote(mr.rkey, 1, 0x10000, 1, kAccessRemoteWrite, host), AccessCheck::BadKey);
+  EXPECT_EQ(t.check_remote(mr.rkey, pd, 0x10000, 1, kAccessRemoteWrite, host), AccessCheck::BadKey);
   EXPECT_NE(t.by_rkey(ro.rkey), nullptr);
 }
 

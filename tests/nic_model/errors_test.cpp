@@ -16,7 +16,7 @@ TEST(RemoteAccess, WrongRkeyFailsAndFlushesTheRest) {
   auto [x, y] = bed.pair();
   fill_random(x->bytes(0, 8192), 1);
   SendWqe bad = x->write_wqe(1, 0, 4096, *y, 0);
-  bad.rkey = y->mr.rkey ^ 0x100;  // no such region
+  bad.rkey = y->mr.rkey.value() ^ 0x100;  // no such region
   // One doorbell: all three are fetched before the NAK comes back.
   x->post_sends({bad, x->write_wqe(2, 0, 4096, *y, 8192),
                  x->write_wqe(3, 4096, 4096, *y, 16384, false)});  // unsignaled: flushed all the same
@@ -57,7 +57,7 @@ TEST(RemoteAccess, RegionWithoutRemoteWriteIsRefused) {
   const MemoryRegion& mr = y->nic().reg_mr(y->pd, ro, 4096, kAccessLocalWrite | kAccessRemoteRead);
   SendWqe w = x->write_wqe(1, 0, 64, *y, 0);
   w.remote_addr = ro;
-  w.rkey = mr.rkey;
+  w.rkey = mr.rkey.value();
   std::fill_n(x->bytes(0, 64).begin(), 64, std::byte{0x5A});
   x->post_send(w);
   bed.run();
@@ -69,13 +69,13 @@ TEST(RemoteAccess, RegionWithoutRemoteWriteIsRefused) {
 TEST(RemoteAccess, RegionOfAnotherPdIsRefused) {
   TestBed bed;
   auto [x, y] = bed.pair();
-  const uint32_t other_pd = y->nic().alloc_pd();
+  const Pdn other_pd = y->nic().alloc_pd();
   ASSERT_NE(other_pd, y->pd);
   const uint64_t addr = y->host().memory.allocate(4096);
   const MemoryRegion& mr = y->nic().reg_mr(other_pd, addr, 4096, kAccessLocalWrite | kAccessRemoteWrite);
   SendWqe w = x->write_wqe(1, 0, 64, *y, 0);
   w.remote_addr = addr;
-  w.rkey = mr.rkey;
+  w.rkey = mr.rkey.value();
   std::fill_n(x->bytes(0, 64).begin(), 64, std::byte{0x5A});
   x->post_send(w);
   bed.run();
@@ -88,7 +88,7 @@ TEST(LocalProtection, WrongLkey) {
   TestBed bed;
   auto [x, y] = bed.pair();
   SendWqe w = x->write_wqe(4, 0, 256, *y, 0);
-  w.sge[0].lkey = x->mr.lkey + 0x1000;
+  w.sge[0].lkey = x->mr.lkey.value() + 0x1000;
   // One doorbell for both, so both are fetched before the first fails.
   x->post_sends({w, x->write_wqe(5, 0, 256, *y, 0)});
   bed.run();
@@ -310,7 +310,7 @@ TEST(ErrState, SendsPostedAfterTheFailureAreFlushed) {
   TestBed bed;
   auto [x, y] = bed.pair();
   SendWqe w = x->write_wqe(4, 0, 256, *y, 0);
-  w.sge[0].lkey = x->mr.lkey + 0x1000;
+  w.sge[0].lkey = x->mr.lkey.value() + 0x1000;
   x->post_send(w);  // separate doorbells: the second arrives after the QP broke
   x->post_send(x->write_wqe(5, 0, 256, *y, 0));
   bed.run();
@@ -468,7 +468,7 @@ TEST(CqOverrun, FullSendCqBreaksTheCqAndTheQpAndKeepsItsEntries) {
   x->post_send(x->write_wqe(17, 0, 64, *y, 0));
   bed.run();
   ASSERT_EQ(events.events.size(), 2u);
-  EXPECT_EQ(events.events[0], std::make_pair(AsyncEvent::CqErr, x->cqn));
+  EXPECT_EQ(events.events[0], std::make_pair(AsyncEvent::CqErr, x->cqn.value()));
   EXPECT_EQ(events.events[1], std::make_pair(AsyncEvent::QpFatal, x->qpn.value()));
   EXPECT_EQ(events.cqes_landed[0], 16u) << "the event reaches the host after the CQEs before it";
   EXPECT_EQ(x->nic().qp(x->qpn.value())->state, QpState::Err);
@@ -556,7 +556,7 @@ TEST(ResponderClassC, WrongRkeyRaisesAnAccessErrorAndBreaksTheResponderQp) {
   y->nic().set_async_listener(&events);
   y->post_recv(y->recv_wqe(70, 0, 64));
   SendWqe bad = x->write_wqe(1, 0, 64, *y, 0);
-  bad.rkey = y->mr.rkey ^ 0x100;
+  bad.rkey = y->mr.rkey.value() ^ 0x100;
   x->post_send(bad);
   bed.run();
   ASSERT_EQ(x->cqes.size(), 1u);
@@ -585,7 +585,7 @@ TEST(ResponderClassC, WriteOfAnotherLengthThanItsRethRaisesARequestError) {
     AsyncRecorder events;
     y->nic().set_async_listener(&events);
     packet::PacketFields f = peer_packet(bed, *y, c.op, 0, c.payload);
-    f.reth = packet::RethFields{y->buffer, y->mr.rkey, c.dma_length};
+    f.reth = packet::RethFields{y->buffer, y->mr.rkey.value(), c.dma_length};
     packet::derive_fields(f);
     deliver_to_b(bed, build_packet(f, std::byte{0x5A}));
     EXPECT_EQ(y->nic().rx_pipeline().counters().malformed, 0u);

@@ -28,7 +28,7 @@ struct Guarded {
   uint64_t region() const { return base + kPage; }
   std::span<std::byte> bytes(uint64_t from, uint64_t len) const { return host->memory.span(from, len); }
 
-  Guarded(TestHost& h, uint32_t pd, uint32_t access, uint64_t seed) : host(&h) {
+  Guarded(TestHost& h, Pdn pd, uint32_t access, uint64_t seed) : host(&h) {
     base = h.memory.allocate(3 * kPage, kPage);
     for (uint64_t g : {base, base + 2 * kPage}) {
       auto s = bytes(g, kPage);
@@ -69,9 +69,9 @@ SendWqe base_wqe(WrOpcode op, const Sides& s, uint64_t local_off, uint32_t len, 
   w.opcode = op;
   w.send_flags = kSendSignaled;
   w.num_sge = 1;
-  w.sge[0] = Sge{s.local.region() + local_off, len, s.local.mr.lkey};
+  w.sge[0] = Sge{s.local.region() + local_off, len, s.local.mr.lkey.value()};
   w.remote_addr = static_cast<uint64_t>(static_cast<int64_t>(s.remote.region()) + remote_off);
-  w.rkey = s.remote.mr.rkey;
+  w.rkey = s.remote.mr.rkey.value();
   w.compare_add = 1;
   return w;
 }
@@ -147,7 +147,7 @@ TEST_P(GuardedMisuse, FailsWithItsStatusAndLeavesTheGuardsAlone) {
   const Misuse& m = GetParam();
   TestBed bed;
   auto [x, y] = bed.pair();
-  const uint32_t remote_pd = m.remote_other_pd ? y->nic().alloc_pd() : y->pd;
+  const Pdn remote_pd = m.remote_other_pd ? y->nic().alloc_pd() : y->pd;
   Guarded remote(y->host(), remote_pd, m.remote_access, 1);
   Guarded local(x->host(), x->pd, m.local_access, 2);
   std::vector<std::byte> remote_before(remote.bytes(remote.region(), kPage).begin(),

@@ -78,8 +78,8 @@ TEST(TranslationCache, ManyPagesCostMisses) {
 struct EventCounter : CompletionListener {
   std::vector<sim::Time> events;
   sim::Simulator* sim = nullptr;
-  void on_completion(uint32_t) override {}
-  void on_event(uint32_t) override { events.push_back(sim->now()); }
+  void on_completion(Cqn) override {}
+  void on_event(Cqn) override { events.push_back(sim->now()); }
 };
 
 TEST(CompletionEvents, ArmedCqFiresOnceAndModerationBatches) {

@@ -34,7 +34,7 @@ struct Target {
 packet::PacketFields from_peer(const Target& t, packet::Opcode op, uint32_t payload = 64) {
   packet::PacketFields f = peer_packet(t.bed, t.to, op, 0, payload);
   const auto& info = packet::opcode_info(op);
-  if (info.has(packet::Hdr::Reth)) f.reth = packet::RethFields{t.to.buffer + kStray, t.to.mr.rkey, payload};
+  if (info.has(packet::Hdr::Reth)) f.reth = packet::RethFields{t.to.buffer + kStray, t.to.mr.rkey.value(), payload};
   if (info.has(packet::Hdr::Deth)) f.deth = packet::DethFields{0x11111111, 0x22};
   return f;
 }

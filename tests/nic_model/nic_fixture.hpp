@@ -50,7 +50,7 @@ struct QpOptions {
   uint32_t access = kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic;  // QP remote access
   uint8_t max_rd_atomic = 16, max_dest_rd_atomic = 16;
   uint32_t qkey = 0x11111111;  // UD
-  uint32_t srq = 0;            // take receives from this SRQ of the host's NIC
+  Srqn srq;                    // take receives from this SRQ of the host's NIC
 };
 
 class Endpoint : public CompletionListener {
@@ -92,8 +92,8 @@ public:
     QpAttr a;
     a.state = QpState::Rtr;
     a.path_mtu = opts_.path_mtu;
-    a.dest_qpn = peer.qpn.value();
-    a.rq_psn = peer.opts_.psn;
+    a.dest_qpn = peer.qpn;
+    a.rq_psn = Psn(peer.opts_.psn);
     a.av = peer.host_.address;
     a.min_rnr_timer = opts_.min_rnr_timer;
     a.max_dest_rd_atomic = opts_.max_dest_rd_atomic;
@@ -105,7 +105,7 @@ public:
   int to_rts() {
     QpAttr a;
     a.state = QpState::Rts;
-    a.sq_psn = opts_.psn;
+    a.sq_psn = Psn(opts_.psn);
     a.timeout = opts_.timeout;
     a.retry_cnt = opts_.retry_cnt;
     a.rnr_retry = opts_.rnr_retry;
@@ -120,14 +120,14 @@ public:
     ASSERT_EQ(to_rts(), 0);
   }
 
-  void on_completion(uint32_t) override {
+  void on_completion(Cqn) override {
     if (reap_on_completion) reap();
   }
   // Moves every CQE the NIC has written into `cqes` (ibv_poll_cq).
   void reap() {
     while (auto c = cq_->poll()) cqes.push_back(Completion{*c, host_.nic->now()});
   }
-  std::optional<uint64_t> consumer_index(uint32_t) const override { return cq_->consumer(); }
+  std::optional<uint64_t> consumer_index(Cqn) const override { return cq_->consumer(); }
 
   void post_send(const SendWqe& w) { nic().ring_doorbell(QueueKind::Send, qpn, sq_->post(w)); }
   // The WQE goes into the ring and, with the doorbell, to the NIC (BlueFlame-style).
@@ -148,9 +148,9 @@ public:
     w.opcode = WrOpcode::RdmaWrite;
     w.send_flags = signaled ? kSendSignaled : 0;
     w.num_sge = 1;
-    w.sge[0] = Sge{buffer + offset, len, mr.lkey};
+    w.sge[0] = Sge{buffer + offset, len, mr.lkey.value()};
     w.remote_addr = target.buffer + remote_offset;
-    w.rkey = target.mr.rkey;
+    w.rkey = target.mr.rkey.value();
     return w;
   }
   SendWqe send_wqe(uint64_t wr_id, uint64_t offset, uint32_t len, bool signaled = true) const {
@@ -159,14 +159,14 @@ public:
     w.opcode = WrOpcode::Send;
     w.send_flags = signaled ? kSendSignaled : 0;
     w.num_sge = 1;
-    w.sge[0] = Sge{buffer + offset, len, mr.lkey};
+    w.sge[0] = Sge{buffer + offset, len, mr.lkey.value()};
     return w;
   }
   RecvWqe recv_wqe(uint64_t wr_id, uint64_t offset, uint32_t len) const {
     RecvWqe r{};
     r.wr_id = wr_id;
     r.num_sge = 1;
-    r.sge[0] = Sge{buffer + offset, len, mr.lkey};
+    r.sge[0] = Sge{buffer + offset, len, mr.lkey.value()};
     return r;
   }
 
@@ -175,7 +175,8 @@ public:
   TestHost& host() { return host_; }
 
   uint64_t buffer = 0;
-  uint32_t pd = 0, cqn = 0;
+  Pdn pd;
+  Cqn cqn;
   Qpn qpn;
   MemoryRegion mr;
   std::vector<Completion> cqes;
@@ -196,7 +197,7 @@ class TestBed {
 public:
   explicit TestBed(double loss_a_to_b = 0.0, double loss_b_to_a = 0.0, uint64_t seed = 7,
                    uint64_t rate_bps = 100'000'000'000, sim::Duration delay = sim::Duration::us(1),
-                   const NicParams& params = NicParams{})
+                   const NicParams& params = NicParams{}, CcAlgorithmTable cc_table = cc_algorithms())
       : sim(seed, log), pool(4096 + 512) {
     for (int i = 0; i < 2; ++i) {
       auto& h = hosts[i];
@@ -214,6 +215,7 @@ public:
       cfg.ip = h->address.ip;
       cfg.lid = h->address.lid;
       cfg.params = params;
+      cfg.cc_table = cc_table;
       h->nic = std::make_unique<Nic>(sim, pool, h->memory, cfg);
       fabric::PortParams p;
       p.rate_bps = rate_bps;

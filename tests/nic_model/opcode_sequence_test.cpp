@@ -28,8 +28,8 @@ void inject(TestBed& bed, Endpoint& y, Opcode op, uint32_t psn) {
   packet::PacketFields f =
       peer_packet(bed, y, op, psn, info.has(packet::Hdr::Payload) ? (full ? kMtu : 64) : 0);
   if (info.has(packet::Hdr::Reth))
-    f.reth = packet::RethFields{y.buffer + 65536, y.mr.rkey, info.position == packet::Position::Only ? 64 : 2 * kMtu};
-  if (info.has(packet::Hdr::AtomicEth)) f.atomic_eth = packet::AtomicEthFields{y.buffer + 65536, y.mr.rkey, 1, 0};
+    f.reth = packet::RethFields{y.buffer + 65536, y.mr.rkey.value(), info.position == packet::Position::Only ? 64 : 2 * kMtu};
+  if (info.has(packet::Hdr::AtomicEth)) f.atomic_eth = packet::AtomicEthFields{y.buffer + 65536, y.mr.rkey.value(), 1, 0};
   if (info.has(packet::Hdr::ImmDt)) f.imm = 7;
   deliver_to_b(bed, build_packet(f, std::byte{0x5A}));
 }

@@ -218,17 +218,17 @@ TEST(SendWithInvalidate, InvalidatesTheRkeyAndReportsIt) {
   y->post_recv(y->recv_wqe(5, 0, 256));
   SendWqe s = x->send_wqe(1, 0, 100);
   s.opcode = WrOpcode::SendWithInv;
-  s.imm_data = victim.rkey;
+  s.imm_data = victim.rkey.value();
   x->post_send(s);
   bed.run();
   ASSERT_EQ(y->cqes.size(), 1u);
   EXPECT_EQ(y->cqes[0].cqe.opcode, WcOpcode::Recv);
   EXPECT_EQ(y->cqes[0].cqe.wc_flags & kWcWithInv, kWcWithInv);
-  EXPECT_EQ(y->cqes[0].cqe.imm_data, victim.rkey);
+  EXPECT_EQ(y->cqes[0].cqe.imm_data, victim.rkey.value());
   // The invalidated rkey no longer gives access.
   SendWqe w = x->write_wqe(2, 0, 64, *y, 0);
   w.remote_addr = victim.addr;
-  w.rkey = victim.rkey;
+  w.rkey = victim.rkey.value();
   x->post_send(w);
   bed.run();
   ASSERT_EQ(x->cqes.size(), 2u);
@@ -328,7 +328,7 @@ struct SrqBed {
   TestBed bed;
   Nic& nb = *bed.b().nic;
   const uint64_t ring = bed.b().memory.allocate(kEntries * sizeof(RecvWqe), 4096);
-  const uint32_t srqn = nb.create_srq(1, WorkRing{ring, kEntries});
+  const Srqn srqn = nb.create_srq(Pdn(1), WorkRing{ring, kEntries});
   SrqEvents listener;
   SrqBed() { nb.set_async_listener(&listener); }
   // A pair whose b side takes its receives from the SRQ.
@@ -345,7 +345,7 @@ TEST(Srq, QpsShareItsReceivesAndTheLimitEventFiresOnce) {
   Nic& nb = t.nb;
   const SrqEvents& listener = t.listener;
   const uint64_t ring = t.ring;
-  const uint32_t srqn = t.srqn;
+  const Srqn srqn = t.srqn;
   const uint32_t entries = SrqBed::kEntries;
   auto [x1, y1] = t.pair_on_srq();
   auto [x2, y2] = t.pair_on_srq();
@@ -360,7 +360,7 @@ TEST(Srq, QpsShareItsReceivesAndTheLimitEventFiresOnce) {
   // register the receive buffer in y2's PD as well.
   (void)y2;
   ASSERT_TRUE(nb.arm_srq_limit(srqn, 5));
-  nb.ring_doorbell(QueueKind::Srq, Qpn(srqn), producer);
+  nb.ring_doorbell(QueueKind::Srq, Qpn(srqn.value()), producer);
   fill_random(x1->bytes(0, 4096), 1);
   x1->post_send(x1->send_wqe(1, 0, 500));
   x1->post_send(x1->send_wqe(2, 500, 500));
@@ -375,7 +375,7 @@ TEST(Srq, QpsShareItsReceivesAndTheLimitEventFiresOnce) {
   }
   ASSERT_EQ(listener.events.size(), 1u) << "8 posted, 4 taken: fewer than 5 remain once, after the 4th";
   EXPECT_EQ(listener.events[0].first, AsyncEvent::SrqLimitReached);
-  EXPECT_EQ(listener.events[0].second, srqn);
+  EXPECT_EQ(listener.events[0].second, srqn.value());
   EXPECT_TRUE(std::equal(x1->bytes(0, 500).begin(), x1->bytes(0, 500).end(), y1->bytes(0, 500).begin()));
 }
 
@@ -407,7 +407,7 @@ TEST(Srq, AQpBreakingOnItsOwnRaisesLastWqeReached) {
   const SrqEvents& listener = t.listener;
   auto [x, y] = t.pair_on_srq();
   SendWqe bad = x->write_wqe(1, 0, 64, *y, 0);
-  bad.rkey = y->mr.rkey ^ 0x100;  // no such region
+  bad.rkey = y->mr.rkey.value() ^ 0x100;  // no such region
   x->post_sends({bad});
   t.bed.run();
   ASSERT_EQ(nb.qp(y->qpn.value())->state, QpState::Err);

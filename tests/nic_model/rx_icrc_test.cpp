@@ -76,7 +76,7 @@ TEST(DeferredIcrc, HandBuiltFrameWithBadIcrcIsCounted) {
   f.dest_qp = y->qpn.value();
   f.psn = 0;
   f.payload_length = 8;
-  f.reth = packet::RethFields{y->buffer, y->mr.rkey, 8};
+  f.reth = packet::RethFields{y->buffer, y->mr.rkey.value(), 8};
   packet::derive_fields(f);
   fabric::Frame frame = bed.pool.acquire(packet::frame_length(f));
   const std::vector<std::byte> payload(8, std::byte{0x5A});

@@ -150,15 +150,15 @@ TEST(SendRecv, ScatterGatherOnBothSides) {
   RecvWqe r{};
   r.wr_id = 900;
   r.num_sge = 2;
-  r.sge[0] = Sge{y->buffer + 7, 1500, y->mr.lkey};
-  r.sge[1] = Sge{y->buffer + 65536, 4000, y->mr.lkey};
+  r.sge[0] = Sge{y->buffer + 7, 1500, y->mr.lkey.value()};
+  r.sge[1] = Sge{y->buffer + 65536, 4000, y->mr.lkey.value()};
   y->post_recv(r);
   SendWqe w{};
   w.wr_id = 800;
   w.opcode = WrOpcode::Send;
   w.send_flags = kSendSignaled;
   w.num_sge = 3;
-  for (int i = 0; i < 3; ++i) w.sge[i] = Sge{x->buffer + off[i], len[i], x->mr.lkey};
+  for (int i = 0; i < 3; ++i) w.sge[i] = Sge{x->buffer + off[i], len[i], x->mr.lkey.value()};
   x->post_send(w);
   bed.run();
 
@@ -279,7 +279,7 @@ TEST(Inline, SendAndWriteCarryTheWqeBytes) {
   iw.inline_len = 17;
   for (size_t i = 0; i < 17; ++i) iw.inline_data[i] = std::byte{static_cast<uint8_t>(0xF0 - i)};
   iw.remote_addr = y->buffer + 5000;
-  iw.rkey = y->mr.rkey;
+  iw.rkey = y->mr.rkey.value();
   x->post_send(iw);
   bed.run();
 

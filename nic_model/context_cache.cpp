@@ -1,0 +1,24 @@
+#include "nic_model/context_cache.hpp"
+
+#include <algorithm>
+
+namespace rnicsim::nic {
+
+ContextCache::ContextCache(const NicParams& params, PcieLink& pcie, MemoryTranslation& translation)
+    : params_(params), pcie_(pcie), translation_(translation), qpc_(params.qpc_cache_entries) {
+  translation_.set_cache(params.mtt_cache_entries, params.mtt_page_bytes);
+}
+
+sim::Time ContextCache::context_ready(uint32_t qpn, sim::Time now) {
+  if (qpc_.access(qpn)) return now;
+  return pcie_.read(now, params_.qpc_entry_bytes);
+}
+
+sim::Duration ContextCache::translation_stall(sim::Time now) {
+  sim::Time ready = now;
+  for (uint32_t m = translation_.take_misses(); m > 0; --m)
+    ready = std::max(ready, pcie_.read(now, params_.mtt_entry_bytes));
+  return ready - now;
+}
+
+}  // namespace rnicsim::nic

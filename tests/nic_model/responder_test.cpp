@@ -1,0 +1,584 @@
+// The responder alone, on fakes of the completion, error, fetch, transmit,
+// receive and wire ports: requests executed in PSN order into host memory and
+// receive WQEs, ACKs, NAKs and RNR NAKs on the wire, READ responses and atomic
+// ACKs through the transmit pipeline, and the checks that refuse a request.
+#include "nic_model/responder.hpp"
+
+#include <cstring>
+
+#include "block_fixture.hpp"
+
+namespace rnicsim::nictest {
+namespace {
+
+using packet::Opcode;
+
+constexpr uint32_t kMtu = 256;
+constexpr Cqn kCq(5);
+constexpr uint32_t kRemoteAccess = kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic;
+
+class ResponderTest : public ::testing::Test {
+protected:
+  explicit ResponderTest(NicParams params = {}) : b(params), responder(b.ctx) {
+    responder.connect({.completions = &completions,
+                       .errors = &errors,
+                       .fetch = &fetch,
+                       .transmit = &transmit,
+                       .receive = &receive,
+                       .wire = &wire});
+    mem = &b.region(Pdn(1), 16 * 1024, kAccessLocalWrite | kRemoteAccess);
+  }
+  QpContext& qp(QpType type = QpType::Rc, uint32_t qpn = 0x11, QpState state = QpState::Rts) {
+    QpContext& q = b.add_qp(qpn, state);
+    q.type = type;
+    q.pd = Pdn(1);
+    q.path_mtu = kMtu;
+    q.access_flags = kRemoteAccess;
+    q.recv_cq = kCq;
+    q.dest_qpn = Qpn(0x22);
+    return q;
+  }
+  static RecvWqe recv_wqe(uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey) {
+    RecvWqe w{};
+    w.wr_id = wr_id;
+    w.num_sge = 1;
+    w.sge[0] = Sge{addr, len, lkey};
+    return w;
+  }
+  // A receive WQE of `len` bytes at `offset` into the registered memory.
+  void post_recv(QpContext& q, uint64_t wr_id, uint32_t offset, uint32_t len) {
+    q.recv_wqes.push_back(recv_wqe(wr_id, mem->addr + offset, len, mem->lkey.value()));
+  }
+  static packet::PacketFields req(Opcode op, uint32_t psn, bool ack_req = false) {
+    packet::PacketFields f;
+    f.opcode = op;
+    f.psn = psn;
+    f.ack_req = ack_req;
+    return f;
+  }
+  // The RETH of an access to `len` bytes at `offset` into the registered memory.
+  packet::RethFields reth(uint32_t offset, uint32_t len) const { return {mem->addr + offset, mem->rkey.value(), len}; }
+  Responder::Verdict request(QpContext& q, packet::PacketFields f, std::span<const std::byte> payload = {}) {
+    f.dest_qp = q.qpn.value();
+    InPacket in = make_packet(b.pool, f, payload);
+    return responder.receive(q, in.p, in.frame);
+  }
+  packet::PacketFields atomic(Opcode op, uint32_t psn, uint32_t offset, uint64_t swap_add, uint64_t compare = 0) const {
+    packet::PacketFields f = req(op, psn);
+    f.atomic_eth = packet::AtomicEthFields{mem->addr + offset, mem->rkey.value(), swap_add, compare};
+    return f;
+  }
+  uint64_t load64(uint32_t offset) {
+    uint64_t v = 0;
+    const std::vector<std::byte> bytes = b.read(mem->addr + offset, 8);
+    std::memcpy(&v, bytes.data(), 8);
+    return v;
+  }
+  void store64(uint32_t offset, uint64_t v) {
+    ASSERT_TRUE(b.memory.write(mem->addr + offset, bytes_of(v)));
+  }
+  // The wire's frames as (syndrome, PSN).
+  std::vector<std::pair<uint8_t, uint32_t>> acks() const {
+    std::vector<std::pair<uint8_t, uint32_t>> v;
+    for (const packet::PacketFields& f : wire.sent) {
+      EXPECT_EQ(f.opcode, Opcode::RcAcknowledge);
+      v.emplace_back(f.aeth ? f.aeth->syndrome : 0xFF, f.psn);
+    }
+    return v;
+  }
+  using Acks = std::vector<std::pair<uint8_t, uint32_t>>;
+  // An RDMA WRITE ONLY of `len` pattern bytes, to where `r` says.
+  Responder::Verdict write_only(QpContext& q, uint32_t psn, packet::RethFields r, size_t len, bool ack_req = true) {
+    packet::PacketFields f = req(Opcode::RcRdmaWriteOnly, psn, ack_req);
+    f.reth = r;
+    return request(q, f, pattern(len));
+  }
+  // A class C error: the NAK alone on the wire, the asynchronous event, and qp_fatal.
+  void expect_class_c(NakCode code, uint32_t psn) const {
+    EXPECT_EQ(acks(), (Acks{{aeth_nak(code), psn}}));
+    const AsyncEvent event = code == NakCode::RemoteAccessError ? AsyncEvent::QpAccessErr : AsyncEvent::QpReqErr;
+    ASSERT_EQ(errors.events.size(), 1u);
+    EXPECT_EQ(errors.events[0], std::make_pair(event, 0x11u));
+    ASSERT_EQ(errors.fatal.size(), 1u);
+    EXPECT_EQ(errors.fatal[0].status, WcStatus::WrFlushErr);
+  }
+
+  BlockContext b;
+  FakeCompletions completions;
+  FakeErrors errors;
+  FakeFetch fetch;
+  FakeTransmit transmit;
+  FakeReceive receive;
+  FakeWire wire;
+  Responder responder;
+  const MemoryRegion* mem = nullptr;
+};
+
+TEST_F(ResponderTest, ASendLandsInAReceiveWqeAndCompletesIt) {
+  QpContext& q = qp();
+  post_recv(q, 1, 0, 1024);
+  packet::PacketFields f = req(Opcode::RcSendOnlyWithImmediate, 0, true);
+  f.solicited = true;
+  f.imm = 0x01020304;
+  const std::vector<std::byte> data = pattern(100);
+  EXPECT_EQ(request(q, f, data), RequestVerdict::Done);
+  ASSERT_EQ(completions.posted.size(), 1u);
+  const auto& c = completions.posted[0];
+  EXPECT_EQ(c.cqn, kCq);
+  EXPECT_TRUE(c.solicited);
+  EXPECT_EQ(c.cqe.wr_id, 1u);
+  EXPECT_EQ(c.cqe.status, WcStatus::Success);
+  EXPECT_EQ(c.cqe.opcode, WcOpcode::Recv);
+  EXPECT_EQ(c.cqe.byte_len, 100u);
+  EXPECT_EQ(c.cqe.qp_num, 0x11u);
+  EXPECT_EQ(c.cqe.src_qp, 0x22u);
+  EXPECT_TRUE(c.cqe.wc_flags & kWcWithImm);
+  EXPECT_EQ(c.cqe.imm_data, __builtin_bswap32(0x01020304)) << "network order";
+  EXPECT_EQ(acks(), (Acks{{aeth_ack(), 0}}));
+  EXPECT_EQ(wire.sent[0].aeth->msn, 1u);
+  EXPECT_EQ(q.epsn, Psn(1));
+  EXPECT_TRUE(q.recv_wqes.empty());
+  b.run();
+  EXPECT_EQ(b.read(mem->addr, 100), data);
+}
+
+TEST_F(ResponderTest, AMultiPacketSendFillsOneWqe) {
+  QpContext& q = qp();
+  post_recv(q, 1, 0, 1024);
+  post_recv(q, 2, 2048, 1024);
+  const std::vector<std::byte> data = pattern(2 * kMtu + 10);
+  const std::span<const std::byte> all(data);
+  request(q, req(Opcode::RcSendFirst, 0), all.subspan(0, kMtu));
+  request(q, req(Opcode::RcSendMiddle, 1), all.subspan(kMtu, kMtu));
+  EXPECT_TRUE(completions.posted.empty());
+  EXPECT_TRUE(wire.sent.empty());
+  request(q, req(Opcode::RcSendLast, 2, true), all.subspan(2 * kMtu));
+  ASSERT_EQ(completions.posted.size(), 1u);
+  EXPECT_EQ(completions.posted[0].cqe.wr_id, 1u);
+  EXPECT_EQ(completions.posted[0].cqe.byte_len, 2 * kMtu + 10);
+  EXPECT_FALSE(completions.posted[0].solicited);
+  EXPECT_EQ(acks(), (Acks{{aeth_ack(), 2}}));
+  EXPECT_EQ(q.recv_wqes.size(), 1u);
+  EXPECT_EQ(q.msn, Msn(1)) << "one message";
+  b.run();
+  EXPECT_EQ(b.read(mem->addr, data.size()), data);
+}
+
+TEST_F(ResponderTest, AWriteIsPlacedWhereItsRethSays) {
+  QpContext& q = qp();
+  const std::vector<std::byte> data = pattern(kMtu + 44, 9);
+  const std::span<const std::byte> all(data);
+  packet::PacketFields first = req(Opcode::RcRdmaWriteFirst, 0);
+  first.reth = reth(512, kMtu + 44);
+  request(q, first, all.subspan(0, kMtu));
+  request(q, req(Opcode::RcRdmaWriteLast, 1, true), all.subspan(kMtu));
+  EXPECT_TRUE(completions.posted.empty()) << "a WRITE consumes no receive WQE";
+  EXPECT_EQ(acks(), (Acks{{aeth_ack(), 1}}));
+  EXPECT_EQ(q.payload_bytes_placed, kMtu + 44u);
+  b.run();
+  EXPECT_EQ(b.read(mem->addr + 512, data.size()), data);
+}
+
+TEST_F(ResponderTest, AWriteLongerThanItsRethIsAnInvalidRequest) {
+  QpContext& q = qp();
+  write_only(q, 0, reth(0, 8), 16);
+  expect_class_c(NakCode::InvalidRequest, 0);
+}
+
+TEST_F(ResponderTest, ASendWithInvalidateRevokesTheRkey) {
+  QpContext& q = qp();
+  post_recv(q, 1, 0, 64);
+  const MemoryRegion& other = b.region(Pdn(1), 4096, kAccessLocalWrite | kAccessRemoteWrite);
+  packet::PacketFields f = req(Opcode::RcSendOnlyWithInvalidate, 0, true);
+  f.ieth = packet::IethFields{other.rkey.value()};
+  request(q, f, pattern(8));
+  ASSERT_EQ(completions.posted.size(), 1u);
+  EXPECT_TRUE(completions.posted[0].cqe.wc_flags & kWcWithInv);
+  EXPECT_EQ(completions.posted[0].cqe.imm_data, other.rkey.value());
+  write_only(q, 1, packet::RethFields{other.addr, other.rkey.value(), 8}, 8);
+  EXPECT_EQ(acks().back(), std::make_pair(aeth_nak(NakCode::RemoteAccessError), 1u));
+}
+
+TEST_F(ResponderTest, AWriteWithImmediateConsumesAReceiveWqe) {
+  QpContext& q = qp();
+  post_recv(q, 4, 0, 64);
+  packet::PacketFields f = req(Opcode::RcRdmaWriteOnlyWithImmediate, 0, true);
+  f.reth = reth(4096, 16);
+  f.imm = 7;
+  request(q, f, pattern(16));
+  ASSERT_EQ(completions.posted.size(), 1u);
+  EXPECT_EQ(completions.posted[0].cqe.wr_id, 4u);
+  EXPECT_EQ(completions.posted[0].cqe.opcode, WcOpcode::RecvRdmaWithImm);
+  EXPECT_EQ(completions.posted[0].cqe.byte_len, 16u);
+  b.run();
+  EXPECT_EQ(b.read(mem->addr + 4096, 16), pattern(16));
+  EXPECT_EQ(b.read(mem->addr, 1), std::vector<std::byte>{std::byte{0}}) << "not into the receive buffer";
+}
+
+TEST_F(ResponderTest, ABadRkeyIsARemoteAccessErrorThatBreaksTheQp) {
+  QpContext& q = qp();
+  packet::RethFields bad = reth(0, 16);
+  bad.rkey ^= 0x100;
+  write_only(q, 0, bad, 16);
+  expect_class_c(NakCode::RemoteAccessError, 0);
+  EXPECT_EQ(responder.counters().access_errors, 1u);
+  EXPECT_EQ(q.epsn, Psn(0));
+  b.run();
+  EXPECT_EQ(b.read(mem->addr, 1), std::vector<std::byte>{std::byte{0}});
+}
+
+TEST_F(ResponderTest, AQpWithoutRemoteWriteAccessRefusesAWrite) {
+  QpContext& q = qp();
+  q.access_flags = kAccessRemoteRead;
+  write_only(q, 0, reth(0, 16), 16);
+  expect_class_c(NakCode::RemoteAccessError, 0);
+}
+
+TEST_F(ResponderTest, UcDropsARequestWithABadRkeyQuietly) {
+  QpContext& q = qp(QpType::Uc);
+  packet::PacketFields f = req(Opcode::UcRdmaWriteOnly, 0);
+  f.reth = reth(0, 16);
+  f.reth->rkey ^= 0x100;
+  request(q, f, pattern(16));
+  EXPECT_TRUE(wire.sent.empty());
+  EXPECT_TRUE(errors.fatal.empty());
+  EXPECT_TRUE(errors.events.empty());
+  EXPECT_EQ(responder.counters().access_errors, 1u);
+}
+
+TEST_F(ResponderTest, ADuplicateIsAcknowledgedAgainAndNotExecuted) {
+  QpContext& q = qp();
+  post_recv(q, 1, 0, 64);
+  post_recv(q, 2, 64, 64);
+  request(q, req(Opcode::RcSendOnly, 0, true), pattern(8));
+  request(q, req(Opcode::RcSendOnly, 0, true), pattern(8));
+  EXPECT_EQ(acks(), (Acks{{aeth_ack(), 0}, {aeth_ack(), 0}}));
+  EXPECT_EQ(completions.posted.size(), 1u);
+  EXPECT_EQ(q.recv_wqes.size(), 1u);
+  EXPECT_EQ(responder.counters().duplicates, 1u);
+}
+
+TEST_F(ResponderTest, AGapIsNakedOnceUntilTheMissingPsnArrives) {
+  QpContext& q = qp();
+  packet::PacketFields f = req(Opcode::RcRdmaWriteOnly, 2, true);
+  f.reth = reth(0, 8);
+  request(q, f, pattern(8));
+  f.psn = 3;
+  request(q, f, pattern(8));
+  EXPECT_EQ(acks(), (Acks{{aeth_nak(NakCode::PsnSequenceError), 0}})) << "NAKed once, for the expected PSN";
+  EXPECT_EQ(responder.counters().out_of_sequence, 2u);
+  EXPECT_EQ(q.epsn, Psn(0));
+  f.psn = 0;
+  request(q, f, pattern(8));
+  EXPECT_FALSE(q.nak_outstanding);
+  EXPECT_EQ(wire.sent.size(), 2u);
+  f.psn = 3;  // a new gap NAKs again
+  request(q, f, pattern(8));
+  EXPECT_EQ(acks().back(), std::make_pair(aeth_nak(NakCode::PsnSequenceError), 1u));
+  EXPECT_TRUE(errors.fatal.empty());
+}
+
+TEST_F(ResponderTest, ASendWithNoReceiveWqeIsAnsweredWithAnRnrNak) {
+  QpContext& q = qp();
+  q.min_rnr_timer = 9;
+  EXPECT_EQ(request(q, req(Opcode::RcSendOnly, 0, true), pattern(8)), RequestVerdict::Done);
+  EXPECT_EQ(acks(), (Acks{{aeth_rnr_nak(9), 0}}));
+  EXPECT_EQ(responder.counters().rnr_naks, 1u);
+  EXPECT_EQ(q.epsn, Psn(0)) << "to be sent again";
+  EXPECT_TRUE(completions.posted.empty());
+  EXPECT_TRUE(fetch.kicked.empty());
+}
+
+TEST_F(ResponderTest, ASendWaitsForReceiveWqesBeingFetched) {
+  QpContext& q = qp();
+  q.rq.producer = 1;  // posted, not fetched yet
+  EXPECT_EQ(request(q, req(Opcode::RcSendOnly, 0, true), pattern(8)), RequestVerdict::Stall);
+  EXPECT_EQ(fetch.kicked, (std::vector<std::pair<QueueKind, uint32_t>>{{QueueKind::Recv, 0x11}}));
+  q.rq.fetched = 1;
+  fetch.pending = true;  // the fetch is under way
+  EXPECT_EQ(request(q, req(Opcode::RcSendOnly, 0, true), pattern(8)), RequestVerdict::Stall);
+  EXPECT_EQ(fetch.kicked.size(), 1u);
+  EXPECT_TRUE(wire.sent.empty());
+  responder.recv_wqes_arrived(0x11);
+  EXPECT_EQ(receive.resumed, (std::vector<uint32_t>{0x11}));
+}
+
+TEST_F(ResponderTest, AReadIsAnsweredThroughTheTransmitPipeline) {
+  QpContext& q = qp();
+  q.epsn = Psn(5);
+  const uint32_t len = 2 * kMtu + 88;
+  packet::PacketFields f = req(Opcode::RcRdmaReadRequest, 5);
+  f.reth = reth(1024, len);
+  EXPECT_EQ(request(q, f), RequestVerdict::Done);
+  EXPECT_EQ(q.epsn, Psn(8)) << "the responses take three PSNs";
+  EXPECT_TRUE(wire.sent.empty());
+  b.run();
+  ASSERT_EQ(transmit.sent.size(), 3u);
+  const Opcode ops[] = {Opcode::RcRdmaReadResponseFirst, Opcode::RcRdmaReadResponseMiddle,
+                        Opcode::RcRdmaReadResponseLast};
+  for (uint32_t i = 0; i < 3; ++i) {
+    const SentFrame& s = transmit.sent[i];
+    EXPECT_EQ(s.fields.opcode, ops[i]);
+    EXPECT_EQ(s.fields.psn, 5 + i);
+    EXPECT_EQ(s.origin, TxOrigin::Response);
+    EXPECT_EQ(s.fields.aeth.has_value(), i != 1);
+    ASSERT_EQ(s.pieces.size(), 1u);
+    EXPECT_EQ(s.pieces[0].host_addr, mem->addr + 1024 + i * kMtu);
+    EXPECT_EQ(s.pieces[0].length, i < 2 ? kMtu : 88u);
+  }
+  EXPECT_EQ(transmit.sent[2].fields.aeth->msn, 1u);
+  EXPECT_EQ(responder.counters().read_responses, 3u);
+  EXPECT_EQ(q.responses_queued, 0u);
+}
+
+TEST_F(ResponderTest, ADuplicateReadIsExecutedAgain) {
+  QpContext& q = qp();
+  packet::PacketFields f = req(Opcode::RcRdmaReadRequest, 0);
+  f.reth = reth(0, 8);
+  request(q, f);
+  b.run();
+  request(q, f);
+  b.run();
+  EXPECT_EQ(responder.counters().duplicates, 1u);
+  ASSERT_EQ(transmit.sent.size(), 2u);
+  EXPECT_EQ(transmit.sent[1].fields.opcode, Opcode::RcRdmaReadResponseOnly);
+  EXPECT_EQ(transmit.sent[1].fields.psn, 0u);
+  EXPECT_EQ(q.epsn, Psn(1));
+}
+
+TEST_F(ResponderTest, ADuplicateReadReplacesTheAnswersStillQueued) {
+  QpContext& q = qp();
+  transmit.room = false;
+  packet::PacketFields f = req(Opcode::RcRdmaReadRequest, 0);
+  f.reth = reth(0, 3 * kMtu);
+  request(q, f);
+  request(q, f);  // asked again before any answer left
+  EXPECT_EQ(q.responses_queued, 1u);
+  transmit.room = true;
+  responder.room_available();
+  b.run();
+  EXPECT_EQ(transmit.sent.size(), 3u) << "answered once";
+  EXPECT_EQ(q.responses_queued, 0u);
+}
+
+TEST_F(ResponderTest, AReadWaitsForRoomInThePipeline) {
+  QpContext& q = qp();
+  transmit.room = false;
+  packet::PacketFields f = req(Opcode::RcRdmaReadRequest, 0);
+  f.reth = reth(0, 8);
+  request(q, f);
+  b.run();
+  EXPECT_TRUE(transmit.sent.empty());
+  transmit.room = true;
+  responder.room_available();
+  b.run();
+  ASSERT_EQ(transmit.sent.size(), 1u);
+  EXPECT_EQ(transmit.sent[0].fields.opcode, Opcode::RcRdmaReadResponseOnly);
+}
+
+TEST_F(ResponderTest, AReadBeyondTheIrdLimitIsAnInvalidRequest) {
+  QpContext& q = qp();  // max_dest_rd_atomic 1
+  transmit.room = false;  // the first READ's answer stays queued
+  packet::PacketFields f = req(Opcode::RcRdmaReadRequest, 0);
+  f.reth = reth(0, 8);
+  request(q, f);
+  f.psn = 1;
+  request(q, f);
+  expect_class_c(NakCode::InvalidRequest, 1);
+  EXPECT_EQ(responder.counters().invalid_requests, 1u);
+}
+
+TEST_F(ResponderTest, AnAtomicWaitsForHostMemoryThenAnswersWithTheOriginal) {
+  QpContext& q = qp();
+  store64(2048, 10);
+  EXPECT_EQ(request(q, atomic(Opcode::RcFetchAdd, 0, 2048, 5)), RequestVerdict::Wait);
+  EXPECT_TRUE(receive.resumed.empty());
+  b.run();
+  EXPECT_EQ(load64(2048), 15u);
+  EXPECT_EQ(receive.resumed, (std::vector<uint32_t>{0x11}));
+  ASSERT_EQ(transmit.sent.size(), 1u);
+  EXPECT_EQ(transmit.sent[0].fields.opcode, Opcode::RcAtomicAcknowledge);
+  EXPECT_EQ(transmit.sent[0].fields.psn, 0u);
+  EXPECT_EQ(transmit.sent[0].fields.atomic_ack_eth->orig_remote_data, 10u);
+  EXPECT_EQ(q.epsn, Psn(1));
+  // Compare and swap: swaps only when equal.
+  EXPECT_EQ(request(q, atomic(Opcode::RcCompareSwap, 1, 2048, 99, 15)), RequestVerdict::Wait);
+  b.run();
+  EXPECT_EQ(load64(2048), 99u);
+  request(q, atomic(Opcode::RcCompareSwap, 2, 2048, 1, 15));
+  b.run();
+  EXPECT_EQ(load64(2048), 99u);
+  ASSERT_EQ(transmit.sent.size(), 3u);
+  EXPECT_EQ(transmit.sent[2].fields.atomic_ack_eth->orig_remote_data, 99u);
+  EXPECT_EQ(responder.counters().atomics, 3u);
+}
+
+TEST_F(ResponderTest, ADuplicateAtomicIsAnsweredFromTheReplayCache) {
+  QpContext& q = qp();
+  store64(0, 40);
+  request(q, atomic(Opcode::RcFetchAdd, 0, 0, 2));
+  b.run();
+  EXPECT_EQ(request(q, atomic(Opcode::RcFetchAdd, 0, 0, 2)), RequestVerdict::Done);
+  b.run();
+  EXPECT_EQ(load64(0), 42u) << "executed once";
+  ASSERT_EQ(transmit.sent.size(), 2u);
+  EXPECT_EQ(transmit.sent[1].fields.psn, 0u);
+  EXPECT_EQ(transmit.sent[1].fields.atomic_ack_eth->orig_remote_data, 40u);
+  EXPECT_EQ(responder.counters().atomics, 1u);
+}
+
+TEST_F(ResponderTest, AMisalignedAtomicIsAnInvalidRequest) {
+  QpContext& q = qp();
+  EXPECT_EQ(request(q, atomic(Opcode::RcFetchAdd, 0, 4, 1)), RequestVerdict::Done);
+  expect_class_c(NakCode::InvalidRequest, 0);
+}
+
+TEST_F(ResponderTest, UdTakesOnlyItsQkeyAndWritesTheGrhArea) {
+  QpContext& q = qp(QpType::Ud);
+  q.qkey = 0x1111;
+  post_recv(q, 1, 0, 1024);
+  packet::PacketFields f = req(Opcode::UdSendOnly, 0);
+  f.deth = packet::DethFields{0x2222, 0x33};
+  request(q, f, pattern(20));
+  EXPECT_EQ(responder.counters().dropped, 1u);
+  EXPECT_TRUE(completions.posted.empty());
+  f.deth->qkey = 0x1111;
+  request(q, f, pattern(20));
+  ASSERT_EQ(completions.posted.size(), 1u);
+  const Cqe& c = completions.posted[0].cqe;
+  EXPECT_EQ(c.src_qp, 0x33u);
+  EXPECT_EQ(c.byte_len, 60u) << "the GRH area and the payload";
+  EXPECT_TRUE(c.wc_flags & kWcGrh);
+  EXPECT_TRUE(wire.sent.empty()) << "UD is not acknowledged";
+  b.run();
+  EXPECT_EQ(b.read(mem->addr + 40, 20), pattern(20));
+  EXPECT_EQ(b.read(mem->addr + 20, 1), std::vector<std::byte>{std::byte{0x45}}) << "the IPv4 header, last";
+}
+
+TEST_F(ResponderTest, AnRcPacketOutOfOpcodeSequenceIsAnInvalidRequest) {
+  QpContext& q = qp();
+  post_recv(q, 1, 0, 1024);
+  request(q, req(Opcode::RcSendMiddle, 0), pattern(kMtu));  // no SEND in progress
+  expect_class_c(NakCode::InvalidRequest, 0);
+  EXPECT_EQ(responder.counters().bad_opcode_sequence, 1u);
+  EXPECT_TRUE(completions.posted.empty());
+}
+
+TEST_F(ResponderTest, UcDropsAPacketOutOfOpcodeSequence) {
+  QpContext& q = qp(QpType::Uc);
+  post_recv(q, 1, 0, 1024);
+  request(q, req(Opcode::UcSendLast, 0), pattern(8));
+  EXPECT_EQ(responder.counters().bad_opcode_sequence, 1u);
+  EXPECT_EQ(q.epsn, Psn(1));
+  EXPECT_TRUE(completions.posted.empty());
+  EXPECT_TRUE(wire.sent.empty());
+  EXPECT_TRUE(errors.fatal.empty());
+}
+
+TEST_F(ResponderTest, UcALostPacketDropsTheMessageInProgress) {
+  QpContext& q = qp(QpType::Uc);
+  post_recv(q, 1, 0, 1024);
+  request(q, req(Opcode::UcSendFirst, 0), pattern(kMtu));
+  request(q, req(Opcode::UcSendLast, 2), pattern(8));  // PSN 1 was lost
+  EXPECT_TRUE(completions.posted.empty());
+  EXPECT_EQ(responder.counters().out_of_sequence, 1u);
+  request(q, req(Opcode::UcSendOnly, 3), pattern(8));  // the next message is taken
+  ASSERT_EQ(completions.posted.size(), 1u);
+  EXPECT_EQ(completions.posted[0].cqe.byte_len, 8u);
+}
+
+TEST_F(ResponderTest, AQpInResetOrInitDropsEveryRequest) {
+  for (const QpState state : {QpState::Reset, QpState::Init}) {
+    QpContext& q = qp(QpType::Rc, state == QpState::Reset ? 0x11 : 0x12, state);
+    post_recv(q, 1, 0, 64);
+    EXPECT_EQ(request(q, req(Opcode::RcSendOnly, 0, true), pattern(8)), RequestVerdict::Done);
+    EXPECT_EQ(q.epsn, Psn(0));
+  }
+  EXPECT_EQ(responder.counters().dropped, 2u);
+  EXPECT_TRUE(completions.posted.empty());
+  EXPECT_TRUE(wire.sent.empty());
+}
+
+TEST_F(ResponderTest, AReceiveBufferTooShortIsTheRequestersError) {
+  QpContext& q = qp();
+  post_recv(q, 1, 0, 50);
+  request(q, req(Opcode::RcSendOnly, 0, true), pattern(100));
+  ASSERT_EQ(completions.posted.size(), 1u);
+  EXPECT_EQ(completions.posted[0].cqe.status, WcStatus::LocLenErr);
+  EXPECT_EQ(completions.posted[0].cqe.byte_len, 0u);
+  EXPECT_EQ(acks(), (Acks{{aeth_nak(NakCode::InvalidRequest), 0}}));
+  ASSERT_EQ(errors.fatal.size(), 1u);
+}
+
+TEST_F(ResponderTest, ACompletionThatBreaksTheQpIsNotAcknowledged) {
+  QpContext& q = qp();
+  post_recv(q, 1, 0, 64);
+  completions.overrun = true;
+  request(q, req(Opcode::RcSendOnly, 0, true), pattern(8));
+  EXPECT_EQ(completions.posted.size(), 1u);
+  EXPECT_TRUE(wire.sent.empty());
+  EXPECT_EQ(q.epsn, Psn(0));
+}
+
+TEST_F(ResponderTest, ASharedReceiveQueueRaisesItsLimitEventOnce) {
+  QpContext& q = qp();
+  auto srq = std::make_unique<SrqContext>();
+  srq->srqn = Srqn(3);
+  srq->pd = Pdn(1);
+  srq->ring.producer = srq->ring.fetched = 3;
+  for (uint64_t id = 1; id <= 3; ++id) srq->wqes.push_back(recv_wqe(id, mem->addr + id * 256, 256, mem->lkey.value()));
+  srq->limit = 2;
+  SrqContext& s = b.tables.add_srq(std::move(srq));
+  q.srq = Srqn(3);
+  request(q, req(Opcode::RcSendOnly, 0, true), pattern(8));
+  EXPECT_TRUE(errors.events.empty()) << "two remain, not fewer than the limit";
+  request(q, req(Opcode::RcSendOnly, 1, true), pattern(8));
+  EXPECT_EQ(errors.events, (std::vector<std::pair<AsyncEvent, uint32_t>>{{AsyncEvent::SrqLimitReached, 3}}));
+  EXPECT_EQ(s.limit, 0u) << "disarmed";
+  request(q, req(Opcode::RcSendOnly, 2, true), pattern(8));
+  EXPECT_EQ(errors.events.size(), 1u);
+  ASSERT_EQ(completions.posted.size(), 3u);
+  EXPECT_EQ(completions.posted[2].cqe.wr_id, 3u);
+  EXPECT_TRUE(q.recv_wqes.empty());
+}
+
+void ack_every_three(NicParams& p) { p.ack_coalesce_packets = 3; }
+using ResponderCoalescingTest = Tuned<ResponderTest, ack_every_three>;
+
+TEST_F(ResponderCoalescingTest, AnAckGoesEveryNPacketsWithoutAckRequest) {
+  QpContext& q = qp();
+  for (uint32_t psn = 0; psn < 4; ++psn) write_only(q, psn, reth(psn * 8, 8), 8, false);
+  EXPECT_EQ(acks(), (Acks{{aeth_ack(), 2}}));
+  EXPECT_EQ(q.unacked_packets, 1u);
+}
+
+void selective_repeat(NicParams& p) { p.selective_repeat = 1; }
+using ResponderSelectiveRepeatTest = Tuned<ResponderTest, selective_repeat>;
+
+TEST_F(ResponderSelectiveRepeatTest, APacketAfterAGapIsKeptAndReinjectedInItsTurn) {
+  QpContext& q = qp();
+  packet::PacketFields f = req(Opcode::RcRdmaWriteOnly, 1, true);
+  f.reth = reth(0, 8);
+  request(q, f, pattern(8));
+  EXPECT_EQ(acks(), (Acks{{aeth_nak(NakCode::PsnSequenceError), 0}}));
+  EXPECT_EQ(q.reorder.size(), 1u);
+  f.psn = 0;
+  request(q, f, pattern(8));
+  EXPECT_EQ(receive.reinjected, (std::vector<uint32_t>{1}));
+  EXPECT_TRUE(q.reorder.empty());
+}
+
+TEST_F(ResponderSelectiveRepeatTest, AnotherGapAfterTheKeptPacketsIsNakedToo) {
+  QpContext& q = qp();
+  write_only(q, 1, reth(0, 8), 8);
+  write_only(q, 3, reth(8, 8), 8);  // PSNs 0 and 2 missing
+  EXPECT_EQ(acks(), (Acks{{aeth_nak(NakCode::PsnSequenceError), 0}}));
+  write_only(q, 0, reth(16, 8), 8);
+  EXPECT_EQ(receive.reinjected, (std::vector<uint32_t>{1}));
+  write_only(q, 1, reth(0, 8), 8, false);  // the reinjected packet, back from the receive pipeline
+  EXPECT_EQ(acks().back(), std::make_pair(aeth_nak(NakCode::PsnSequenceError), 2u));
+  EXPECT_EQ(q.reorder.size(), 1u) << "PSN 3 still kept";
+}
+
+}  // namespace
+}  // namespace rnicsim::nictest
