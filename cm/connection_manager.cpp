@@ -158,6 +158,7 @@ CommId ConnectionManager::connect(Req req, const PathTo& path, CmUser& user) {
   req.primary.local_lid = path.local_lid;
   req.primary.remote_lid = path.remote_lid;
   req.primary.flow_label = path.flow_label;
+  req.primary.traffic_class = path.traffic_class;
   // The passive end derives the path's packet lifetime from this (the
   // kernel's CM sends the lifetime plus one, the ACK delay being small).
   if (req.primary.local_ack_timeout == 0) req.primary.local_ack_timeout = std::min<uint8_t>(path.packet_life_time + 1, 31);

@@ -34,6 +34,7 @@ struct PathTo {
   std::array<uint8_t, 16> local_gid{}, remote_gid{};
   uint16_t local_lid = 0xFFFF, remote_lid = 0xFFFF;  // permissive on RoCE
   uint32_t flow_label = 0;
+  uint8_t traffic_class = 0;
   uint8_t packet_life_time = 18;  // 4.096 us x 2^t (the RDMA CM's value on RoCE)
 };
 

@@ -26,7 +26,7 @@ MadAgent::MadAgent(nic::Nic& nic, AgentMemory mem, MadSink& sink)
   cqn_ = nic.create_cq(mem.addr + cq_off_, kSendSlots + kRecvSlots, this);
   lkey_ = nic.reg_mr(pd_, mem.addr + send_buf_off_, kSendSlots * kMadBytes + kRecvSlots * kRecvSlotBytes,
                      nic::kAccessLocalWrite)
-              .lkey;
+              .lkey.value();
   nic::QpInit init;
   init.type = nic::QpType::Ud;
   init.pd = pd_;
@@ -93,7 +93,7 @@ uint32_t MadAgent::address_handle(const nic::AddressVector& to) {
   return it->second;
 }
 
-void MadAgent::on_completion(uint32_t) {
+void MadAgent::on_completion(nic::Cqn) {
   while (auto c = cq_.poll()) {
     if ((c->wr_id & kSendTag) != 0) {
       --in_flight_;

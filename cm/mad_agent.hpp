@@ -64,8 +64,8 @@ public:
   nic::Qpn qpn() const { return qpn_; }
 
 private:
-  void on_completion(uint32_t cqn) override;
-  std::optional<uint64_t> consumer_index(uint32_t) const override { return cq_.consumer(); }
+  void on_completion(nic::Cqn cqn) override;
+  std::optional<uint64_t> consumer_index(nic::Cqn) const override { return cq_.consumer(); }
   void post_recv(uint32_t slot);
   void post_send(uint32_t slot, const std::array<std::byte, kMadBytes>& bytes, const nic::AddressVector& to);
   void received(const nic::Cqe& c);
@@ -79,7 +79,9 @@ private:
   nic::WqeRingWriter<nic::SendWqe> sq_;
   nic::WqeRingWriter<nic::RecvWqe> rq_;
   nic::CqRingReader cq_;
-  uint32_t pd_ = 0, cqn_ = 0, lkey_ = 0;
+  nic::Pdn pd_;
+  nic::Cqn cqn_;
+  uint32_t lkey_ = 0;  // as the SGEs of the agent's WQEs carry it
   nic::Qpn qpn_;
   uint32_t in_flight_ = 0;
   std::deque<std::pair<std::array<std::byte, kMadBytes>, nic::AddressVector>> backlog_;

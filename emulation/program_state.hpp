@@ -12,4 +12,7 @@ namespace rnicsim::emulation {
 // state other than R). False when the process cannot be read.
 bool asleep(pid_t pid);
 
+// The parent of process `pid` (/proc/PID/stat), 0 if it cannot be read.
+pid_t parent_of(pid_t pid);
+
 }  // namespace rnicsim::emulation

@@ -88,16 +88,21 @@ struct RdmaCm::Id {
   nic::AddressVector peer_av;
   packet::Ipv6Addr peer_gid{};
   uint16_t peer_lid = 0;
+  // rdma_set_option: TOS (the traffic class of the path; a passive id takes
+  // its REQ's), the bind rules' REUSEADDR and AFONLY, the QP's ACK timeout.
+  uint8_t traffic_class = 0;
+  bool reuse_addr = false, af_only = false, af_only_set = false;
+  std::optional<uint8_t> ack_timeout;
   std::unique_ptr<sim::Event> addr_timer;  // ADDR_ERROR when no host has the address
 };
 
-RdmaCm::RdmaCm(scenario::World& world, size_t host, ProcessHostMemory& memory, std::ostream& log)
+RdmaCm::RdmaCm(scenario::World& world, size_t host, ProcessSpaces& memory, std::ostream& log)
     : world_(world),
       host_(host),
       log_(log),
       agent_memory_(cm::MadAgent::kMemoryBytes),
       random_(world.sim().random(world.hosts()[host]->name + ".rdma_cm")) {
-  memory.add_segment(kAgentAddress, agent_memory_.data(), agent_memory_.size());
+  memory.add_segment(ProcessSpaces::kDaemon, kAgentAddress, agent_memory_.data(), agent_memory_.size());
   cm_ = std::make_unique<cm::ConnectionManager>(world.sim(), *world.hosts()[host]->nic,
                                                 cm::AgentMemory{kAgentAddress, agent_memory_},
                                                 [this](const cm::MadSource& s) { return resolve(s); });
@@ -109,7 +114,7 @@ RdmaCm::~RdmaCm() {
   for (auto& [n, fd] : channels_) close(fd);
 }
 
-bool RdmaCm::handles(Op op) { return op >= Op::CmOpenChannel && op <= Op::CmInitQpAttr; }
+bool RdmaCm::handles(Op op) { return op >= Op::CmOpenChannel && op <= Op::CmSetOption; }
 
 std::optional<nic::AddressVector> RdmaCm::resolve(const cm::MadSource& from) const {
   return world_.address_of(from.gid, from.lid);
@@ -119,8 +124,9 @@ bool RdmaCm::ib() const { return packet::is_ib(world_.hosts()[host_]->nic->confi
 
 // How the program reaches a peer's UD QP (param.ud.ah_attr): GID and LID, a
 // GRH on RoCE.
-proto::AhWire RdmaCm::ah_to(const packet::Ipv6Addr& gid, uint16_t lid) const {
+proto::AhWire RdmaCm::ah_to(const packet::Ipv6Addr& gid, uint16_t lid, uint8_t traffic_class) const {
   proto::AhWire a;
+  a.traffic_class = traffic_class;
   std::memcpy(a.dgid, gid.data(), 16);
   a.dlid = lid;
   a.is_global = ib() ? 0 : 1;
@@ -191,18 +197,34 @@ RdmaCm::Id* RdmaCm::ended(cm::CommId c) {
   return id;
 }
 
-bool RdmaCm::port_taken(uint32_t port_space, uint16_t port, const Id* except) const {
+bool RdmaCm::port_used(uint32_t port_space, uint16_t port) const {
   for (const auto& [n, id] : ids_)
-    if (id.get() != except && id->bound && !id->accepted && id->port_space == port_space && id->src.port == port)
-      return true;
+    if (id->bound && !id->accepted && id->port_space == port_space && id->src.port == port) return true;
   return false;
+}
+
+// The kernel's rule (cma_check_port) for `id` taking `addr` and its port:
+// ids that both set REUSEADDR share it (`reuse`; not when one listens), two
+// AFONLY ids of different families too; a wildcard meets every address
+// (EADDRNOTAVAIL), an address itself (EADDRINUSE).
+int RdmaCm::port_conflict(const Id& id, const proto::CmAddr& addr, bool reuse) const {
+  for (const auto& [n, other] : ids_) {
+    const Id& o = *other;
+    if (&o == &id || !o.bound || o.accepted || o.port_space != id.port_space || o.src.port != addr.port) continue;
+    if (reuse && id.reuse_addr && o.reuse_addr) continue;
+    if (id.af_only && o.af_only && addr.family != o.src.family) continue;
+    if (is_any(addr) || is_any(o.src)) return EADDRNOTAVAIL;
+    if (addr.family == o.src.family && std::equal(std::begin(addr.addr), std::end(addr.addr), o.src.addr))
+      return EADDRINUSE;
+  }
+  return 0;
 }
 
 uint16_t RdmaCm::ephemeral_port(uint32_t port_space) {
   for (int tries = 0; tries < 28000; ++tries) {
     const uint16_t p = htons(next_port_);
     next_port_ = static_cast<uint16_t>(next_port_ >= 60999 ? 32768 : next_port_ + 1);
-    if (!port_taken(port_space, p, nullptr)) return p;
+    if (!port_used(port_space, p)) return p;
   }
   return 0;
 }
@@ -260,6 +282,12 @@ int RdmaCm::dispatch(int session, const proto::Received& r, unsigned char* body,
     Id* id = find(session, q.id);
     if (id == nullptr) return EINVAL;
     return op == Op::CmConnect ? connect(*id, q) : op == Op::CmAccept ? accept(*id, q) : reject(*id, q);
+  }
+  if (op == Op::CmSetOption) {
+    proto::CmOptionReq q;
+    if (!proto::body_as(r, q)) return EPROTO;
+    Id* id = find(session, q.id);
+    return id == nullptr ? EINVAL : set_option(*id, q.option, q.value);
   }
   proto::CmIdReq q;
   if (!proto::body_as(r, q)) return EPROTO;
@@ -351,11 +379,13 @@ int RdmaCm::bind(Id& id, const proto::CmAddr& addr, proto::CmAddrRep& rep) {
   if (id.bound) return EINVAL;
   if (addr.family != AF_INET && addr.family != AF_INET6) return EAFNOSUPPORT;
   if (!is_any(addr) && !is_loopback(addr) && host_of(addr) != host_) return EADDRNOTAVAIL;
-  uint16_t port = addr.port;
-  if (port == 0) port = ephemeral_port(id.port_space);
-  if (port == 0 || port_taken(id.port_space, port, &id)) return EADDRINUSE;
-  id.src = addr;
-  id.src.port = port;
+  // IPv4 ids are AF_INET only; IPv6 ones see IPv4 too unless told (bindv6only 0).
+  if (!id.af_only_set) id.af_only = addr.family == AF_INET;
+  proto::CmAddr want = addr;
+  if (want.port == 0) want.port = ephemeral_port(id.port_space);
+  if (want.port == 0) return EADDRINUSE;
+  if (const int rc = port_conflict(id, want, true); rc != 0) return rc;
+  id.src = want;
   id.bound = true;
   rep.addr = id.src;
   return 0;
@@ -406,6 +436,29 @@ int RdmaCm::resolve_route(Id& id) {
   return 0;
 }
 
+// As the kernel's rdma_set_option: REUSEADDR before bind (or turned off
+// later, not while listening), AFONLY before bind, ACK_TIMEOUT for RC.
+int RdmaCm::set_option(Id& id, uint32_t option, uint32_t value) {
+  const bool idle = !id.bound && !id.addr_resolved;
+  switch (option) {
+    case RDMA_OPTION_ID_TOS: id.traffic_class = static_cast<uint8_t>(value); return 0;
+    case RDMA_OPTION_ID_REUSEADDR:
+      if (!idle && (value == 0 || id.listening)) return EINVAL;
+      id.reuse_addr = value != 0;
+      return 0;
+    case RDMA_OPTION_ID_AFONLY:
+      if (!idle) return EINVAL;
+      id.af_only = value != 0;
+      id.af_only_set = true;
+      return 0;
+    case RDMA_OPTION_ID_ACK_TIMEOUT:
+      if (id.qp_type != IBV_QPT_RC) return EINVAL;
+      id.ack_timeout = static_cast<uint8_t>(value);
+      return 0;
+    default: return ENOSYS;
+  }
+}
+
 int RdmaCm::listen(Id& id) {
   if (!id.bound) {
     proto::CmAddrRep ignored;
@@ -415,6 +468,7 @@ int RdmaCm::listen(Id& id) {
     if (rc != 0) return rc;
   }
   if (id.listening) return 0;
+  if (const int rc = id.reuse_addr ? port_conflict(id, id.src, false) : 0; rc != 0) return rc;
   const uint64_t service = cm::service_id(static_cast<uint16_t>(id.port_space), ntohs(id.src.port));
   if (!cm_->listen(service, *this)) return EADDRINUSE;
   listeners_[service] = id.number;
@@ -434,6 +488,7 @@ cm::PathTo RdmaCm::path_of(const Id& id) const {
     p.local_lid = me.address.lid;
     p.remote_lid = id.peer_lid;
   }
+  p.traffic_class = id.traffic_class;
   p.packet_life_time = kPacketLifeTime;
   return p;
 }
@@ -566,7 +621,7 @@ int RdmaCm::init_qp_attr(const Id& id, uint32_t state, proto::CmQpAttrRep& rep) 
       rep.path_mtu = id.path_mtu;
       rep.dest_qpn = id.remote_qpn;
       rep.rq_psn = id.remote_psn;
-      rep.ah = ah_to(id.peer_gid, id.peer_lid);
+      rep.ah = ah_to(id.peer_gid, id.peer_lid, id.traffic_class);
       std::memcpy(rep.dmac, id.peer_av.mac.data(), 6);
       if (id.qp_type == IBV_QPT_RC) {
         rep.mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -579,7 +634,7 @@ int RdmaCm::init_qp_attr(const Id& id, uint32_t state, proto::CmQpAttrRep& rep) 
       rep.sq_psn = ud ? 0 : id.local_psn;
       if (id.qp_type == IBV_QPT_RC) {
         rep.mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-        rep.timeout = kPacketLifeTime + 1;
+        rep.timeout = id.ack_timeout.value_or(kPacketLifeTime + 1);
         rep.retry_cnt = id.retry_count;
         rep.rnr_retry = id.rnr_retry_count;
         rep.max_rd_atomic = id.initiator_depth;
@@ -633,6 +688,7 @@ void RdmaCm::on_request(cm::CommId comm, const cm::Req& req, const cm::MadSource
   child.retry_count = req.retry_count;
   child.rnr_retry_count = req.rnr_retry_count;
   child.path_mtu = req.path_mtu;
+  child.traffic_class = req.primary.traffic_class;
   proto::CmEventWire e = event_for(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
   e.listen_id = listener.number;
   e.qp_num = req.local_qpn;

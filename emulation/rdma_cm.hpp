@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "cm/connection_manager.hpp"
-#include "emulation/process_memory.hpp"
+#include "emulation/process_spaces.hpp"
 #include "scenario/world.hpp"
 #include "verbs_shim/cm_protocol.hpp"
 #include "verbs_shim/wire.hpp"
@@ -30,7 +30,7 @@ public:
   static constexpr uint64_t kAgentAddress = ProcessHostMemory::kSegmentBase;
 
   // `log` hears of listeners (tests and users wait for them there).
-  RdmaCm(scenario::World& world, size_t host, ProcessHostMemory& memory, std::ostream& log);
+  RdmaCm(scenario::World& world, size_t host, ProcessSpaces& memory, std::ostream& log);
   ~RdmaCm() override;
 
   // Whether `op` is one of this layer's.
@@ -90,11 +90,13 @@ private:
   std::optional<size_t> host_of(const verbs_proto::CmAddr& a) const;
   packet::Ipv6Addr ip_address(size_t host) const;
   uint16_t ephemeral_port(uint32_t port_space);
-  bool port_taken(uint32_t port_space, uint16_t port, const Id* except) const;
+  bool port_used(uint32_t port_space, uint16_t port) const;
+  int port_conflict(const Id& id, const verbs_proto::CmAddr& addr, bool reuse) const;
+  int set_option(Id& id, uint32_t option, uint32_t value);
   cm::PathTo path_of(const Id& id) const;
   std::optional<nic::AddressVector> resolve(const cm::MadSource& from) const;
   bool ib() const;  // the host's port is InfiniBand
-  verbs_proto::AhWire ah_to(const packet::Ipv6Addr& gid, uint16_t lid) const;
+  verbs_proto::AhWire ah_to(const packet::Ipv6Addr& gid, uint16_t lid, uint8_t traffic_class = 0) const;
   verbs_proto::CmEventWire event_for(const Id& id, int event, int status) const;
   void emit(const Id& id, const verbs_proto::CmEventWire& e);
   uint32_t next_psn();

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "scenario/scenario.hpp"
+#include "scenario/timeline.hpp"
 #include "sim/log.hpp"
 
 namespace rnicsim::emulation {
@@ -25,6 +26,7 @@ enum class ClockMode { Real, Virtual };
 struct ServeOptions {
   std::string socket_path;  // empty: default_socket_path()
   std::string pcap_path;    // capture of the first host's port
+  scenario::TimelineOptions timeline;  // the WQE timeline of every host's NIC, if a path is given
   std::string device_name;  // the verbs device every program sees (empty: each host's, else rnicsim0)
   ClockMode clock = ClockMode::Real;
   // Virtual clock: the programs' calls that come within this much wall time of

@@ -3,6 +3,8 @@
 
 #include <rdma/rdma_cma.h>
 
+#include <pthread.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <map>
@@ -27,6 +29,22 @@ struct Devices {
 Devices& devices() {
   static Devices d;
   return d;
+}
+
+// fork(): the parent's contexts and PDs are the parent's (the child's verbs
+// session cannot use them); the child opens its own on first use.
+void before_fork() { devices().mutex.lock(); }
+void after_fork_in_parent() { devices().mutex.unlock(); }
+void after_fork_in_child() {
+  Devices& d = devices();
+  d.list = nullptr;
+  d.contexts.clear();
+  d.pds.clear();
+  d.mutex.unlock();
+}
+[[gnu::constructor]] void handle_fork() {
+  devices();
+  pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }
 
 }  // namespace

@@ -64,6 +64,13 @@ ibv_context* device() {
   return contexts.empty() ? nullptr : contexts.front();
 }
 
+// The id is on the device now: its verbs and, as librdmacm's ucma_get_device
+// gives it, the device's default PD (what rdma_create_qp uses when given none).
+void set_device(rdma_cm_id& id, ibv_context* verbs) {
+  id.verbs = verbs;
+  id.pd = verbs != nullptr ? default_pd(verbs) : nullptr;
+}
+
 // The id's route as the daemon knows it.
 void take_route(Id& id, const proto::CmEventWire& w) {
   rdma_route& r = id.id.route;
@@ -154,7 +161,7 @@ Id* child_of(Id& listener, const proto::CmEventWire& w) {
                  is_ud(listener) ? IBV_QPT_UD : listener.id.qp_type);
   c->number = w.id;
   set_live(c, true);
-  c->id.verbs = listener.id.verbs;
+  set_device(c->id, listener.id.verbs);
   c->id.port_num = 1;
   c->id.route.num_paths = 1;
   c->responder_resources = w.responder_resources;
@@ -298,7 +305,7 @@ int rdma_get_cm_event(struct rdma_event_channel* channel, struct rdma_cm_event**
   e->event.status = w.status;
   switch (w.event) {
     case RDMA_CM_EVENT_ADDR_RESOLVED:
-      id->id.verbs = device();
+      set_device(id->id, device());
       id->id.port_num = 1;
       take_route(*id, w);
       break;
@@ -427,7 +434,7 @@ int rdma_bind_addr(struct rdma_cm_id* id, struct sockaddr* addr) {
   proto::CmAddrRep rep;
   if (cm_call(proto::Op::CmBind, &q, sizeof q, &rep, sizeof rep) != 0) return -1;
   from_wire(rep.addr, id->route.addr.src_storage);
-  id->verbs = device();
+  set_device(*id, device());
   id->port_num = 1;
   return 0;
 }
@@ -459,7 +466,7 @@ int rdma_listen(struct rdma_cm_id* id, int backlog) {
   q.id = of(id)->number;
   q.value = static_cast<uint32_t>(std::max(backlog, 0));
   if (cm_call(proto::Op::CmListen, &q, sizeof q) != 0) return -1;
-  if (id->verbs == nullptr) id->verbs = device();
+  if (id->verbs == nullptr) set_device(*id, device());
   return 0;
 }
 
@@ -595,13 +602,21 @@ int rdma_get_request(struct rdma_cm_id* listen, struct rdma_cm_id** id) {
 int rdma_set_option(struct rdma_cm_id* id, int level, int optname, void* optval, size_t optlen) {
   if (id == nullptr || optval == nullptr) return fail(EINVAL);
   if (level == RDMA_OPTION_ID) {
+    proto::CmOptionReq q;
+    q.id = of(id)->number;
+    q.option = static_cast<uint32_t>(optname);
     switch (optname) {
       case RDMA_OPTION_ID_TOS: case RDMA_OPTION_ID_ACK_TIMEOUT:
-        return optlen == sizeof(uint8_t) ? 0 : fail(EINVAL);
+        if (optlen != sizeof(uint8_t)) return fail(EINVAL);
+        q.value = *static_cast<const uint8_t*>(optval);
+        break;
       case RDMA_OPTION_ID_REUSEADDR: case RDMA_OPTION_ID_AFONLY:
-        return optlen == sizeof(int) ? 0 : fail(EINVAL);
+        if (optlen != sizeof(int)) return fail(EINVAL);
+        q.value = *static_cast<const int*>(optval) != 0;
+        break;
       default: return fail(ENOSYS);
     }
+    return cm_call(proto::Op::CmSetOption, &q, sizeof q) == 0 ? 0 : -1;
   }
   if (level == RDMA_OPTION_IB && optname == RDMA_OPTION_IB_PATH) return 0;
   return fail(ENOSYS);

@@ -2,6 +2,7 @@
 // shim keeps its own for the verbs), opened on first use with a Hello that
 // claims the same host as the process's verbs session. One request at a time.
 #include <poll.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -21,6 +22,21 @@ struct Session {
 Session& session() {
   static Session s;
   return s;
+}
+
+// fork(): the child opens a session of its own on first use (see the verbs
+// shim's session); the ids and channels of the parent stay the parent's.
+void before_fork() { session().mutex.lock(); }
+void after_fork_in_parent() { session().mutex.unlock(); }
+void after_fork_in_child() {
+  Session& s = session();
+  if (s.fd >= 0) close(s.fd);
+  s.fd = -1;
+  s.mutex.unlock();
+}
+[[gnu::constructor]] void handle_fork() {
+  session();
+  pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }
 
 // Connects and says Hello (session mutex held). Returns 0 or an errno.

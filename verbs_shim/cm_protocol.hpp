@@ -37,6 +37,13 @@ struct CmIdReq {
   uint32_t value = 0;  // ResolveAddr/Route: timeout ms; Listen: backlog; InitQpAttr: state; Migrate: channel
   CmAddr src, dst;     // Bind: src; ResolveAddr: src (family 0: any) and dst
 };
+// rdma_set_option(RDMA_OPTION_ID, option, value): TOS, REUSEADDR, AFONLY or ACK_TIMEOUT.
+struct CmOptionReq {
+  uint32_t id = 0;
+  uint32_t option = 0;  // RDMA_OPTION_ID_*
+  uint32_t value = 0;
+  uint32_t reserved = 0;
+};
 struct CmAddrRep {
   CmAddr addr;  // Bind: the address bound (with the port chosen)
 };

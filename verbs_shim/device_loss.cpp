@@ -93,6 +93,8 @@ void on_device_lost() {
 
 bool device_lost() { return g_lost.load(std::memory_order_acquire); }
 
+void forget_device_loss() { g_lost.store(false, std::memory_order_release); }
+
 void loss_handled() { std::lock_guard<std::mutex> lock(g_handling); }
 
 uint64_t send_completed(const Qp& q, uint64_t done, const nic::Cqe& c) {

@@ -71,6 +71,7 @@ enum class Op : uint16_t {
   CmEstablish,     // CmIdReq: active side, the QP is up: the RTU; passive side: traffic came first
   CmDisconnect,    // CmIdReq; then DISCONNECTED
   CmInitQpAttr,    // CmIdReq(value = ibv_qp_state) -> CmQpAttrRep
+  CmSetOption,     // CmOptionReq (rdma_set_option at level RDMA_OPTION_ID)
 };
 
 // The ops that let go of an object (they succeed on a lost device).

@@ -1,5 +1,6 @@
 // The connection to the daemon and the tables that map numbers from it back to
 // the application's objects.
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -30,6 +31,27 @@ Session& session() {
   static Session s;
   return s;
 }
+
+// fork(): the child is a process of its own and opens a session of its own
+// when it next needs the daemon, which puts it on its parent's host. What the
+// parent created stays the parent's: the daemon refuses the child's requests
+// on it, as a device refuses another process's objects.
+namespace {
+void before_fork() { session().mutex.lock(); }
+void after_fork_in_parent() { session().mutex.unlock(); }
+void after_fork_in_child() {
+  Session& s = session();
+  if (s.connected) close(s.fd);
+  s.fd = -1;
+  s.connected = false;
+  s.mutex.unlock();
+  forget_device_loss();
+}
+[[gnu::constructor]] void handle_fork() {
+  session();  // constructed before the handlers can run
+  pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+}
+}  // namespace
 
 bool ensure_session() {
   Session& s = session();

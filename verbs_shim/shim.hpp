@@ -201,6 +201,7 @@ void for_each_cq(void (*f)(Cq&));
 void watch_daemon(int fd);
 bool device_lost();
 void loss_handled();  // returns once the loss has been handled (the objects left alone)
+void forget_device_loss();  // a forked child: its own session is yet to come
 uint64_t send_completed(const Qp& q, uint64_t done, const nic::Cqe& c);
 
 // The data path (datapath.cpp).

@@ -6,6 +6,7 @@
 # usage: run_pair.sh RNICSIM OUTDIR SCENARIO|- PORT [--pcap] [--expect REGEX] -- PROGRAM ARGS...
 #   SCENARIO "-": the daemon's default (two hosts, lossless 100 Gb/s).
 #   --pcap: the daemon captures the first host's port into OUTDIR/capture.pcap.
+#   --timeline: the daemon writes its WQE timeline into OUTDIR/timeline.json.
 #   --passthrough: the programs run with `rnicsim exec --passthrough`.
 #   --expect: the client's output must match REGEX (grep -E), and the server's
 #     too unless the program reports on the client only (perftest's READ and
@@ -30,6 +31,7 @@ pcap="" expect="" expect_daemon=() exec_opts="" last_ack=0 daemon_prefix=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case "$1" in
     --pcap) pcap="--pcap $out/capture.pcap" ;;
+    --timeline) pcap="$pcap --timeline $out/timeline.json" ;;
     --expect) expect=$2; shift ;;
     --expect-daemon) expect_daemon+=("$2"); shift ;;
     --daemon-without-ptrace)

@@ -1,0 +1,96 @@
+#include "emulation/doorbell_scanner.hpp"
+
+namespace rnicsim::emulation {
+namespace proto = verbs_proto;
+
+namespace {
+
+// Virtual clock: doorbells wait at most this many settle times for a program
+// thread that still runs (see take).
+constexpr int kSettleCap = 4;
+
+}  // namespace
+
+bool DoorbellScanner::scan_host(HostState& h) {
+  const bool noticed = clock_ == ClockMode::Virtual;
+  auto value = [noticed](const auto& live, auto seen) { return noticed ? seen : live.load(std::memory_order_acquire); };
+  bool any = false;
+  nic::Nic& n = *h.host->nic;
+  for (auto& [qpn, q] : h.qps) {
+    const Context& c = registry_.context(q.ctx);
+    const proto::DoorbellRecord& d = c.doorbell(q.doorbell);
+    const uint64_t sq = value(d.sq_producer, q.sq_noticed);
+    if (sq != q.sq_seen) {
+      q.sq_seen = sq;
+      h.memory.space(c.slot).forget_reads();  // the program may have filled what it posts
+      n.ring_doorbell(nic::QueueKind::Send, nic::Qpn(qpn), sq);
+      any = true;
+    }
+    const uint64_t rq = value(d.rq_producer, q.rq_noticed);
+    if (rq != q.rq_seen) {
+      q.rq_seen = rq;
+      n.ring_doorbell(nic::QueueKind::Recv, nic::Qpn(qpn), rq);
+      any = true;
+    }
+  }
+  for (auto& [srqn, q] : h.srqs) {
+    const uint64_t p = value(registry_.context(q.ctx).doorbell(q.doorbell).sq_producer, q.noticed);
+    if (p != q.seen) {
+      q.seen = p;
+      n.ring_doorbell(nic::QueueKind::Srq, nic::Qpn(srqn), p);
+      any = true;
+    }
+  }
+  for (auto& [cqn, q] : h.cqs) {
+    const proto::DoorbellRecord& d = registry_.context(q.ctx).doorbell(q.doorbell);
+    const uint32_t seq = value(d.arm_seq, q.arm_noticed);
+    if (seq == q.arm_seen) continue;
+    q.arm_seen = seq;
+    any = true;
+    // A CQE written after the program looked raises the event at once; one
+    // it saw before it armed does not (it polls that one itself).
+    n.arm_cq(nic::Cqn(cqn), d.arm_solicited.load(std::memory_order_relaxed) != 0, d.arm_seen.load(std::memory_order_relaxed));
+  }
+  return any;
+}
+
+bool DoorbellScanner::scan() {
+  bool any = false;
+  for (auto& h : registry_.hosts()) any |= scan_host(*h);
+  if (any) ++scans_with_work_;
+  return any;
+}
+
+bool DoorbellScanner::notice() {
+  bool changed = false;
+  auto notice = [&changed](const auto& live, auto& noticed) {
+    const auto v = live.load(std::memory_order_acquire);
+    changed |= v != noticed;
+    noticed = v;
+  };
+  for (auto& h : registry_.hosts()) {
+    for (auto& [qpn, q] : h->qps) {
+      const proto::DoorbellRecord& d = registry_.context(q.ctx).doorbell(q.doorbell);
+      notice(d.sq_producer, q.sq_noticed);
+      notice(d.rq_producer, q.rq_noticed);
+    }
+    for (auto& [srqn, q] : h->srqs) notice(registry_.context(q.ctx).doorbell(q.doorbell).sq_producer, q.noticed);
+    for (auto& [cqn, q] : h->cqs) notice(registry_.context(q.ctx).doorbell(q.doorbell).arm_seq, q.arm_noticed);
+  }
+  return changed;
+}
+
+bool DoorbellScanner::take() {
+  if (clock_ == ClockMode::Real) return scan();
+  if (notice()) executor_.touch();
+  if (executor_.settling()) return false;
+  // A thread that still runs (or waits for a CPU) may be about to ring.
+  if (executor_.since_acted() < kSettleCap * settle_ && !sessions_.programs_asleep()) return false;
+  return scan();
+}
+
+void DoorbellScanner::set_sleeping(bool on) {
+  for (auto& [id, c] : registry_.contexts()) c->header().daemon_sleeping.store(on ? 1 : 0, std::memory_order_seq_cst);
+}
+
+}  // namespace rnicsim::emulation

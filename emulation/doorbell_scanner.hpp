@@ -1,0 +1,45 @@
+// The daemon's side of the doorbells: the producer indices and CQ arm requests
+// programs publish in their doorbell records, read and rung on the NICs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "emulation/registry.hpp"
+#include "emulation/server.hpp"
+#include "emulation/session.hpp"
+#include "sim/executor.hpp"
+
+namespace rnicsim::emulation {
+
+class DoorbellScanner {
+public:
+  DoorbellScanner(Registry& registry, sim::Executor& executor, const Sessions& sessions, ClockMode clock,
+                  std::chrono::microseconds settle)
+      : registry_(registry), executor_(executor), sessions_(sessions), clock_(clock), settle_(settle) {}
+  // Rings what changed since the last scan (on the virtual clock: the values
+  // noticed); whether anything had.
+  bool scan();
+  // Reads every doorbell counter into its queue's `noticed` value; whether one
+  // changed since the last look.
+  bool notice();
+  // Scans the doorbells. On the virtual clock it takes the values noticed, once
+  // they have not changed for the executor's settle time: a burst of doorbells
+  // lands at one simulated time, in the scan's order, whatever order the
+  // program's threads rang in.
+  bool take();
+  // Tells the programs the daemon sleeps: they ring the wake-up eventfd.
+  void set_sleeping(bool on);
+  uint64_t scans_with_work() const { return scans_with_work_; }
+
+private:
+  bool scan_host(HostState& h);
+  Registry& registry_;
+  sim::Executor& executor_;
+  const Sessions& sessions_;
+  ClockMode clock_;
+  std::chrono::microseconds settle_;
+  uint64_t scans_with_work_ = 0;
+};
+
+}  // namespace rnicsim::emulation
