@@ -21,7 +21,8 @@ const KeyInfo kFaultKeys[] = {
     {"psn", "any", "24-bit number (decimal or 0x hex)", "", "match packets with this PSN"},
     {"qpn", "any", "24-bit number (decimal or 0x hex)", "", "match packets to this destination QP"},
     {"nth", "1", "count", ">= 1", "act from the nth matching packet"},
-    {"count", "1", "count", ">= 1", "act on this many matching packets from there"},
+    {"count", "1; with every, no end", "count", ">= 1", "act on this many matching packets from there"},
+    {"every", "", "count", ">= 1", "act on every Nth matching packet from there, not on those in a row"},
 };
 
 packet::Opcode read_opcode(const Reader& r, const YAML::Node& n) {
@@ -92,6 +93,10 @@ std::vector<FaultSpec> read_faults(const Reader& r, const YAML::Node& n, const H
     if (e["psn"]) rule.match.psn = read_u24(r, e["psn"], "psn");
     if (e["qpn"]) rule.match.dest_qp = read_u24(r, e["qpn"], "qpn");
     if (e["nth"]) rule.nth = r.integer(e["nth"], "nth", 1, UINT64_MAX);
+    if (e["every"]) {
+      rule.every = r.integer(e["every"], "every", 1, UINT64_MAX);
+      rule.count = 0;
+    }
     if (e["count"]) rule.count = r.integer(e["count"], "count", 1, UINT64_MAX);
     out.push_back(std::move(f));
   }

@@ -72,8 +72,10 @@ FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec
     const uint32_t rq = ring_entries(std::clamp<uint64_t>(c.recv_total, 1, kRecvAhead));
     c.from_qp = c.from->add_qp(sq, 1);
     c.to_qp = c.to->add_qp(1, rq);
-    c.from->connect(c.from_qp, *c.to, c.to_qp, path_mtu_, 16, p.priority);
-    c.to->connect(c.to_qp, *c.from, c.from_qp, path_mtu_, 16, p.priority);
+    HostSide::Connection conn = HostSide::connection_of(spec, path_mtu_, 16);
+    conn.priority = p.priority;
+    c.from->connect(c.from_qp, *c.to, c.to_qp, conn);
+    c.to->connect(c.to_qp, *c.from, c.from_qp, conn);
     channels_.push_back(std::move(c));
   }
   flows_.resize(spec.flows.size());
@@ -127,12 +129,12 @@ void FlowsWorkload::post_flow(size_t f) {
   w.wr_id = f;
   w.send_flags = nic::kSendSignaled;
   w.num_sge = 1;
-  w.rkey = c.to->mr().rkey;
+  w.rkey = c.to->rkey();
   switch (spec.op) {
     case WorkloadOp::Read:
       w.opcode = nic::WrOpcode::RdmaRead;
       w.remote_addr = c.to->buffer();
-      w.sge[0] = nic::Sge{c.from->buffer() + region, len, c.from->mr().lkey};
+      w.sge[0] = nic::Sge{c.from->buffer() + region, len, c.from->lkey()};
       break;
     default:
       w.opcode = spec.op == WorkloadOp::Write      ? nic::WrOpcode::RdmaWrite
@@ -140,7 +142,7 @@ void FlowsWorkload::post_flow(size_t f) {
                                                    : nic::WrOpcode::Send;
       w.imm_data = __builtin_bswap32(static_cast<uint32_t>(f));
       w.remote_addr = c.to->buffer() + region;
-      w.sge[0] = nic::Sge{c.from->buffer(), len, c.from->mr().lkey};
+      w.sge[0] = nic::Sge{c.from->buffer(), len, c.from->lkey()};
       break;
   }
   ++c.outstanding;
@@ -154,7 +156,7 @@ void FlowsWorkload::post_recv(uint32_t channel) {
   r.wr_id = channel;
   r.num_sge = 1;
   r.sge[0] = nic::Sge{c.to->buffer() + c.to->buffer_bytes() / 2, static_cast<uint32_t>(c.to->buffer_bytes() / 2),
-                      c.to->mr().lkey};
+                      c.to->lkey()};
   c.to->post_recv(c.to_qp, r);
   ++c.recv_posted;
 }
@@ -162,6 +164,12 @@ void FlowsWorkload::post_recv(uint32_t channel) {
 uint64_t FlowsWorkload::delivered_bytes() const {
   uint64_t bytes = 0;
   for (const auto& [host, side] : sides_) bytes += side->payload_placed();
+  return bytes;
+}
+
+uint64_t FlowsWorkload::expected_bytes() const {
+  uint64_t bytes = 0;
+  for (const FlowSpec& f : spec_.flows) bytes += f.size;
   return bytes;
 }
 

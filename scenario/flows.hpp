@@ -28,6 +28,7 @@ public:
   void start(std::function<void()> on_done) override;
   // Every flow's payload placed so far, finished or not.
   uint64_t delivered_bytes() const override;
+  uint64_t expected_bytes() const override;
 
 private:
   struct Channel {

@@ -3,8 +3,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <span>
 #include <variant>
 
+#include "nic_model/param_table.hpp"
 #include "scenario/text_file.hpp"
 #include "scenario/units.hpp"
 
@@ -17,102 +19,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// How a key's value is written.
-enum class Kind {
-  Count,      // a whole number of things (packets, WQEs, reads)
-  Cycles,     // a whole number of NIC clock cycles
-  Bytes,      // a size: 256, 4KiB
-  Frequency,  // 500MHz
-  Time,       // 250ns
-  IbMtu,      // 256, 512, 1024, 2048, 4096
-  Lanes,      // 1, 2, 4, 8, 16, 32
-  Rate,       // bits/s: 5Mbps, 100Gbps
-  Algorithm,  // a congestion control algorithm: none, dcqcn
-};
-
-template <class T>
-using Member = std::variant<uint32_t T::*, uint64_t T::*, sim::Duration T::*, nic::CcAlgorithm T::*>;
-
-template <class T>
-struct Key {
-  std::string_view name;
-  Kind kind;
-  uint64_t lo, hi;
-  Member<T> member;
-  bool pow2 = false;
-  std::string_view description = {};
-};
-
 using nic::CongestionParams;
 using nic::NicParams;
 using nic::PcieParams;
-
-// One key per field, named as the field. Keep in step with nic_params.hpp and
-// pcie_link.hpp (a unit test counts the fields).
-const Key<NicParams> kNicKeys[] = {
-    {"clock_hz", Kind::Frequency, 1'000'000, 100'000'000'000, &NicParams::clock_hz, false, "NIC core clock"},
-    {"doorbell_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::doorbell_cycles, false, "doorbell unit time per MMIO write"},
-    {"wqe_fetch_batch", Kind::Count, 1, 256, &NicParams::wqe_fetch_batch, false, "WQEs read by one DMA read at most"},
-    {"wqe_fetch_outstanding", Kind::Count, 1, 4096, &NicParams::wqe_fetch_outstanding, false, "WQE/RQE DMA reads in flight at most"},
-    {"requester_cycles_per_packet", Kind::Cycles, 1, 1'000'000, &NicParams::requester_cycles_per_packet, false, "requester occupancy per packet (segmentation, header build)"},
-    {"requester_cycles_per_wqe", Kind::Cycles, 0, 1'000'000, &NicParams::requester_cycles_per_wqe, false, "requester occupancy to decode a WQE, on its first packet"},
-    {"datapath_bytes_per_cycle", Kind::Bytes, 1, 4096, &NicParams::datapath_bytes_per_cycle, false, "payload bytes the requester and responder move per cycle"},
-    {"tx_latency_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::tx_latency_cycles, false, "transmit pipeline latency from build to wire (beyond occupancy)"},
-    {"rx_latency_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::rx_latency_cycles, false, "receive pipeline latency from last bit to effect (beyond occupancy)"},
-    {"responder_cycles_per_packet", Kind::Cycles, 1, 1'000'000, &NicParams::responder_cycles_per_packet, false, "responder occupancy per request (checks, DMA set-up)"},
-    {"completer_cycles_per_packet", Kind::Cycles, 0, 1'000'000, &NicParams::completer_cycles_per_packet, false, "completer occupancy per ACK/NAK/response"},
-    {"rx_parse_cycles", Kind::Cycles, 0, 1'000'000, &NicParams::rx_parse_cycles, false, "parse and ICRC check per received packet"},
-    {"tx_pipeline_packets", Kind::Count, 1, 65536, &NicParams::tx_pipeline_packets, false, "packets waiting for payload DMA at most"},
-    {"tx_buffer_bytes", Kind::Bytes, 8192, 1u << 30, &NicParams::tx_buffer_bytes, false, "frames in the transmit pipeline and the port's queue at most (bytes)"},
-    {"ack_coalesce_packets", Kind::Count, 1, 65536, &NicParams::ack_coalesce_packets, false, "the responder ACKs at least every N packets"},
-    {"max_inflight_psns", Kind::Count, 1, 1u << 23, &NicParams::max_inflight_psns, false, "unacknowledged PSNs per QP at most"},
-    {"mtu", Kind::IbMtu, 256, 4096, &NicParams::mtu, false, "port MTU (the default path MTU of QPs)"},
-    {"qpc_cache_entries", Kind::Count, 0, 1u << 24, &NicParams::qpc_cache_entries, false, "QP contexts held on the NIC (0: unlimited)"},
-    {"qpc_entry_bytes", Kind::Bytes, 16, 4096, &NicParams::qpc_entry_bytes, false, "bytes read from host memory on a QP-context miss"},
-    {"mtt_cache_entries", Kind::Count, 0, 1u << 24, &NicParams::mtt_cache_entries, false, "memory translation entries (pages) held (0: unlimited)"},
-    {"mtt_page_bytes", Kind::Bytes, 4096, 1u << 30, &NicParams::mtt_page_bytes, true, "bytes one translation entry maps"},
-    {"mtt_entry_bytes", Kind::Bytes, 8, 4096, &NicParams::mtt_entry_bytes, false, "bytes read on a translation miss (MPT + MTT line)"},
-    {"cq_moderation_count", Kind::Count, 1, 65535, &NicParams::cq_moderation_count, false, "one completion event per this many CQEs of an armed CQ"},
-    {"cq_moderation_period", Kind::Time, 0, 0, &NicParams::cq_moderation_period, false, "or this long after the first pending CQE (0: no timer)"},
-    {"selective_repeat", Kind::Count, 0, 1, &NicParams::selective_repeat, false, "loss recovery: 0 go-back-N (ConnectX-5), 1 selective repeat (ConnectX-6)"},
-    {"reorder_window_packets", Kind::Count, 1, 65536, &NicParams::reorder_window_packets, false, "selective repeat: packets kept after a gap"},
-};
-// `pcie:` and `congestion_control:` are the nested members.
-constexpr size_t kNicNestedMembers = 2;
-
-const Key<PcieParams> kPcieKeys[] = {
-    {"generation", Kind::Count, 1, 5, &PcieParams::generation, false, "PCIe generation 1-5 (2.5, 5, 8, 16, 32 GT/s per lane)"},
-    {"lanes", Kind::Lanes, 1, 32, &PcieParams::lanes, false, "PCIe lanes"},
-    {"latency", Kind::Time, 0, 0, &PcieParams::latency, false, "one-way PCIe latency, NIC to root complex"},
-    {"host_memory_latency", Kind::Time, 0, 0, &PcieParams::host_memory_latency, false, "host DRAM read latency"},
-    {"max_payload_bytes", Kind::Bytes, 128, 4096, &PcieParams::max_payload_bytes, true, "max payload size (MPS) of writes and completions"},
-    {"max_read_request_bytes", Kind::Bytes, 128, 4096, &PcieParams::max_read_request_bytes, true, "max read request size (MRRS)"},
-    {"tlp_overhead_bytes", Kind::Bytes, 0, 256, &PcieParams::tlp_overhead_bytes, false, "header, framing and DLLP share per TLP"},
-    {"max_read_tags", Kind::Count, 0, 1024, &PcieParams::max_read_tags, false, "non-posted read requests outstanding (0: unlimited)"},  // 0: unlimited
-};
-
-const Key<CongestionParams> kCongestionKeys[] = {
-    {"algorithm", Kind::Algorithm, 0, 0, &CongestionParams::algorithm, false, "congestion control: none or dcqcn"},
-    {"dce_tcp_g", Kind::Count, 0, 1023, &CongestionParams::dce_tcp_g, false, "alpha gain g/1024 per alpha update period"},
-    {"dce_tcp_rtt", Kind::Time, 0, 0, &CongestionParams::dce_tcp_rtt, false, "alpha update period"},
-    {"initial_alpha_value", Kind::Count, 0, 1023, &CongestionParams::initial_alpha_value, false, "alpha (of 1024) when the first CNP arrives"},
-    {"rate_to_set_on_first_cnp", Kind::Rate, 0, 0, &CongestionParams::rate_to_set_on_first_cnp, false, "rate on the first CNP (0: line rate, then cut)"},
-    {"rpg_min_dec_fac", Kind::Count, 0, 100, &CongestionParams::rpg_min_dec_fac, false, "one cut keeps at least this percentage of the rate"},
-    {"rpg_min_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_min_rate, false, "lowest rate of a QP"},
-    {"rpg_gd", Kind::Count, 0, 63, &CongestionParams::rpg_gd, false, "a cut removes rate x alpha / 2^rpg_gd"},
-    {"rate_reduce_monitor_period", Kind::Time, 0, 0, &CongestionParams::rate_reduce_monitor_period, false, "at most one cut per period"},
-    {"clamp_tgt_rate", Kind::Count, 0, 1, &CongestionParams::clamp_tgt_rate, false, "1: every cut sets the target rate to the current rate"},
-    {"clamp_tgt_rate_after_time_inc", Kind::Count, 0, 1, &CongestionParams::clamp_tgt_rate_after_time_inc, false, "1: so does a cut after a timer increase"},
-    {"rpg_time_reset", Kind::Time, 0, 0, &CongestionParams::rpg_time_reset, false, "rate increase timer"},
-    {"rpg_byte_reset", Kind::Bytes, 1, 1ull << 40, &CongestionParams::rpg_byte_reset, false, "bytes sent per byte-counter increase event"},
-    {"rpg_threshold", Kind::Count, 0, 1024, &CongestionParams::rpg_threshold, false, "increase events spent in fast recovery (F)"},
-    {"rpg_ai_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_ai_rate, false, "additive increase step of the target rate"},
-    {"rpg_hai_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_hai_rate, false, "hyper increase step of the target rate"},
-    {"rpg_max_rate", Kind::Rate, 0, 0, &CongestionParams::rpg_max_rate, false, "rate ceiling (0: line rate)"},
-    {"min_time_between_cnps", Kind::Time, 0, 0, &CongestionParams::min_time_between_cnps, false, "notification point: at most one CNP per QP per period"},
-    {"cnp_dscp", Kind::Count, 0, 63, &CongestionParams::cnp_dscp, false, "DSCP of CNPs"},
-    {"cnp_802p_prio", Kind::Count, 0, 7, &CongestionParams::cnp_802p_prio, false, "egress priority of CNPs"},
-};
+using Kind = nic::ParamKind;
+template <class T>
+using Key = nic::ParamKey<T>;
+template <class T>
+using Keys = std::span<const Key<T>>;
 
 // The keys of `nic:` besides the parameters.
 const KeyInfo kNicMapKeys[] = {
@@ -140,7 +54,7 @@ template <class T>
 void apply(const Reader& r, const YAML::Node& v, const std::string& what, const Key<T>& k, T& target) {
   uint64_t n = 0;
   sim::Duration d;
-  nic::CcAlgorithm algorithm = nic::CcAlgorithm::None;
+  nic::CcAlgorithm algorithm;  // none
   switch (k.kind) {
     case Kind::Count:
     case Kind::Cycles: {
@@ -178,8 +92,8 @@ void apply(const Reader& r, const YAML::Node& v, const std::string& what, const 
       break;
     case Kind::Algorithm: {
       const std::string name = r.scalar(v, what);
-      if (name == "dcqcn") algorithm = nic::CcAlgorithm::Dcqcn;
-      else if (name != "none") r.fail(v, what + " must be none or dcqcn, not '" + name + "'");
+      if (const auto a = nic::cc_algorithm_named(name)) algorithm = *a;
+      else r.fail(v, what + " must be one of " + nic::cc_algorithm_names(", ") + ", not '" + name + "'");
       break;
     }
   }
@@ -197,8 +111,8 @@ void apply(const Reader& r, const YAML::Node& v, const std::string& what, const 
       k.member);
 }
 
-template <class T, size_t N>
-const Key<T>* find_key(const Key<T> (&keys)[N], std::string_view name) {
+template <class T>
+const Key<T>* find_key(Keys<T> keys, std::string_view name) {
   for (const Key<T>& k : keys)
     if (k.name == name) return &k;
   return nullptr;
@@ -206,17 +120,17 @@ const Key<T>* find_key(const Key<T> (&keys)[N], std::string_view name) {
 
 void read_pcie(const Reader& r, const YAML::Node& n, const std::string& prefix, PcieParams& p) {
   std::vector<std::string_view> allowed;
-  for (const auto& k : kPcieKeys) allowed.push_back(k.name);
+  for (const auto& k : nic::pcie_param_keys()) allowed.push_back(k.name);
   r.expect_map_of(n, "pcie settings", allowed);
-  for (const auto& k : kPcieKeys)
+  for (const auto& k : nic::pcie_param_keys())
     if (n[std::string(k.name)]) apply(r, n[std::string(k.name)], prefix + "pcie." + std::string(k.name), k, p);
 }
 
 void read_congestion(const Reader& r, const YAML::Node& n, const std::string& prefix, CongestionParams& p) {
   std::vector<std::string_view> allowed;
-  for (const auto& k : kCongestionKeys) allowed.push_back(k.name);
+  for (const auto& k : nic::congestion_param_keys()) allowed.push_back(k.name);
   r.expect_map_of(n, "congestion_control settings", allowed);
-  for (const auto& k : kCongestionKeys)
+  for (const auto& k : nic::congestion_param_keys())
     if (n[std::string(k.name)])
       apply(r, n[std::string(k.name)], prefix + "congestion_control." + std::string(k.name), k, p);
 }
@@ -263,7 +177,7 @@ void read_settings(const Reader& r, const YAML::Node& n, const std::string& base
   for (const KeyInfo& k : kNicMapKeys) allowed.push_back(k.name);
   if (is_preset_file)
     for (const KeyInfo& k : kPresetFileKeys) allowed.push_back(k.name);
-  for (const auto& k : kNicKeys) allowed.push_back(k.name);
+  for (const auto& k : nic::nic_param_keys()) allowed.push_back(k.name);
   for (const auto& a : kAliases) allowed.push_back(a.name);
   r.expect_map_of(n, is_preset_file ? "a NIC preset" : "nic settings", allowed);
   const std::string prefix = is_preset_file ? "" : "nic.";
@@ -277,7 +191,7 @@ void read_settings(const Reader& r, const YAML::Node& n, const std::string& base
     if (depth == 0) s.preset = name;
   }
   if (n["description"]) r.scalar(n["description"], "description");
-  for (const auto& k : kNicKeys) {
+  for (const auto& k : nic::nic_param_keys()) {
     const YAML::Node v = n[std::string(k.name)];
     if (!v) continue;
     apply(r, v, prefix + std::string(k.name), k, s.params);
@@ -286,9 +200,9 @@ void read_settings(const Reader& r, const YAML::Node& n, const std::string& base
   for (const auto& a : kAliases) {
     const YAML::Node v = n[std::string(a.name)];
     if (!v) continue;
-    if (!a.nic_key.empty()) apply(r, v, prefix + std::string(a.name), *find_key(kNicKeys, a.nic_key), s.params);
+    if (!a.nic_key.empty()) apply(r, v, prefix + std::string(a.name), *find_key(nic::nic_param_keys(), a.nic_key), s.params);
     if (!a.pcie_key.empty())
-      apply(r, v, prefix + std::string(a.name), *find_key(kPcieKeys, a.pcie_key), s.params.pcie);
+      apply(r, v, prefix + std::string(a.name), *find_key(nic::pcie_param_keys(), a.pcie_key), s.params.pcie);
   }
   if (n["pcie"]) read_pcie(r, n["pcie"], prefix, s.params.pcie);
   if (n["congestion_control"]) read_congestion(r, n["congestion_control"], prefix, s.params.congestion);
@@ -298,6 +212,8 @@ void read_settings(const Reader& r, const YAML::Node& n, const std::string& base
 
 void read_nic_settings(const Reader& r, const YAML::Node& n, const std::string& base_dir, NicSettings& s) {
   read_settings(r, n, base_dir, s, 0, false);
+  if (s.params.selective_repeat != 0 && s.params.go_back_0 != 0)
+    r.fail(n, "nic: selective_repeat and go_back_0 are two ways of loss recovery; choose one");
 }
 
 std::optional<std::string> find_preset(const std::string& preset, const std::string& base_dir,
@@ -342,7 +258,7 @@ std::optional<std::string> find_preset(const std::string& preset, const std::str
 
 std::vector<std::string_view> nic_keys() {
   std::vector<std::string_view> v;
-  for (const auto& k : kNicKeys) v.push_back(k.name);
+  for (const auto& k : nic::nic_param_keys()) v.push_back(k.name);
   v.push_back("pcie");
   v.push_back("congestion_control");
   return v;
@@ -350,13 +266,13 @@ std::vector<std::string_view> nic_keys() {
 
 std::vector<std::string_view> congestion_keys() {
   std::vector<std::string_view> v;
-  for (const auto& k : kCongestionKeys) v.push_back(k.name);
+  for (const auto& k : nic::congestion_param_keys()) v.push_back(k.name);
   return v;
 }
 
 std::vector<std::string_view> pcie_keys() {
   std::vector<std::string_view> v;
-  for (const auto& k : kPcieKeys) v.push_back(k.name);
+  for (const auto& k : nic::pcie_param_keys()) v.push_back(k.name);
   return v;
 }
 
@@ -372,7 +288,7 @@ std::string kind_unit(Kind k) {
     case Kind::IbMtu: return "bytes: 256..4096";
     case Kind::Lanes: return "1, 2, 4, 8, 16, 32";
     case Kind::Rate: return "bits/s (5Mbps)";
-    case Kind::Algorithm: return "none | dcqcn";
+    case Kind::Algorithm: return nic::cc_algorithm_names(" | ");
   }
   return "";
 }
@@ -397,8 +313,8 @@ std::string default_text(const Key<T>& k) {
       k.member);
 }
 
-template <class T, size_t N>
-void list_keys(const Key<T> (&keys)[N], const std::string& prefix, std::vector<ParamInfo>& out) {
+template <class T>
+void list_keys(Keys<T> keys, const std::string& prefix, std::vector<ParamInfo>& out) {
   for (const Key<T>& k : keys) {
     std::string range;
     if (k.hi != 0 && k.kind != Kind::IbMtu && k.kind != Kind::Lanes)
@@ -411,9 +327,9 @@ void list_keys(const Key<T> (&keys)[N], const std::string& prefix, std::vector<P
 
 std::vector<ParamInfo> nic_parameters() {
   std::vector<ParamInfo> v;
-  list_keys(kNicKeys, "nic.", v);
-  list_keys(kPcieKeys, "nic.pcie.", v);
-  list_keys(kCongestionKeys, "nic.congestion_control.", v);
+  list_keys(nic::nic_param_keys(), "nic.", v);
+  list_keys(nic::pcie_param_keys(), "nic.pcie.", v);
+  list_keys(nic::congestion_param_keys(), "nic.congestion_control.", v);
   return v;
 }
 
@@ -421,8 +337,8 @@ std::vector<KeySection> nic_key_sections() {
   return {{"nic", "", kNicMapKeys}, {"", "a NIC preset file (NAME.yaml): the nic keys and", kPresetFileKeys, false}};
 }
 
-size_t nic_keys_covering_fields() { return std::size(kNicKeys) + kNicNestedMembers; }
-size_t pcie_keys_covering_fields() { return std::size(kPcieKeys); }
-size_t congestion_keys_covering_fields() { return std::size(kCongestionKeys); }
+size_t nic_keys_covering_fields() { return nic::nic_param_keys().size() + nic::kNicNestedParamSets; }
+size_t pcie_keys_covering_fields() { return nic::pcie_param_keys().size(); }
+size_t congestion_keys_covering_fields() { return nic::congestion_param_keys().size(); }
 
 }  // namespace rnicsim::scenario

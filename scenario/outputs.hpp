@@ -3,6 +3,7 @@
 // each with every number as computed (sim/output.hpp).
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -19,6 +20,13 @@ sim::Json summary_json(const Summary& s);
 // The flows of a flows workload: flow,from,to,op,size,start_us,end_us,fct_us,ideal_us,slowdown
 // (an unfinished flow's times, FCT and slowdown empty).
 void write_flows_csv(const WorkloadSummary& w, sim::CsvWriter& out);
+// A perftest workload's report as perftest's --out_json writes it: test_info
+// (the client's lines of its header) and results (its last size), the same
+// keys in the same units (BW in perftest's MB/sec, 2^20 bytes a second;
+// latency in usec; MsgRate in Mpps). Flows workloads have none (null).
+sim::Json perftest_out_json(const WorkloadSummary& w);
+// DIR/NAME.json for each perftest workload of `sum`.
+void write_perftest_json(const Summary& sum, const std::filesystem::path& dir, bool exact_twins);
 // Writes every file into opts.out_dir (and exact twins with opts.exact_twins).
 void write_outputs(World& world, const std::vector<std::unique_ptr<Workload>>& workloads, const Sampler& sampler,
                    const Summary& sum, const RunOptions& opts);

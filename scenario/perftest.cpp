@@ -78,8 +78,8 @@ PerftestWorkload::PerftestWorkload(World& world, const Scenario& s, const Worklo
   }
   const uint8_t rd_atomic = static_cast<uint8_t>(spec.outs);
   for (uint32_t q = 0; q < qps && !spec.rdma_cm; ++q) {
-    client_->connect(q, *server_, q, path_mtu_, rd_atomic, spec.priority);
-    server_->connect(q, *client_, q, path_mtu_, rd_atomic, spec.priority);
+    client_->connect(q, *server_, q, HostSide::connection_of(spec, path_mtu_, rd_atomic));
+    server_->connect(q, *client_, q, HostSide::connection_of(spec, path_mtu_, rd_atomic));
   }
   client_->set_handler([this](const nic::Cqe& c, bool r) { on_cqe(*client_, c, r); });
   server_->set_handler([this](const nic::Cqe& c, bool r) { on_cqe(*server_, c, r); });
@@ -142,8 +142,8 @@ struct PerftestWorkload::CmLink : cm::CmUser {
     for (uint32_t q = 0; q < w.spec_.qps; ++q) {
       if (w.client_->qpn(q) != r.local_qpn) continue;
       const uint32_t mine = psn();
-      w.server_->connect_to(q, w.client_->host().address, r.local_qpn, r.starting_psn, mine, w.path_mtu_, rd_atomic(),
-                            w.spec_.priority);
+      w.server_->connect_to(q, w.client_->host().address, nic::Qpn(r.local_qpn), nic::Psn(r.starting_psn), nic::Psn(mine),
+                            HostSide::connection_of(w.spec_, w.path_mtu_, rd_atomic()));
       cm::Rep rep;
       rep.local_qpn = w.server_->qpn(q);
       rep.starting_psn = mine;
@@ -156,8 +156,8 @@ struct PerftestWorkload::CmLink : cm::CmUser {
   }
   void on_reply(cm::CommId id, const cm::Rep& r) override {
     const uint32_t q = pair_of.at(id);
-    w.client_->connect_to(q, w.server_->host().address, r.local_qpn, r.starting_psn, client_psn[q], w.path_mtu_,
-                          rd_atomic(), w.spec_.priority);
+    w.client_->connect_to(q, w.server_->host().address, nic::Qpn(r.local_qpn), nic::Psn(r.starting_psn),
+                          nic::Psn(client_psn[q]), HostSide::connection_of(w.spec_, w.path_mtu_, rd_atomic()));
     client_cm.ready_to_use(id);
     if (++up < w.spec_.qps) return;
     server_cm.stop_listening(service);
@@ -240,7 +240,7 @@ nic::SendWqe PerftestWorkload::make_wqe(HostSide& from, uint32_t qp, uint64_t in
   nic::SendWqe w{};
   w.wr_id = wr_id(qp, index);
   w.send_flags = signaled ? nic::kSendSignaled : 0;
-  w.rkey = to.mr().rkey;
+  w.rkey = to.rkey();
   w.num_sge = 1;
   const uint32_t len = static_cast<uint32_t>(size_);
   switch (spec_.op) {
@@ -257,13 +257,13 @@ nic::SendWqe PerftestWorkload::make_wqe(HostSide& from, uint32_t qp, uint64_t in
         w.num_sge = 0;
         std::memcpy(w.inline_data.data(), from.memory(send_addr(from, qp), len).data(), len);
       } else {
-        w.sge[0] = nic::Sge{send_addr(from, qp), len, from.mr().lkey};
+        w.sge[0] = nic::Sge{send_addr(from, qp), len, from.lkey()};
       }
       break;
     case WorkloadOp::Read:
       w.opcode = nic::WrOpcode::RdmaRead;
       w.remote_addr = send_addr(to, qp);
-      w.sge[0] = nic::Sge{recv_addr(from, qp), len, from.mr().lkey};
+      w.sge[0] = nic::Sge{recv_addr(from, qp), len, from.lkey()};
       break;
     case WorkloadOp::FetchAdd:
     case WorkloadOp::CmpSwap:
@@ -273,7 +273,7 @@ nic::SendWqe PerftestWorkload::make_wqe(HostSide& from, uint32_t qp, uint64_t in
       w.remote_addr = recv_addr(to, qp);
       w.compare_add = spec_.op == WorkloadOp::FetchAdd ? 1 : index;
       w.swap = index + 1;
-      w.sge[0] = nic::Sge{recv_addr(from, qp), 8, from.mr().lkey};
+      w.sge[0] = nic::Sge{recv_addr(from, qp), 8, from.lkey()};
       break;
   }
   return w;
@@ -283,7 +283,7 @@ void PerftestWorkload::post_recv(HostSide& side, uint32_t qp, uint64_t index) {
   nic::RecvWqe r{};
   r.wr_id = wr_id(qp, index);
   r.num_sge = 1;
-  r.sge[0] = nic::Sge{recv_addr(side, qp), static_cast<uint32_t>(std::max<uint64_t>(size_, 1)), side.mr().lkey};
+  r.sge[0] = nic::Sge{recv_addr(side, qp), static_cast<uint32_t>(std::max<uint64_t>(size_, 1)), side.lkey()};
   side.post_recv(qp, r);
 }
 
@@ -607,15 +607,20 @@ uint64_t PerftestWorkload::received() const {
 // placed so far (never more than the phase's messages hold).
 uint64_t PerftestWorkload::delivered_bytes() const {
   if (!in_phase_) return bytes_;
-  const uint64_t n = lat() ? spec_.iterations : spec_.iterations * spec_.qps;
-  return bytes_ + std::min(received() - phase_base_, n * size_);
+  return bytes_ + std::min(received() - phase_base_, phase_messages() * size_);
+}
+
+uint64_t PerftestWorkload::expected_bytes() const {
+  uint64_t sizes = 0;
+  for (uint64_t s : spec_.sizes) sizes += s;
+  return sizes * phase_messages();
 }
 
 void PerftestWorkload::end_phase() {
   in_phase_ = false;
   PerftestRow row = lat() ? lat_row() : bw_row();
   rows_.push_back(row);
-  const uint64_t n = lat() ? spec_.iterations : spec_.iterations * spec_.qps;
+  const uint64_t n = phase_messages();
   messages_ += n;
   bytes_ += n * size_;
   if (lat()) {

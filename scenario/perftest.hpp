@@ -56,11 +56,14 @@ public:
   ~PerftestWorkload() override;
   void start(std::function<void()> on_done) override;
   uint64_t delivered_bytes() const override;
+  uint64_t expected_bytes() const override;
 
 private:
   struct LatSide;
   struct CmLink;
   bool lat() const { return spec_.pattern == WorkloadPattern::Latency; }
+  // The messages of one phase (one size): a latency test's iterations, a bandwidth test's per QP.
+  uint64_t phase_messages() const { return lat() ? spec_.iterations : spec_.iterations * spec_.qps; }
   // Buffer layout: per side a send region then a receive region, each `slices_`
   // slices of `slot_` bytes (QP q uses slice q, or slice 0 when they are shared).
   uint64_t send_addr(const HostSide& h, uint32_t qp) const;

@@ -13,6 +13,7 @@
 
 #include "fabric/pcap_tap.hpp"
 #include "scenario/outputs.hpp"
+#include "scenario/progress.hpp"
 #include "scenario/timeseries.hpp"
 #include "scenario/workload.hpp"
 #include "scenario/world.hpp"
@@ -93,72 +94,18 @@ std::string unfinished(const Workload& w, sim::Time run_end) {
   return line;
 }
 
-// A progress line on stderr for runs longer than a second: simulated time, how
-// far along (by `duration`, else by messages completed), events per second and
-// the time left. Rewritten in place on a terminal, a line every 5 s otherwise.
-class Progress {
-public:
-  using Clock = std::chrono::steady_clock;
-  Progress(std::ostream* out, const Scenario& s, const std::vector<std::unique_ptr<Workload>>& workloads,
-           Clock::time_point start)
-      : out_(out), s_(s), workloads_(workloads), start_(start), tty_(isatty(STDERR_FILENO) != 0) {
-    for (const WorkloadSpec& w : s.workloads)
-      expected_ += w.pattern == WorkloadPattern::Flows
-                       ? w.flows.size()
-                       : w.iterations * w.qps * std::max<size_t>(1, w.sizes.size());
-  }
-  void update(const sim::Scheduler& sched) {
-    if (out_ == nullptr) return;
-    const auto now = Clock::now();
-    const double wall = std::chrono::duration<double>(now - start_).count();
-    if (wall < 1.0 || (!tty_ && now - last_ < std::chrono::seconds(5))) return;
-    last_ = now;
-    double done = 0;
-    if (s_.duration && s_.duration->picoseconds() > 0) {
-      done = static_cast<double>(sched.now().picoseconds()) / static_cast<double>(s_.duration->picoseconds());
-    } else if (expected_ > 0) {
-      uint64_t messages = 0;
-      for (const auto& w : workloads_) messages += w->messages();
-      done = static_cast<double>(messages) / static_cast<double>(expected_);
-    }
-    done = std::clamp(done, 0.0, 1.0);
-    char line[160];
-    const double eps = static_cast<double>(sched.events_fired()) / wall;
-    if (done > 0)
-      std::snprintf(line, sizeof line, "simulated %.3f ms, %.0f%%, %.2f M events/s, %.0f s left",
-                    sched.now().since_start().seconds() * 1e3, done * 100, eps / 1e6, wall * (1 - done) / done);
-    else
-      std::snprintf(line, sizeof line, "simulated %.3f ms, %.2f M events/s", sched.now().since_start().seconds() * 1e3,
-                    eps / 1e6);
-    *out_ << (tty_ ? "\r" : "") << line << (tty_ ? "\x1b[K" : "\n") << std::flush;
-    shown_ = true;
-  }
-  void finish() {
-    if (out_ != nullptr && shown_ && tty_) *out_ << "\r\x1b[K" << std::flush;
-  }
+// The verbs device of host `name`, as its program would see it in emulation.
+std::string device_of(const Scenario& s, const std::string& name) {
+  for (const HostSpec& h : s.hosts)
+    if (h.name == name && !h.device.empty()) return h.device;
+  return std::string(kDefaultDeviceName);
+}
 
-private:
-  std::ostream* out_;
-  const Scenario& s_;
-  const std::vector<std::unique_ptr<Workload>>& workloads_;
-  Clock::time_point start_, last_;
-  bool tty_;
-  bool shown_ = false;
-  uint64_t expected_ = 0;
-};
+using Workloads = std::vector<std::unique_ptr<Workload>>;
 
-}  // namespace
-
-Summary run(const Scenario& s, const RunOptions& opts) {
-  const auto wall_start = std::chrono::steady_clock::now();
-  const uint64_t seed = opts.seed.value_or(s.seed);
-  std::ostream& log_sink = std::cerr;
-  World world(s, seed, log_sink);
-  world.sim().log().set_level(opts.log_level);
-  if (!opts.defer_writes)
-    for (const auto& h : world.hosts()) h->memory.set_deferring(false);
-
-  const fabric::CaptureLinkType capture_type = fabric::capture_link_type(world.link_kind());
+// The first host's port (--pcap) and the scenario's captures.
+std::vector<std::unique_ptr<fabric::PcapTap>> open_taps(World& world, const Scenario& s, const RunOptions& opts) {
+  const fabric::CaptureLinkType capture_type = fabric::capture_link_type(world.link_kind(), s.ib_capture);
   std::vector<std::unique_ptr<fabric::PcapTap>> taps;
   if (!opts.pcap_path.empty() && !world.hosts().empty() && world.hosts().front()->port) {
     taps.push_back(std::make_unique<fabric::PcapTap>(opts.pcap_path, capture_type));
@@ -175,106 +122,117 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     fabric::Port& port = world.capture_port(c.node, c.port);
     port.add_tap(taps.back().get());
   }
+  return taps;
+}
 
-  std::vector<std::unique_ptr<Workload>> workloads;
-  for (const WorkloadSpec& w : s.workloads) workloads.push_back(make_workload(world, s, w, seed));
+// Workloads with a start time begin then; the others one after another, each
+// when the one before it finishes (so it lives as long as the run).
+class Launcher {
+public:
+  Launcher(World& world, Workloads& workloads) : workloads_(workloads) {
+    for (auto& w : workloads_) {
+      if (!w->spec().start) continue;
+      Workload* raw = w.get();
+      starts_.push_back(std::make_unique<sim::Event>([raw] { raw->start({}); }, "workload.start"));
+      world.sim().scheduler().schedule(*starts_.back(), sim::Time::zero() + *w->spec().start);
+    }
+    start_next_sequential();
+  }
+  Launcher(const Launcher&) = delete;
+  Launcher& operator=(const Launcher&) = delete;
 
-  // Workloads with a start time begin then; the others one after another.
-  std::vector<std::unique_ptr<sim::Event>> starts;
-  size_t next_sequential = 0;
-  std::function<void()> start_next_sequential = [&] {
-    while (next_sequential < workloads.size()) {
-      Workload& w = *workloads[next_sequential++];
+private:
+  void start_next_sequential() {
+    while (next_sequential_ < workloads_.size()) {
+      Workload& w = *workloads_[next_sequential_++];
       if (w.spec().start) continue;
-      w.start(start_next_sequential);
+      w.start([this] { start_next_sequential(); });
       return;
     }
-  };
-  for (auto& w : workloads) {
-    if (!w->spec().start) continue;
-    Workload* raw = w.get();
-    starts.push_back(std::make_unique<sim::Event>([raw] { raw->start({}); }, "workload.start"));
-    world.sim().scheduler().schedule(*starts.back(), sim::Time::zero() + *w->spec().start);
   }
-  start_next_sequential();
+  Workloads& workloads_;
+  std::vector<std::unique_ptr<sim::Event>> starts_;
+  size_t next_sequential_ = 0;
+};
 
-  const sim::Time limit = s.duration ? sim::Time::zero() + *s.duration : sim::Time::max();
-  auto all_done = [&] {
-    return std::all_of(workloads.begin(), workloads.end(), [](const auto& w) { return w->finished(); });
-  };
+bool all_done(const Workloads& workloads) {
+  return std::all_of(workloads.begin(), workloads.end(), [](const auto& w) { return w->finished(); });
+}
+
+// Fires events until every workload is done, nothing is left or the scenario's
+// duration is reached; where the run ended (at the duration when it cut the
+// run short, else now).
+sim::Time run_events(World& world, const Workloads& workloads, sim::Time limit, Progress& progress) {
   sim::Scheduler& sched = world.sim().scheduler();
-  Progress progress(opts.quiet ? nullptr : &std::cerr, s, workloads, wall_start);
-  std::unique_ptr<Sampler> sampler;
-  if (!opts.out_dir.empty()) {
-    sampler = std::make_unique<Sampler>(world, workloads, opts.sample_interval);
-    sampler->start();
-  }
-  while (!all_done() && !sched.empty() && sched.next_time() <= limit) {
+  while (!all_done(workloads) && !sched.empty() && sched.next_time() <= limit) {
     sched.step();
     if ((sched.events_fired() & 0xFFFF) == 0) progress.update(sched);
   }
   progress.finish();
-  if (sampler) sampler->stop();
-  // Where the run ended: at the duration when it cut the run short, else now.
-  const sim::Time run_end = !sched.empty() && sched.next_time() > limit ? limit : world.sim().now();
+  return !sched.empty() && sched.next_time() > limit ? limit : world.sim().now();
+}
 
-  Summary sum;
-  sum.name = s.name;
-  sum.seed = seed;
-  sum.size_only = s.size_only;
-  sum.completed = all_done();
-  for (const auto& w : workloads) {
-    WorkloadSummary ws;
-    ws.name = w->spec().name;
-    const WorkloadSpec& spec = w->spec();
-    ws.op = spec.pattern == WorkloadPattern::Flows ? "mixed" : to_string(spec.op);
-    ws.pattern = pattern_name(spec.pattern);
-    ws.size = spec.size;
-    ws.from = spec.from;
-    ws.to = spec.to;
-    ws.link_type = s.link_layer == LinkLayer::RoceV2Ipv4 || s.link_layer == LinkLayer::RoceV2Ipv6 ? "Ethernet" : "IB";
-    ws.nic_preset = s.nic_preset;
-    ws.qps = spec.qps;
-    ws.tx_depth = spec.tx_depth;
-    ws.rx_depth = needs_recv(spec.op) ? spec.rx_depth : 0;
-    ws.cq_mod = spec.cq_mod;
-    ws.post_list = spec.post_list;
-    ws.inline_size = spec.inline_size;
-    ws.mtu = s.path_mtu;
-    ws.rows = w->rows();
-    ws.flows = w->flows();
-    ws.messages = w->messages();
-    ws.bytes = w->bytes();
-    ws.completed = w->finished() && !w->failed();
-    ws.failure = w->failed() ? w->failure() : (w->finished() ? "" : unfinished(*w, run_end));
-    if (!ws.completed) sum.completed = false;
-    ws.data_verified = w->data_verified();
-    ws.data_checked = w->data_checked();
-    ws.bytes_verified = w->bytes_verified();
-    ws.receives_expected = w->receives_expected();
-    ws.receives_completed = w->receives_completed();
-    ws.sends_posted = w->sends_posted();
-    ws.send_completions = w->send_completions();
-    ws.completion_order_ok = w->completion_order_ok();
-    ws.seconds = w->finished() ? w->elapsed().seconds() : 0;
-    if (!w->finished()) {  // cut off (by duration:): what it delivered in the time it ran
-      ws.bytes = w->delivered_bytes();
-      ws.seconds = w->ran_for(run_end).seconds();
-    }
-    if (ws.seconds > 0) {
-      ws.gbps = static_cast<double>(ws.bytes) * 8 / ws.seconds / 1e9;
-      ws.mmsg_per_s = static_cast<double>(ws.messages) / ws.seconds / 1e6;
-    }
-    const sim::Histogram& h = w->latency_ps();
-    ws.lat_p50_ps = h.percentile(0.5);
-    ws.lat_p99_ps = h.percentile(0.99);
-    ws.lat_min_ps = h.min();
-    ws.lat_max_ps = h.max();
-    ws.lat_mean_ps = h.mean();
-    sum.messages += ws.messages;
-    sum.bytes += ws.bytes;
-    sum.workloads.push_back(ws);
+// What the workload was asked to do (its spec, as perftest would report it).
+WorkloadSummary describe_workload(const Scenario& s, packet::LinkKind link, const WorkloadSpec& spec) {
+  WorkloadSummary ws;
+  ws.name = spec.name;
+  ws.op = spec.pattern == WorkloadPattern::Flows ? "mixed" : to_string(spec.op);
+  ws.pattern = pattern_name(spec.pattern);
+  ws.size = spec.size;
+  ws.from = spec.from;
+  ws.to = spec.to;
+  ws.link_type = packet::info(link).link_name;
+  ws.nic_preset = s.nic_preset;
+  ws.qps = spec.qps;
+  ws.tx_depth = spec.tx_depth;
+  ws.rx_depth = needs_recv(spec.op) ? spec.rx_depth : 0;
+  ws.cq_mod = spec.cq_mod;
+  ws.post_list = spec.post_list;
+  ws.inline_size = spec.inline_size;
+  ws.outs = spec.outs;
+  ws.rdma_cm = spec.rdma_cm;
+  ws.device = device_of(s, spec.from);
+  ws.mtu = s.path_mtu;
+  return ws;
+}
+
+// What it did: counts, checks, rates and latencies.
+WorkloadSummary summarise_workload(const Scenario& s, packet::LinkKind link, const Workload& w, sim::Time run_end) {
+  WorkloadSummary ws = describe_workload(s, link, w.spec());
+  ws.rows = w.rows();
+  ws.flows = w.flows();
+  ws.messages = w.messages();
+  ws.bytes = w.bytes();
+  ws.completed = w.finished() && !w.failed();
+  ws.failure = w.failed() ? w.failure() : (w.finished() ? "" : unfinished(w, run_end));
+  ws.data_verified = w.data_verified();
+  ws.data_checked = w.data_checked();
+  ws.bytes_verified = w.bytes_verified();
+  ws.receives_expected = w.receives_expected();
+  ws.receives_completed = w.receives_completed();
+  ws.sends_posted = w.sends_posted();
+  ws.send_completions = w.send_completions();
+  ws.completion_order_ok = w.completion_order_ok();
+  ws.seconds = w.finished() ? w.elapsed().seconds() : 0;
+  if (!w.finished()) {  // cut off (by duration:): what it delivered in the time it ran
+    ws.bytes = w.delivered_bytes();
+    ws.seconds = w.ran_for(run_end).seconds();
   }
+  if (ws.seconds > 0) {
+    ws.gbps = static_cast<double>(ws.bytes) * 8 / ws.seconds / 1e9;
+    ws.mmsg_per_s = static_cast<double>(ws.messages) / ws.seconds / 1e6;
+  }
+  const sim::Histogram& h = w.latency_ps();
+  ws.lat_p50_ps = h.percentile(0.5);
+  ws.lat_p99_ps = h.percentile(0.99);
+  ws.lat_min_ps = h.min();
+  ws.lat_max_ps = h.max();
+  ws.lat_mean_ps = h.mean();
+  return ws;
+}
+
+// The hosts' packets, drops, retransmissions, errors and completions.
+void summarise_hosts(World& world, Summary& sum) {
   for (const auto& h : world.hosts()) {
     if (h->port) {
       sum.packets += h->port->counters().tx_frames;
@@ -287,16 +245,70 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     sum.payload_writes_dropped += h->memory.writes_dropped();
     for (size_t i = 0; i < kCompletionStatuses; ++i) sum.completions[i] += h->completions[i];
   }
+}
+
+Summary summarise(const Scenario& s, World& world, const Workloads& workloads, sim::Time run_end, uint64_t seed,
+                  std::chrono::steady_clock::time_point wall_start) {
+  Summary sum;
+  sum.name = s.name;
+  sum.seed = seed;
+  sum.size_only = s.size_only;
+  sum.completed = all_done(workloads);
+  for (const auto& w : workloads) {
+    WorkloadSummary ws = summarise_workload(s, world.link_kind(), *w, run_end);
+    if (!ws.completed) sum.completed = false;
+    sum.messages += ws.messages;
+    sum.bytes += ws.bytes;
+    sum.workloads.push_back(ws);
+  }
+  summarise_hosts(world, sum);
   summarise_fabric(world, sum);
+  const sim::Scheduler& sched = world.sim().scheduler();
   sum.sim_seconds = world.sim().now().since_start().seconds();
   sum.events = sched.events_fired();
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   sum.events_per_sec = sum.wall_seconds > 0 ? static_cast<double>(sum.events) / sum.wall_seconds : 0;
   sum.expectations = check_expectations(s.expect, sum);
   for (const ExpectResult& e : sum.expectations) sum.expectations_met &= e.ok;
-  for (auto& t : taps) t->flush();
+  return sum;
+}
 
+}  // namespace
+
+Summary run(const Scenario& s, const RunOptions& opts) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const uint64_t seed = opts.seed.value_or(s.seed);
+  World world(s, seed, std::cerr);
+  world.sim().log().set_level(opts.log_level);
+  if (!opts.defer_writes)
+    for (const auto& h : world.hosts()) h->memory.set_deferring(false);
+  const auto taps = open_taps(world, s, opts);
+  std::unique_ptr<Timeline> timeline;
+  if (!opts.timeline.path.empty()) {
+    timeline = std::make_unique<Timeline>(opts.timeline.path, opts.timeline.filter);
+    for (const auto& h : world.hosts()) timeline->attach(*h);
+  }
+
+  Workloads workloads;
+  for (const WorkloadSpec& w : s.workloads) workloads.push_back(make_workload(world, s, w, seed));
+  const Launcher launcher(world, workloads);
+
+  Progress progress(opts.quiet ? nullptr : &std::cerr, isatty(STDERR_FILENO) != 0, opts.progress, s, workloads,
+                    wall_start);
+  std::unique_ptr<Sampler> sampler;
+  if (!opts.out_dir.empty()) {
+    sampler = std::make_unique<Sampler>(world, workloads, opts.sample_interval);
+    sampler->start();
+  }
+  const sim::Time limit = s.duration ? sim::Time::zero() + *s.duration : sim::Time::max();
+  const sim::Time run_end = run_events(world, workloads, limit, progress);
+  if (sampler) sampler->stop();
+  if (timeline) timeline->finish();
+
+  Summary sum = summarise(s, world, workloads, run_end, seed, wall_start);
+  for (auto& t : taps) t->flush();
   if (!opts.out_dir.empty()) write_outputs(world, workloads, *sampler, sum, opts);
+  if (!opts.perftest_json_dir.empty()) write_perftest_json(sum, opts.perftest_json_dir, opts.exact_twins);
   return sum;
 }
 
@@ -307,20 +319,6 @@ Summary run_text(std::string_view yaml_text, std::string_view file_name, const R
 namespace {
 
 const char* kResultLine = "---------------------------------------------------------------------------------------\n";
-
-// perftest's test title: "RDMA_Write BW Test", "Atomic FETCH_AND_ADD Latency Test".
-std::string perftest_title(const WorkloadSummary& w) {
-  std::string t;
-  if (w.op == "send" || w.op == "send_imm") t = "Send ";
-  else if (w.op == "write") t = "RDMA_Write ";
-  else if (w.op == "write_imm") t = "RDMA_Write_imm ";
-  else if (w.op == "read") t = "RDMA_Read ";
-  else if (w.op == "fetch_add") t = "Atomic FETCH_AND_ADD ";
-  else if (w.op == "cmp_swap") t = "Atomic CMP_AND_SWAP ";
-  if (w.pattern == "bw") t += w.post_list > 1 ? "Post List BW " : "BW ";
-  else t += "Latency ";
-  return t + "Test";
-}
 
 double percentile_of(std::vector<double> v, double p) {
   if (v.empty()) return 0;
@@ -357,6 +355,19 @@ void print_flows_report(const WorkloadSummary& w, std::ostream& out) {
 }
 
 }  // namespace
+
+std::string perftest_title(const WorkloadSummary& w) {
+  std::string t;
+  if (w.op == "send" || w.op == "send_imm") t = "Send ";
+  else if (w.op == "write") t = "RDMA_Write ";
+  else if (w.op == "write_imm") t = "RDMA_Write_imm ";
+  else if (w.op == "read") t = "RDMA_Read ";
+  else if (w.op == "fetch_add") t = "Atomic FETCH_AND_ADD ";
+  else if (w.op == "cmp_swap") t = "Atomic CMP_AND_SWAP ";
+  if (w.pattern == "bw") t += w.post_list > 1 ? "Post List BW " : "BW ";
+  else t += "Latency ";
+  return t + "Test";
+}
 
 void print_perftest_report(const WorkloadSummary& w, std::ostream& out) {
   char line[512];

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "scenario/expect.hpp"
+#include "scenario/progress.hpp"
 #include "scenario/scenario.hpp"
+#include "scenario/timeline.hpp"
 #include "scenario/workload.hpp"
 #include "sim/log.hpp"
 
@@ -19,10 +21,13 @@ namespace rnicsim::scenario {
 struct RunOptions {
   std::optional<uint64_t> seed;  // overrides the scenario's seed
   std::string pcap_path;         // capture on the first host's port
+  TimelineOptions timeline;      // the WQE timeline (trace-event JSON), if a path is given
   std::string out_dir;           // summary.json, stats.json, time series and per-QP CSV
+  std::string perftest_json_dir; // NAME.json per perftest workload, as perftest's --out_json
   bool exact_twins = false;      // and beside each file FILE.exact, doubles as hex floats (sim/output.hpp)
   sim::Duration sample_interval = sim::Duration::us(10);  // time series step (with out_dir)
-  bool quiet = false;
+  bool quiet = false;             // no progress line at all
+  ProgressOptions progress;      // when and how often progress is shown on stderr
   sim::LogLevel log_level = sim::LogLevel::Warn;  // of the simulation's logger
   // Simulated host memory writes a received payload when somebody looks at it
   // (nic::SimulatedHostMemory, deferred writes); false: at once, as it lands.
@@ -42,8 +47,9 @@ struct WorkloadSummary {
   bool completion_order_ok = true;
   std::string failure;
   // What perftest prints about a test, and its report lines (one per size).
-  std::string from, to, link_type, nic_preset;
-  uint32_t qps = 1, tx_depth = 0, rx_depth = 0, cq_mod = 0, post_list = 1, inline_size = 0, mtu = 0;
+  std::string from, to, link_type, nic_preset, device;
+  uint32_t qps = 1, tx_depth = 0, rx_depth = 0, cq_mod = 0, post_list = 1, inline_size = 0, mtu = 0, outs = 0;
+  bool rdma_cm = false;  // connected through the RDMA CM
   std::vector<PerftestRow> rows;
   // pattern flows: every flow with its completion time and slowdown.
   std::vector<FlowResult> flows;
@@ -101,5 +107,7 @@ Summary run_text(std::string_view yaml_text, std::string_view file_name, const R
 // a summary of each flows workload, then a table of all workloads and totals.
 void print_summary(const Summary& s, std::ostream& out);
 void print_perftest_report(const WorkloadSummary& w, std::ostream& out);
+// perftest's title of a perftest workload: "RDMA_Write BW Test", "Atomic FETCH_AND_ADD Latency Test".
+std::string perftest_title(const WorkloadSummary& w);
 
 }  // namespace rnicsim::scenario

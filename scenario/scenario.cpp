@@ -31,6 +31,8 @@ const KeyInfo kTopLevelKeys[] = {
     {"seed", "1", "count", "0..2^64-1", "seed of every random stream (loss, faults, payload bytes); --seed overrides it"},
     {"link_layer", "roce_v2", "roce_v2 | roce_v2_ipv6 | ib", "", "RoCEv2 over IPv4 or IPv6, or native InfiniBand"},
     {"ib_grh", "false", "true | false", "", "ib: every packet carries a GRH"},
+    {"ib_capture", "erf", "erf | infiniband", "",
+     "ib: captures as ERF records of type InfiniBand (Wireshark 4.0 decodes them) or LINKTYPE_INFINIBAND (247)"},
     {"payload", "full", "full | size_only", "",
      "size_only: payload bytes are not materialised (captures hold headers; data not checked)"},
     {"duration", "until the workloads end", "time (10ms)", "", "stop the run at this simulated time"},
@@ -54,7 +56,7 @@ const KeyInfo kHostKeys[] = {
     {"ip", "10.0.0.N; roce_v2_ipv6: fd00::N", "IPv4 / IPv6 text", "",
      "the host's address; N: its place in the list from 1 (ib: its GID, default fe80::/64 and the port GUID)"},
     {"lid", "N", "count", "1..49151", "ib: the port's unicast LID; N: the host's place in the list from 1"},
-    {"device", "rnicsim0", "text", "1..63 characters",
+    {"device", kDefaultDeviceName, "text", "1..63 characters",
      "emulation: the verbs device name the host's program sees (e.g. mlx5_0, for scripts with -d)"},
 };
 const KeyInfo kHostTimingKeys[] = {
@@ -113,6 +115,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
     s.ib_grh = r.choice(root["ib_grh"], "ib_grh", kBooleans);
     if (s.ib_grh && s.link_layer != LinkLayer::Ib) r.fail(root["ib_grh"], "ib_grh needs link_layer: ib");
   }
+  if (root["ib_capture"]) s.ib_capture = r.choice(root["ib_capture"], "ib_capture", fabric::kIbCaptureNames);
   if (root["payload"]) s.size_only = r.choice(root["payload"], "payload", kPayloadModes);
   if (root["duration"]) s.duration = r.parsed<sim::Duration>(root["duration"], "duration (a time like 10ms)", parse_duration);
   if (root["nic"]) read_nic(r, root["nic"], s);

@@ -10,6 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "fabric/pcap_tap.hpp"
 #include "fabric/pfc.hpp"
 #include "fabric/switch.hpp"
 #include "fabric/topology.hpp"
@@ -43,11 +44,14 @@ bool is_atomic(WorkloadOp op);
 // Whether the responder's host sees a receive completion for each message.
 bool needs_recv(WorkloadOp op);
 
+// The verbs device a host's program sees unless the host's `device:` names another.
+inline constexpr std::string_view kDefaultDeviceName = "rnicsim0";
+
 struct HostSpec {
   std::string name;
   std::string ip;  // dotted IPv4; IPv6 text for roce_v2_ipv6; for ib the port GID (IPv6 text)
   uint16_t lid = 0;  // ib: the port's LID; 0 = the host's place in the list (1, 2, ...)
-  std::string device;  // emulation: the verbs device name its program sees (empty: rnicsim0)
+  std::string device;  // emulation: the verbs device name its program sees (empty: kDefaultDeviceName)
 };
 
 struct LinkSpec {
@@ -96,6 +100,10 @@ struct WorkloadSpec {
   bool qp_per_flow = false;         // else one QP pair per (from, to) pair of hosts
   std::optional<sim::Duration> base_rtt;  // for slowdowns; absent: 2 x the path's delay
   uint8_t priority = 0;             // traffic priority: SL = priority, DSCP = 8 x priority
+  // The RC QPs' retransmission attributes (ibv_modify_qp at RTS; perftest's -u is timeout).
+  uint8_t timeout = 14;             // local ACK timeout 4.096 us x 2^timeout; 0: none
+  uint8_t retry_cnt = 7;
+  uint8_t rnr_retry = 7;            // 7: retry without end
 };
 
 // The host software's timing (the workload drivers are the host's CPU).
@@ -148,6 +156,7 @@ struct Scenario {
   uint64_t seed = 1;
   LinkLayer link_layer = LinkLayer::RoceV2Ipv4;
   bool ib_grh = false;  // ib: every packet carries a GRH (global routing, LNH = 3)
+  fabric::IbCapture ib_capture = fabric::IbCapture::Erf;  // ib: how captures are written
   // size_only: payload bytes are not materialised (fabric::Frame's size-only
   // frames); captures hold the headers, workloads cannot check the data.
   bool size_only = false;

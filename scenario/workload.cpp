@@ -98,13 +98,16 @@ uint64_t HostSide::payload_placed() const {
   return bytes;
 }
 
-void HostSide::connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint32_t path_mtu, uint8_t rd_atomic,
-                       uint8_t priority) {
-  connect_to(qp, peer.host_.address, peer.qps_[peer_qp].qpn.value(), 0, 0, path_mtu, rd_atomic, priority);
+HostSide::Connection HostSide::connection_of(const WorkloadSpec& spec, uint32_t path_mtu, uint8_t rd_atomic) {
+  return {path_mtu, rd_atomic, spec.priority, spec.timeout, spec.retry_cnt, spec.rnr_retry};
 }
 
-void HostSide::connect_to(uint32_t qp, const nic::AddressVector& peer, uint32_t peer_qpn, uint32_t rq_psn,
-                          uint32_t sq_psn, uint32_t path_mtu, uint8_t rd_atomic, uint8_t priority) {
+void HostSide::connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, const Connection& c) {
+  connect_to(qp, peer.host_.address, peer.qps_[peer_qp].qpn, nic::Psn(0), nic::Psn(0), c);
+}
+
+void HostSide::connect_to(uint32_t qp, const nic::AddressVector& peer, nic::Qpn peer_qpn, nic::Psn rq_psn,
+                          nic::Psn sq_psn, const Connection& c) {
   nic::Nic& n = *host_.nic;
   const nic::Qpn qpn = qps_[qp].qpn;
   auto check = [](int rc) {
@@ -115,19 +118,22 @@ void HostSide::connect_to(uint32_t qp, const nic::AddressVector& peer, uint32_t 
   a.access_flags = nic::kAccessRemoteWrite | nic::kAccessRemoteRead | nic::kAccessRemoteAtomic;
   check(n.modify_qp(qpn, a, nic::kQpState | nic::kQpPkeyIndex | nic::kQpPort | nic::kQpAccessFlags));
   a.state = nic::QpState::Rtr;
-  a.path_mtu = path_mtu;
+  a.path_mtu = c.path_mtu;
   a.dest_qpn = peer_qpn;
   a.rq_psn = rq_psn;
   a.av = peer;
-  a.av.sl = priority;
-  a.av.traffic_class = static_cast<uint8_t>(priority << 5);  // DSCP 8 x priority, ECN bits 0
-  a.max_dest_rd_atomic = rd_atomic;
+  a.av.sl = c.priority;
+  a.av.traffic_class = static_cast<uint8_t>(c.priority << 5);  // DSCP 8 x priority, ECN bits 0
+  a.max_dest_rd_atomic = c.rd_atomic;
   check(n.modify_qp(qpn, a,
                     nic::kQpState | nic::kQpAv | nic::kQpPathMtu | nic::kQpDestQpn | nic::kQpRqPsn |
                         nic::kQpMaxDestRdAtomic | nic::kQpMinRnrTimer));
   a.state = nic::QpState::Rts;
   a.sq_psn = sq_psn;
-  a.max_rd_atomic = rd_atomic;
+  a.max_rd_atomic = c.rd_atomic;
+  a.timeout = c.timeout;
+  a.retry_cnt = c.retry_cnt;
+  a.rnr_retry = c.rnr_retry;
   check(n.modify_qp(qpn, a,
                     nic::kQpState | nic::kQpSqPsn | nic::kQpTimeout | nic::kQpRetryCnt | nic::kQpRnrRetry |
                         nic::kQpMaxQpRdAtomic));
@@ -148,11 +154,11 @@ void HostSide::post_recv(uint32_t qp, const nic::RecvWqe& w) {
   host_.nic->ring_doorbell(nic::QueueKind::Recv, q.qpn, q.rq.post(w));
 }
 
-void HostSide::on_completion(uint32_t) {
+void HostSide::on_completion(nic::Cqn) {
   if (!poll_.scheduled()) host_.nic->scheduler().schedule_in(poll_, timing_.poll_delay);
 }
 
-std::optional<uint64_t> HostSide::consumer_index(uint32_t cqn) const {
+std::optional<uint64_t> HostSide::consumer_index(nic::Cqn cqn) const {
   if (cqn == send_cqn_ && send_cq_) return send_cq_->consumer();
   if (cqn == recv_cqn_ && recv_cq_) return recv_cq_->consumer();
   return std::nullopt;
@@ -161,6 +167,9 @@ std::optional<uint64_t> HostSide::consumer_index(uint32_t cqn) const {
 void HostSide::poll() {
   auto count = [this](const nic::Cqe& c) {
     ++host_.completions[std::min<size_t>(static_cast<size_t>(c.status), kCompletionStatuses - 1)];
+    if (auto* t = host_.nic->timeline())
+      t->record({.kind = nic::TimelineKind::Poll, .qpn = nic::Qpn(c.qp_num), .wr_id = c.wr_id,
+                 .flag = c.opcode < nic::WcOpcode::Recv, .start = host_.nic->now()});
   };
   while (auto c = send_cq_->poll()) {
     count(*c);

@@ -59,6 +59,8 @@ public:
   // Bytes delivered so far, as the receivers placed them (for the time series and
   // a run cut short); equal to bytes() once the workload has finished.
   virtual uint64_t delivered_bytes() const { return bytes_; }
+  // What delivered_bytes() comes to when the workload has finished.
+  virtual uint64_t expected_bytes() const = 0;
   sim::Duration elapsed() const { return end_ - start_; }
   bool started() const { return started_; }
   // From its start to its end, or to `until` if it has not finished (zero before it starts).
@@ -130,13 +132,21 @@ public:
   void set_handler(CqeHandler h) { handler_ = std::move(h); }
   // A new RC QP; returns its index on this side.
   uint32_t add_qp(uint32_t sq_entries, uint32_t rq_entries);
+  // What a QP is connected with, besides its peer: the attributes a verbs
+  // program sets at RTR and RTS. `priority`: SL = priority, DSCP 8 x priority.
+  struct Connection {
+    uint32_t path_mtu = 1024;
+    uint8_t rd_atomic = 1;
+    uint8_t priority = 0;
+    uint8_t timeout = 14, retry_cnt = 7, rnr_retry = 7;
+  };
+  // The connection a workload's QPs have (its priority and retransmission attributes).
+  static Connection connection_of(const WorkloadSpec& spec, uint32_t path_mtu, uint8_t rd_atomic);
   // RESET -> INIT -> RTR -> RTS towards `peer`'s QP `peer_qp`, as a verbs program does it.
-  // `priority`: the traffic's priority (SL; DSCP 8 x priority).
-  void connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, uint32_t path_mtu, uint8_t rd_atomic,
-               uint8_t priority = 0);
+  void connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, const Connection& c);
   // The same, given the peer's address, QPN and the PSNs (what the RDMA CM negotiated).
-  void connect_to(uint32_t qp, const nic::AddressVector& peer, uint32_t peer_qpn, uint32_t rq_psn, uint32_t sq_psn,
-                  uint32_t path_mtu, uint8_t rd_atomic, uint8_t priority = 0);
+  void connect_to(uint32_t qp, const nic::AddressVector& peer, nic::Qpn peer_qpn, nic::Psn rq_psn, nic::Psn sq_psn,
+                  const Connection& c);
   // Writes the WQE into the send ring; rings the doorbell if `ring` (a post list
   // rings once, after its last WQE). A WQE posted on its own (`alone`) goes with
   // the doorbell (BlueFlame) when the host's settings say so.
@@ -154,13 +164,16 @@ public:
   // while the simulation runs (the NIC may write them late: SimulatedHostMemory).
   std::span<std::byte> memory(uint64_t addr, size_t len) { return host_.memory.access(addr, len); }
   const nic::MemoryRegion& mr() const { return mr_; }
+  // The buffer's keys, as the WQEs in host memory carry them.
+  uint32_t lkey() const { return mr_.lkey.value(); }
+  uint32_t rkey() const { return mr_.rkey.value(); }
   uint32_t qpn(uint32_t qp) const { return qps_[qp].qpn.value(); }
   size_t qp_count() const { return qps_.size(); }
   // Payload bytes the NIC placed in order into this side's QPs (QpContext::payload_bytes_placed).
   uint64_t payload_placed() const;
 
-  void on_completion(uint32_t cqn) override;
-  std::optional<uint64_t> consumer_index(uint32_t cqn) const override;
+  void on_completion(nic::Cqn cqn) override;
+  std::optional<uint64_t> consumer_index(nic::Cqn cqn) const override;
 
 private:
   struct Qp {
@@ -175,7 +188,8 @@ private:
   HostTiming timing_;
   CqeHandler handler_;
   sim::Event poll_, mem_poll_, mem_act_;
-  uint32_t pd_ = 0, send_cqn_ = 0, recv_cqn_ = 0;
+  nic::Pdn pd_;
+  nic::Cqn send_cqn_, recv_cqn_;
   std::optional<nic::CqRingReader> send_cq_, recv_cq_;
   uint64_t buffer_ = 0, buffer_bytes_ = 0;
   nic::MemoryRegion mr_;

@@ -51,6 +51,9 @@ const KeyInfo kWorkloadKeys[] = {
     {"pattern", "bw", "bw | lat | flows", "", "perftest's ib_*_bw or ib_*_lat, or a set of flows"},
     {"start", "when the previous workload ends", "time (10us)", "", "when the workload starts"},
     {"priority", "0", "count", "0..7", "traffic priority: SL = priority, DSCP = 8 x priority"},
+    {"timeout", "14", "count", "0..31", "local ACK timeout 4.096 us x 2^timeout, 0: none (-u)"},
+    {"retry_cnt", "7", "count", "0..7", "retransmissions after timeouts or NAKs before the QP fails"},
+    {"rnr_retry", "7", "count", "0..7", "retries after RNR NAKs before the QP fails (7: no end)"},
 };
 const KeyInfo kPerftestKeys[] = {
     {"op", "", "write | write_imm | send | send_imm | read | atomic | fetch_add | cmp_swap", "", "the verb posted (required)"},
@@ -409,6 +412,9 @@ WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario&
   if (!w.IsMap()) r.fail(w, "expected a workload (a mapping of keys to values)");
   WorkloadSpec spec;
   if (w["priority"]) spec.priority = static_cast<uint8_t>(r.integer(w["priority"], "priority", 0, 7));
+  if (w["timeout"]) spec.timeout = static_cast<uint8_t>(r.integer(w["timeout"], "timeout", 0, 31));
+  if (w["retry_cnt"]) spec.retry_cnt = static_cast<uint8_t>(r.integer(w["retry_cnt"], "retry_cnt", 0, 7));
+  if (w["rnr_retry"]) spec.rnr_retry = static_cast<uint8_t>(r.integer(w["rnr_retry"], "rnr_retry", 0, 7));
   spec.name = w["name"] ? r.scalar(w["name"], "workload name") : "workload" + std::to_string(s.workloads.size());
   // The name becomes a file name (flows_NAME.csv), a --set path and a CSV column.
   if (!valid_name(spec.name))

@@ -1152,6 +1152,7 @@ TEST(Params, ChoiceUnitsAreTheValuesTheLoaderAccepts) {
   const Case cases[] = {
       {"", "", "link_layer", "link_layer: x\n" + hl},
       {"", "", "ib_grh", "link_layer: ib\nib_grh: x\n" + hl},
+      {"", "", "ib_capture", "link_layer: ib\nib_capture: x\n" + hl},
       {"topology", "", "kind", "topology: {kind: x}\n"},
       {"switch", "", "scheduling", hl + "switch: {scheduling: x}\n"},
       {"switch", "", "trust", hl + "switch: {trust: x}\n"},
@@ -1198,6 +1199,7 @@ TEST(Params, ListedDefaultsAreTheLoadersDefaults) {
   EXPECT_EQ(count(def("", "seed")), s.seed);
   EXPECT_EQ(def("", "link_layer"), "roce_v2");
   EXPECT_EQ(s.link_layer, LinkLayer::RoceV2Ipv4);
+  EXPECT_EQ(def("", "ib_capture"), fabric::ib_capture_name(s.ib_capture));
   EXPECT_EQ(time(def("host", "poll_delay")), s.host.poll_delay);
   EXPECT_EQ(time(def("host", "mem_poll_interval")), s.host.mem_poll_interval);
   EXPECT_EQ(def("host", "blueflame") == "true", s.host.blueflame);
@@ -1244,6 +1246,9 @@ TEST(Params, ListedDefaultsAreTheLoadersDefaults) {
 
   const Scenario ib = parse_scenario("link_layer: ib\n" + kTwoLinked + "ib_credits: {}\n", "t.yaml");
   EXPECT_EQ(size(def("ib_credits", "vl_buffer")), ib.fabric.ib_vl_buffer_bytes);
+  EXPECT_EQ(ib.ib_capture, fabric::IbCapture::Erf);
+  const Scenario native = parse_scenario("link_layer: ib\nib_capture: infiniband\n" + kTwoLinked, "t.yaml");
+  EXPECT_EQ(native.ib_capture, fabric::IbCapture::LinktypeInfiniband);
   const Scenario one = parse_scenario(kTwo + "topology: {kind: single_switch}\n", "t.yaml");
   EXPECT_EQ(parse_rate(def("topology", "rate", "kind: single_switch")), one.fabric.topology.links[0].rate_bps);
   EXPECT_EQ(time(def("topology", "delay", "kind: single_switch")), one.fabric.topology.links[0].delay);
