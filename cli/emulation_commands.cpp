@@ -66,15 +66,7 @@ static_assert(static_cast<int>(emulation::ClockMode::Virtual) == 1);
 
 // --clock real|virtual, bound to `clock`.
 CLI::Option* add_clock(CLI::App& sub, emulation::ClockMode& clock, const std::string& description) {
-  auto* opt = sub.add_option_function<std::string>(
-      "--clock",
-      [&clock](const std::string& s) {
-        clock = static_cast<emulation::ClockMode>(std::find(std::begin(kClockNames), std::end(kClockNames), s) -
-                                                  std::begin(kClockNames));
-      },
-      description);
-  opt->default_str(std::string(kClockNames[static_cast<size_t>(clock)]));
-  return one_of(opt, kClockNames);
+  return add_choice(sub, "--clock", clock, kClockNames, description);
 }
 
 }  // namespace
@@ -82,7 +74,7 @@ CLI::Option* add_clock(CLI::App& sub, emulation::ClockMode& clock, const std::st
 Action add_serve(CLI::App& sub, const Program&) {
   struct Args {
     emulation::ServeOptions o;
-    std::string file, payload_mover = "on";
+    std::string file, payload_mover = "on", ib_capture;
     uint64_t idle_exit = 0;
     double settle_ms = static_cast<double>(o.settle.count()) / 1000;
   };
@@ -94,6 +86,8 @@ Action add_serve(CLI::App& sub, const Program&) {
       ->type_name("PATH")
       ->default_str(emulation::default_socket_path());
   sub.add_option("--pcap", a->o.pcap_path, "capture the first host's port into FILE")->type_name("FILE")->default_str("none");
+  add_ib_capture(sub, a->ib_capture);
+  add_timeline(sub, a->o.timeline);
   sub.add_option("--device-name", a->o.device_name, "the verbs device every program sees")
       ->check(text_length(1, 63))
       ->type_name("NAME")
@@ -125,7 +119,8 @@ Action add_serve(CLI::App& sub, const Program&) {
     a->o.idle_exit = std::chrono::seconds(a->idle_exit);
     a->o.settle = std::chrono::microseconds(static_cast<int64_t>(a->settle_ms * 1000));
     try {
-      const scenario::Scenario s = a->file.empty() ? emulation::default_scenario() : scenario::load_scenario(a->file);
+      scenario::Scenario s = a->file.empty() ? emulation::default_scenario() : scenario::load_scenario(a->file);
+      if (!a->ib_capture.empty()) s.ib_capture = fabric::ib_capture_named(a->ib_capture);
       return emulation::serve(s, a->o, std::cerr);
     } catch (const scenario::ScenarioError& e) {
       std::cerr << e.what() << '\n';

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <vector>
 
+#include "fabric/pcap_tap.hpp"
 #include "scenario/units.hpp"
 
 namespace rnicsim::cli {
@@ -126,6 +127,52 @@ CLI::Option* add_log_level(CLI::App& app, sim::LogLevel& level) {
       "what the simulation logs to stderr, from the most");
   opt->default_str(std::string(sim::to_string(level)));
   return one_of(opt, sim::kLogLevelNames);
+}
+
+namespace {
+
+// A value that `parse` must accept (it returns an empty optional for a refused one).
+template <class Parse>
+CLI::Validator parsed_by(Parse parse, const std::string& expected) {
+  return CLI::Validator([=](std::string& s) -> std::string { return parse(s) ? "" : "expects " + expected + got(s); },
+                        "");
+}
+
+}  // namespace
+
+void add_timeline(CLI::App& app, scenario::TimelineOptions& timeline) {
+  app.add_option("--timeline", timeline.path,
+                 "write the WQE timeline into FILE: trace-event JSON for ui.perfetto.dev or chrome://tracing, a "
+                 "track per QP (README)")
+      ->type_name("FILE")
+      ->default_str("none");
+  auto set_qps = [&timeline](const std::string& s) { timeline.filter.qps = *scenario::parse_timeline_qps(s); };
+  app.add_option_function<std::string>("--timeline-qps", set_qps,
+                                       "only these QPs in the timeline: QPNs (17, 0x11) or HOST:QPN, separated by "
+                                       "commas")
+      ->check(parsed_by(scenario::parse_timeline_qps, "QPNs or HOST:QPN separated by commas, like 0x11,bob:18"))
+      ->type_name("LIST")
+      ->default_str("every QP");
+  auto set_window = [&timeline](const std::string& s) {
+    const auto w = *scenario::parse_timeline_window(s);
+    timeline.filter.start = w.start;
+    timeline.filter.end = w.end;
+  };
+  app.add_option_function<std::string>(
+         "--timeline-window", set_window,
+         "only what lies wholly in the span START:END of simulated time in the timeline (10us:2ms; either side "
+         "may be empty)")
+      ->check(parsed_by(scenario::parse_timeline_window, "START:END, times like 10us:2ms with END after START"))
+      ->type_name("WINDOW")  // not START:END: the help reads what follows a ':' as the range
+      ->default_str("the whole run");
+}
+
+CLI::Option* add_ib_capture(CLI::App& app, std::string& name) {
+  static constexpr auto kNames = fabric::ib_capture_names();
+  auto* opt = app.add_option("--ib-capture", name,
+                             "how native InfiniBand packets are captured: ERF records Wireshark 4.0 decodes, or "
+                             "LINKTYPE_INFINIBAND (247); instead of the scenario's ib_capture");
+  return one_of(opt->default_str("the scenario's ib_capture, else erf"), kNames);
 }
 
 }  // namespace rnicsim::cli

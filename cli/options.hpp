@@ -5,12 +5,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "scenario/timeline.hpp"
 #include "sim/log.hpp"
 
 namespace rnicsim::cli {
@@ -36,10 +38,32 @@ CLI::Validator text_length(size_t lo, size_t hi);
 // and the completion offers the names from it) and anything else is refused.
 CLI::Option* one_of(CLI::Option* opt, std::span<const std::string_view> names);
 
+// `name` takes one of `names`, the enum values of `value`'s type in order, and
+// sets `value` to it; the help's default is `value`'s name now.
+template <class E>
+CLI::Option* add_choice(CLI::App& app, const std::string& name, E& value, std::span<const std::string_view> names,
+                        const std::string& description) {
+  auto* opt = app.add_option_function<std::string>(
+      name,
+      [&value, names](const std::string& s) {
+        value = static_cast<E>(std::find(names.begin(), names.end(), s) - names.begin());
+      },
+      description);
+  opt->default_str(std::string(names[static_cast<size_t>(value)]));
+  return one_of(opt, names);
+}
+
 // The help layout: "--idle-exit SECONDS   what it does (range; default X)".
 std::shared_ptr<CLI::Formatter> help_formatter();
 
 // --log-level NAME, bound to `level` (default warn).
 CLI::Option* add_log_level(CLI::App& app, sim::LogLevel& level);
+
+// --timeline FILE, --timeline-qps LIST and --timeline-window START:END, bound to `timeline`.
+void add_timeline(CLI::App& app, scenario::TimelineOptions& timeline);
+
+// --ib-capture erf|infiniband, the scenario's ib_capture, bound to `name`
+// (empty when not given).
+CLI::Option* add_ib_capture(CLI::App& app, std::string& name);
 
 }  // namespace rnicsim::cli

@@ -52,13 +52,16 @@ int with_runs(const char* cmd, const ScenarioArgs& a, const std::function<int(co
 int run_sweep(const std::vector<sc::SweepPoint>& points, sc::RunOptions opts) {
   std::vector<sc::Summary> results;
   bool all_ok = true;
-  const std::string out_dir = opts.out_dir;
+  const std::string out_dir = opts.out_dir, perftest_dir = opts.perftest_json_dir;
   for (size_t i = 0; i < points.size(); ++i) {
     std::cerr << "sweep run " << i + 1 << " of " << points.size() << ":";
     for (const auto& [path, v] : points[i].settings) std::cerr << ' ' << path << '=' << v;
     std::cerr << '\n';
-    if (!out_dir.empty()) opts.out_dir = out_dir + "/run" + std::to_string(i + 1);
+    const std::string run = "/run" + std::to_string(i + 1);
+    if (!out_dir.empty()) opts.out_dir = out_dir + run;
+    if (!perftest_dir.empty()) opts.perftest_json_dir = perftest_dir + run;
     opts.pcap_path.clear();  // one capture would hold every run: none
+    opts.timeline.path.clear();  // and one timeline
     results.push_back(sc::run(points[i].scenario, opts));
     all_ok &= results.back().completed && results.back().expectations_met;
   }
@@ -76,6 +79,7 @@ struct RunArgs {
   sc::RunOptions opts;
   uint64_t seed = 0;
   std::string sample = "10us";
+  std::string ib_capture;
 };
 
 }  // namespace
@@ -90,7 +94,13 @@ Action add_run(CLI::App& sub, const Program&) {
   sub.add_option("--pcap", a->opts.pcap_path, "capture the first host's port into FILE")
       ->type_name("FILE")
       ->default_str("none");
+  add_ib_capture(sub, a->ib_capture);
+  add_timeline(sub, a->opts.timeline);
   sub.add_option("--out", a->opts.out_dir, "write summary.json, stats.json and the CSV files into DIR (docs/OUTPUTS.md)")
+      ->type_name("DIR")
+      ->default_str("none");
+  sub.add_option("--perftest-json", a->opts.perftest_json_dir,
+                 "write DIR/NAME.json per perftest workload, as perftest's --out_json writes it (docs/OUTPUTS.md)")
       ->type_name("DIR")
       ->default_str("none");
   sub.add_option("--sample", a->sample, "the time series' interval, with --out")
@@ -100,10 +110,19 @@ Action add_run(CLI::App& sub, const Program&) {
   sub.add_flag("--exact-twins", a->opts.exact_twins,
                "beside each --out file FILE write FILE.exact, every double as a hex float (for checking the "
                "decimal text)");
+  add_choice(sub, "--progress", a->opts.progress.mode, sc::kProgressModeNames,
+             "a line on stderr with the simulated time against the scenario's end, events/s and the time left "
+             "(rewritten in place on a terminal): auto after the run's first second, always, never");
+  sub.add_option("--progress-interval", a->opts.progress.interval_s,
+                 "seconds between progress lines when stderr is not a terminal")
+      ->check(real_number(0.01, 86400))
+      ->type_name("SECONDS")
+      ->capture_default_str();
   add_log_level(sub, a->opts.log_level);
   return [a, seed] {
     if (seed->count() > 0) a->opts.seed = a->seed;
     a->opts.sample_interval = *sc::parse_duration(a->sample);
+    if (!a->ib_capture.empty()) a->scenario.overrides.push_back("ib_capture=" + a->ib_capture);
     return with_runs("run", a->scenario, [&](const std::vector<sc::SweepPoint>& runs) {
       if (runs.size() != 1 || !runs.front().settings.empty()) return run_sweep(runs, a->opts);
       const auto summary = sc::run(runs.front().scenario, a->opts);

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "packet/erf.hpp"
 #include "packet/icrc.hpp"
 #include "packet/pfc.hpp"
 #include "sim/output.hpp"
@@ -26,6 +27,7 @@ using packet::Psn;
 namespace {
 
 constexpr int kLinktypeInfiniband = 247;
+constexpr int kLinktypeErf = 197;  // ERF records; rnicsim's IB captures are of type InfiniBand
 
 std::string hex(std::uint64_t v, int width) {
   char buf[32];
@@ -490,11 +492,11 @@ int lint_capture(pcap_t* pc, const std::string& pcap_path, std::ostream& out, st
   packet::LinkType lt;
   if (dlt == DLT_EN10MB) {
     lt = packet::LinkType::Ethernet;
-  } else if (dlt == kLinktypeInfiniband) {
+  } else if (dlt == kLinktypeInfiniband || dlt == kLinktypeErf) {
     lt = packet::LinkType::Infiniband;
   } else {
     err << "rnicsim lint: " << pcap_path << ": unsupported link type " << dlt
-        << " (expected Ethernet (1) or InfiniBand (247))\n";
+        << " (expected Ethernet (1), InfiniBand (247) or ERF (197))\n";
     pcap_close(pc);
     return 2;
   }
@@ -507,8 +509,14 @@ int lint_capture(pcap_t* pc, const std::string& pcap_path, std::ostream& out, st
     const int rc = pcap_next_ex(pc, &h, &data);
     if (rc == 1) {
       ++n;
-      linter.add_frame(n, std::span(reinterpret_cast<const std::byte*>(data), h->caplen),
-                       std::max<std::size_t>(h->len, h->caplen));
+      const std::span bytes(reinterpret_cast<const std::byte*>(data), h->caplen);
+      if (dlt != kLinktypeErf) {
+        linter.add_frame(n, bytes, std::max<std::size_t>(h->len, h->caplen));
+      } else if (const auto ib = packet::erf_infiniband_packet(bytes)) {
+        linter.add_frame(n, ib->bytes, std::max(ib->wire_length, ib->bytes.size()));
+      } else {
+        linter.note(n, "an ERF record that is not an InfiniBand packet (type 21)");
+      }
       if (const auto held = sizes.held(); held && *held > h->caplen)
         linter.note(n,
                     "the record holds " + std::to_string(*held) + " bytes, more than the capture's snaplen of " +

@@ -173,7 +173,8 @@ enum class ReportFormat : std::uint8_t { Text, Json };
 nlohmann::ordered_json report_json(const Report& r, const std::string& capture, packet::LinkType link_type);
 
 /// `rnicsim lint FILE.pcap`: reads a pcap (or pcapng) with nanosecond
-/// timestamps, Ethernet (RoCEv2) or LINKTYPE_INFINIBAND (247). Returns 0 when
+/// timestamps, Ethernet (RoCEv2), LINKTYPE_INFINIBAND (247) or ERF records of
+/// type InfiniBand (LINKTYPE_ERF, 197). Returns 0 when
 /// no error was found, 1 when errors were found, 2 when the file cannot be
 /// read, is not a capture, or has an unsupported link type. A capture file
 /// that ends inside a record is checked up to there and reported as a warning.

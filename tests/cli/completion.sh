@@ -38,6 +38,12 @@ complete_words serve --payload-mover ''
 complete_words run "$scenario" --log-level d
 [ "${COMPREPLY[*]}" = "debug" ] || fail "--log-level d: ${COMPREPLY[*]}"
 # File arguments and exec's program are bash's to complete (nothing offered).
+complete_words run --timeline-
+[ "${COMPREPLY[*]}" = "--timeline-qps --timeline-window" ] || fail "run --timeline-: ${COMPREPLY[*]}"
+complete_words serve --timel
+has --timeline && has --timeline-qps && has --timeline-window || fail "serve --timel: ${COMPREPLY[*]}"
+complete_words run --timeline ''
+[ ${#COMPREPLY[@]} -eq 0 ] || fail "--timeline: ${COMPREPLY[*]}"
 complete_words run --pcap ''
 [ ${#COMPREPLY[@]} -eq 0 ] || fail "--pcap: ${COMPREPLY[*]}"
 complete_words exec -- ibv_rc_pingpong --

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lint/lint.hpp"
+#include "packet/erf.hpp"
 #include "packet/icrc.hpp"
 #include "packet/pfc.hpp"
 #include "tests/packet/sample_packets.hpp"
@@ -53,8 +54,14 @@ void write_pcap(const std::string& path, const std::vector<Frame>& frames, int d
     pcap_pkthdr h{};
     h.ts.tv_sec = 1;
     h.ts.tv_usec = ns += 1000;
-    h.caplen = h.len = static_cast<bpf_u_int32>(f.size());
-    pcap_dump(reinterpret_cast<u_char*>(d), &h, reinterpret_cast<const u_char*>(f.data()));
+    Frame record;
+    if (dlt == DLT_ERF) {  // an ERF header of type InfiniBand first
+      const auto erf = packet::erf_header(1, static_cast<std::uint32_t>(ns), f.size(), f.size());
+      record.assign(erf.begin(), erf.end());
+    }
+    record.insert(record.end(), f.begin(), f.end());
+    h.caplen = h.len = static_cast<bpf_u_int32>(record.size());
+    pcap_dump(reinterpret_cast<u_char*>(d), &h, reinterpret_cast<const u_char*>(record.data()));
   }
   pcap_dump_close(d);
   pcap_close(dead);
@@ -169,11 +176,36 @@ TEST(Lint, CleanCaptureExitsZero) {
 
 TEST(Lint, CleanInfinibandCaptureExitsZero) {
   for (LinkVariant lv : {LinkVariant{LinkKind::IbLocal, false}, LinkVariant{LinkKind::IbGlobal, false}}) {
-    const auto r = lint_frames(clean_conversation(lv), 247);
-    EXPECT_EQ(r.rc, 0) << r.out << r.err;
-    EXPECT_NE(r.out.find("(InfiniBand)"), std::string::npos);
-    EXPECT_EQ(count(r.out, ": error:"), 0u) << r.out;
+    for (int dlt : {247, DLT_ERF}) {
+      const auto r = lint_frames(clean_conversation(lv), dlt);
+      EXPECT_EQ(r.rc, 0) << r.out << r.err;
+      EXPECT_NE(r.out.find("(InfiniBand)"), std::string::npos);
+      EXPECT_EQ(count(r.out, ": error:"), 0u) << r.out;
+      EXPECT_NE(r.out.find("requests [RC]: 11 packets"), std::string::npos) << dlt << r.out;
+    }
   }
+}
+
+// An ERF capture's packets are checked as the same packets without the ERF
+// header: a flipped bit is found on its frame, a record of another ERF type
+// is a finding of its own.
+TEST(Lint, ErfRecordsAreCheckedAsTheirPackets) {
+  auto frames = clean_conversation({LinkKind::IbLocal, false});
+  frames[2][30] ^= std::byte{0x01};
+  const auto native = lint_frames(frames, 247), erf = lint_frames(frames, DLT_ERF);
+  EXPECT_EQ(native.rc, 1);
+  EXPECT_EQ(erf.out.substr(erf.out.find('\n')), native.out.substr(native.out.find('\n')));
+  EXPECT_NE(erf.out.find("frame 3: error"), std::string::npos) << erf.out;
+
+  TempDir dir;
+  write_pcap(dir.file("c.pcap"), {frames[0]}, DLT_ERF);
+  {
+    std::fstream f(dir.file("c.pcap"), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(24 + 16 + 8);  // file header, record header, the ERF type
+    f.put(2);              // Ethernet
+  }
+  const auto other = lint_file(dir.file("c.pcap"));
+  EXPECT_NE(other.out.find("not an InfiniBand packet"), std::string::npos) << other.out;
 }
 
 /// Bits of `frame` whose flip a receiver cannot notice by CRC alone, or that
