@@ -57,7 +57,7 @@ std::vector<std::byte> frame_of(const std::uint8_t* r, Endpoint& to, Endpoint& f
   f.payload_length = info.has(Hdr::Payload) ? le(r + 5, 2) % 4097 : 0;
   const std::uint32_t raw = le(r + 8, 4);
   f.dest_qp = (r[7] & 2) != 0 ? raw & 0xFFFFFF : to.qpn.value();
-  const std::uint32_t rkey = (r[7] & 1) != 0 ? raw : to.mr.rkey;
+  const std::uint32_t rkey = (r[7] & 1) != 0 ? raw : to.mr.rkey.value();
   const std::uint64_t va = to.buffer + static_cast<std::int64_t>(static_cast<std::int32_t>(le(r + 12, 4)));
   if (info.has(Hdr::Reth)) f.reth = packet::RethFields{va, rkey, le(r + 16, 4)};
   if (info.has(Hdr::AtomicEth)) f.atomic_eth = packet::AtomicEthFields{va & ~7ull, rkey, raw, le(r + 16, 4)};

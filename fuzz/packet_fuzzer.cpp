@@ -36,7 +36,7 @@ void check_rebuild(const ParsedPacket& p) {
   auto built = build(p.fields, p.payload, out);
   require(built.has_value(), "a parsed packet's fields build");
   const std::span<const std::byte> frame(out.data(), *built);
-  auto again = parse(frame, is_ib(p.fields.link) ? LinkType::Infiniband : LinkType::Ethernet);
+  auto again = parse(frame, link_type(p.fields.link));
   require(again.has_value(), "a built frame parses");
   require(again->fields == p.fields, "parse(build(fields)) == fields");
   require(all_checks_pass(frame, *again), "a built frame passes its checks");

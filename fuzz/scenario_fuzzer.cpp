@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 
 #include "scenario/scenario.hpp"
 #include "scenario/sweep.hpp"
@@ -76,6 +78,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::fprintf(stderr, "scenario fuzzer: an error without file:line:column: %s\n", e.what());
       std::abort();
     }
+  } catch (const std::exception& e) {
+    // Named here, where an uncaught one would only say "terminate called".
+    std::fprintf(stderr, "scenario fuzzer: an exception other than ScenarioError (%s): %s\n", typeid(e).name(), e.what());
+    std::abort();
   }
   return 0;
 }
