@@ -1,10 +1,11 @@
 #!/bin/sh
 # A native InfiniBand run and its capture: the run completes with verified data,
-# the capture is LINKTYPE_INFINIBAND (247), rnicsim lint finds no error or
-# warning, tshark decodes every packet as InfiniBand with no malformed packet or
-# expert error (from a USER0 copy, as tshark 4.0 does not map 247), and every
-# packet's LRH/GRH fields (LNH VL SL SLID DLID [SGID DGID]) are one of the
-# scenario's "# expect-headers:" lines. With "lossy": the link dropped packets,
+# the capture is ERF (LINKTYPE_ERF, 197), rnicsim lint finds no error or
+# warning, plain tshark decodes every packet as InfiniBand with no malformed
+# packet or expert error, and every packet's LRH/GRH fields (LNH VL SL SLID DLID
+# [SGID DGID]) are one of the scenario's "# expect-headers:" lines. The same run
+# with --ib-capture infiniband writes LINKTYPE_INFINIBAND (247): the same
+# packets, which lint reads too. With "lossy": the link dropped packets,
 # go-back-N retransmitted, and lint lists the retransmissions as observations.
 # usage: ib_capture.sh RNICSIM SCENARIO WORKDIR TSHARK TSHARK_CHECK [lossy]
 set -eu
@@ -18,9 +19,15 @@ if grep -q ' BAD$' "$dir/run.txt"; then fail "data mismatch"; fi
 if grep -q '"data_verified": false' "$dir/out/summary.json"; then fail "a workload's data was not verified"; fi
 
 # pcap header: magic (nanosecond, written in host order), link type at byte 20.
+linktype() { od -An -tu4 -j20 -N4 "$1" | tr -d ' '; }
 [ "$(od -An -tu4 -N4 "$dir/c.pcap" | tr -d ' ')" = 2712812621 ] || fail "not a little-endian nanosecond pcap"
-linktype=$(od -An -tu4 -j20 -N4 "$dir/c.pcap" | tr -d ' ')
-[ "$linktype" = 247 ] || fail "link type $linktype, expected 247 (LINKTYPE_INFINIBAND)"
+[ "$(linktype "$dir/c.pcap")" = 197 ] || fail "link type $(linktype "$dir/c.pcap"), expected 197 (LINKTYPE_ERF)"
+"$rnicsim" run "$scenario" --ib-capture infiniband --pcap "$dir/native.pcap" > "$dir/native.txt"
+[ "$(linktype "$dir/native.pcap")" = 247 ] || fail "--ib-capture infiniband: link type $(linktype "$dir/native.pcap")"
+"$rnicsim" lint "$dir/native.pcap" > "$dir/native_lint.txt" || { cat "$dir/native_lint.txt"; fail "lint of 247"; }
+# Every stream, count and finding alike (the first line names the file).
+[ "$(tail -n +2 "$dir/native_lint.txt")" = "$("$rnicsim" lint "$dir/c.pcap" | tail -n +2)" ] ||
+  fail "lint reads the 247 capture otherwise than the ERF one"
 
 "$rnicsim" lint "$dir/c.pcap" > "$dir/lint.txt" || { cat "$dir/lint.txt"; fail "lint found errors"; }
 grep -q 'result: 0 errors, 0 warnings' "$dir/lint.txt" || { cat "$dir/lint.txt"; fail "lint warnings"; }
@@ -32,13 +39,9 @@ if [ "$lossy" = lossy ]; then
   grep -q 'observation: retransmission' "$dir/lint.txt" || fail "lint saw no retransmission"
 fi
 
-# The same capture as LINKTYPE_USER0 (147, octal 223) for tshark.
-cp "$dir/c.pcap" "$dir/user0.pcap"
-printf '\223\000\000\000' | dd of="$dir/user0.pcap" bs=1 seek=20 conv=notrunc 2>/dev/null
-"$check" "$tshark" --ib-user0 "$dir/user0.pcap"
+"$check" "$tshark" "$dir/c.pcap"
 
-user0='uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0",""'
-"$tshark" -n -o "$user0" -r "$dir/user0.pcap" -T fields -e infiniband.lrh.lnh -e infiniband.lrh.vl \
+"$tshark" -n -r "$dir/c.pcap" -T fields -e infiniband.lrh.lnh -e infiniband.lrh.vl \
     -e infiniband.lrh.sl -e infiniband.lrh.slid -e infiniband.lrh.dlid -e infiniband.grh.sgid \
     -e infiniband.grh.dgid 2>/dev/null | awk -F '\t' '
       function dec(h,  v, i) { if (h !~ /^0x/) return h; v = 0

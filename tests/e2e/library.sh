@@ -2,8 +2,7 @@
 # One scenario of the library: it runs to completion with all its expectations
 # met (exit 0). A scenario with a sweep prints one table with a row per swept
 # value. Any other is run with a capture (--pcap, and the captures the scenario
-# lists), which lints clean and decodes in tshark (native IB captures from a
-# USER0 copy), and with --out, from which rnicsim plot renders PNG figures of
+# lists), which lints clean and decodes in plain tshark, and with --out, from which rnicsim plot renders PNG figures of
 # more than 10 KB. With "nopcap" the run has no --pcap (for a scenario whose
 # capture another test checks).
 # usage: library.sh RNICSIM SCENARIO WORKDIR TSHARK TSHARK_CHECK [nopcap]
@@ -41,17 +40,10 @@ for f in "$scenario"; do
   if grep -q ' BAD$' "$d/run.txt"; then fail "$name: data mismatch"; fi
   # Captures: the --pcap file and any the scenario lists (written beside it or in --out).
   [ "$mode" = nopcap ] || [ -s "$d/c.pcap" ] || fail "$name: no capture"
-  for p in $(find "$d" -name c.pcap) $(find "$d" -name '*.pcap' ! -name c.pcap ! -name user0.pcap); do
+  for p in $(find "$d" -name c.pcap) $(find "$d" -name '*.pcap' ! -name c.pcap); do
     "$rnicsim" lint "$p" > "$p.lint" || { cat "$p.lint"; fail "$name: lint errors in $(basename "$p")"; }
     grep -q 'result: 0 errors, 0 warnings' "$p.lint" || { cat "$p.lint"; fail "$name: lint warnings in $(basename "$p")"; }
-    linktype=$(od -An -tu4 -j20 -N4 "$p" | tr -d ' ')
-    if [ "$linktype" = 247 ]; then
-      cp "$p" "$p.user0"
-      printf '\223\000\000\000' | dd of="$p.user0" bs=1 seek=20 conv=notrunc 2>/dev/null
-      "$check" "$tshark" --ib-user0 "$p.user0" || fail "$name: tshark on $(basename "$p")"
-    else
-      "$check" "$tshark" "$p" || fail "$name: tshark on $(basename "$p")"
-    fi
+    "$check" "$tshark" "$p" || fail "$name: tshark on $(basename "$p")"
   done
   "$rnicsim" plot "$d/out" > "$d/plot.txt" 2>&1 || { cat "$d/plot.txt"; fail "$name: plot exit $?"; continue; }
   pngs=0

@@ -4,12 +4,11 @@
 # no malformed packet, holds the CM messages given (attribute IDs in order)
 # and no data before the first REP (the RTU and the first data may pass each
 # other, as on a real port); rnicsim lint is clean on it.
-# usage: rdma_cm_check.sh RNICSIM TSHARK SCENARIO WORKDIR [--ib] ATTRIBUTES...
+# (RoCEv2, or native IB in ERF records).
+# usage: rdma_cm_check.sh RNICSIM TSHARK SCENARIO WORKDIR ATTRIBUTES...
 set -u
 rnicsim=$1 tshark=$2 scenario=$3 dir=$4
 shift 4
-opts=""
-if [ "${1:-}" = "--ib" ]; then opts=--ib-user0; shift; fi
 want="$*"
 rm -rf "$dir"; mkdir -p "$dir"
 "$rnicsim" run "$scenario" --pcap "$dir/run.pcap" > "$dir/run.txt" 2>&1
@@ -17,16 +16,9 @@ cat "$dir/run.txt"
 grep -q "result: completed" "$dir/run.txt" || { echo "FAIL: the run did not complete"; exit 1; }
 if grep -q " BAD" "$dir/run.txt"; then echo "FAIL: data not verified"; exit 1; fi
 pcap="$dir/run.pcap"
-set -- --disable-protocol rpcordma
-if [ -n "$opts" ]; then
-  # Wireshark reads LINKTYPE_INFINIBAND (247) only as USER0 (147) through its
-  # user_dlts table: check a copy with that link type.
-  pcap="$dir/run_user0.pcap"
-  python3 -c "import sys; d = bytearray(open(sys.argv[1], 'rb').read()); d[20:24] = (147).to_bytes(4, 'little'); open(sys.argv[2], 'wb').write(d)" "$dir/run.pcap" "$pcap"
-  set -- "$@" -o 'uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0",""'
-fi
-# Every frame decodes as InfiniBand, none malformed (RPC-over-RDMA's heuristic,
-# which takes CM-connected SENDs for RPC, is off: these are perftest's bytes).
+# Every frame decodes as InfiniBand, none malformed. RPC-over-RDMA's heuristic
+# takes some of perftest's SENDs for RPC and calls them malformed: off.
+set -- --disable-heuristic rpcrdma_infiniband
 total=$("$tshark" -n "$@" -r "$pcap" -T fields -e frame.number 2>/dev/null | wc -l)
 ib=$("$tshark" -n "$@" -r "$pcap" -Y infiniband -T fields -e frame.number 2>/dev/null | wc -l)
 bad=$("$tshark" -n "$@" -r "$pcap" -Y '_ws.malformed || _ws.expert.severity >= 8388608' 2>/dev/null)
