@@ -5,8 +5,10 @@ namespace proto = verbs_proto;
 
 namespace {
 
-// Virtual clock: doorbells wait at most this many settle times for a program
-// thread that still runs (see take).
+// Virtual clock: doorbells wait for a program thread that still runs until the
+// programs have used this many settle times of CPU since they last acted (see
+// take): a busy-polling thread is waiting for the NIC by then, while one that
+// waits for a CPU on a loaded machine has used none.
 constexpr int kSettleCap = 4;
 
 }  // namespace
@@ -85,8 +87,28 @@ bool DoorbellScanner::take() {
   if (notice()) executor_.touch();
   if (executor_.settling()) return false;
   // A thread that still runs (or waits for a CPU) may be about to ring.
-  if (executor_.since_acted() < kSettleCap * settle_ && !sessions_.programs_asleep()) return false;
+  if (!programs_done()) return false;
   return scan();
+}
+
+// Whether every program thread sleeps, or those that run have had their CPU
+// time's worth since the programs last acted (wall time where the kernel does
+// not say).
+bool DoorbellScanner::programs_done() {
+  // A request on its way lands with the doorbells rung before it.
+  if (sessions_.request_pending()) return false;
+  const ThreadsState t = sessions_.programs_state();
+  if (t.asleep) return true;
+  const auto cap = kSettleCap * settle_;
+  if (!t.cpu_known) return executor_.since_acted() >= cap;
+  // since_acted grows between acts; a smaller value is a new act.
+  const auto since = executor_.since_acted();
+  if (!baseline_set_ || since < baseline_acted_ || t.cpu_ns < baseline_cpu_ns_) {
+    baseline_set_ = true;
+    baseline_cpu_ns_ = t.cpu_ns;
+  }
+  baseline_acted_ = since;
+  return std::chrono::nanoseconds(t.cpu_ns - baseline_cpu_ns_) >= cap;
 }
 
 void DoorbellScanner::set_sleeping(bool on) {

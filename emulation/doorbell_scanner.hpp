@@ -34,12 +34,17 @@ public:
 
 private:
   bool scan_host(HostState& h);
+  bool programs_done();
   Registry& registry_;
   sim::Executor& executor_;
   const Sessions& sessions_;
   ClockMode clock_;
   std::chrono::microseconds settle_;
   uint64_t scans_with_work_ = 0;
+  // The programs' CPU time when they last acted (taken once that act settled).
+  sim::Executor::Clock::duration baseline_acted_{};
+  uint64_t baseline_cpu_ns_ = 0;
+  bool baseline_set_ = false;
 };
 
 }  // namespace rnicsim::emulation

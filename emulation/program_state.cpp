@@ -31,21 +31,43 @@ char thread_state(const std::string& stat_path) {
   return f.empty() ? '?' : f[0];
 }
 
+// The first field of a thread's schedstat: nanoseconds on a CPU.
+bool cpu_ns(const std::string& path, uint64_t& ns) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[96];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  unsigned long long v = 0;
+  if (std::sscanf(buf, "%llu", &v) != 1) return false;
+  ns = v;
+  return true;
+}
+
 }  // namespace
 
-bool asleep(pid_t pid) {
+ThreadsState threads_state(pid_t pid) {
+  ThreadsState t;
   const std::string dir = "/proc/" + std::to_string(pid) + "/task";
   DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return false;
-  bool all = true;
-  for (dirent* e; all && (e = readdir(d)) != nullptr;) {
+  if (d == nullptr) return t;
+  t.asleep = t.cpu_known = true;
+  for (dirent* e; (e = readdir(d)) != nullptr;) {
     if (e->d_name[0] == '.') continue;
-    const char s = thread_state(dir + "/" + e->d_name + "/stat");
-    all = s != 'R' && s != '?';
+    const std::string task = dir + "/" + e->d_name;
+    const char s = thread_state(task + "/stat");
+    t.asleep = t.asleep && s != 'R' && s != '?';
+    uint64_t ns = 0;
+    t.cpu_known = t.cpu_known && cpu_ns(task + "/schedstat", ns);
+    t.cpu_ns += ns;
   }
   closedir(d);
-  return all;
+  return t;
 }
+
+bool asleep(pid_t pid) { return threads_state(pid).asleep; }
 
 pid_t parent_of(pid_t pid) {
   const std::string f = fields_after_name("/proc/" + std::to_string(pid) + "/stat");

@@ -1,16 +1,26 @@
 // What the kernel says a program's threads are doing: the virtual clock ends a
-// burst of a program's calls early once every thread of every program sleeps
+// burst of a program's calls once every thread of every program sleeps
 // (blocked in a read, poll or futex: waiting for the NIC or for each other),
-// rather than after a fixed wall time a thread starved of CPU may outlast.
+// or once the threads that run have used a set amount of CPU time: a thread
+// starved of CPU on a busy machine uses none, however long it waits.
 #pragma once
 
 #include <sys/types.h>
+
+#include <cstdint>
 
 namespace rnicsim::emulation {
 
 // Whether no thread of process `pid` is running or runnable (/proc/PID/task/*/stat
 // state other than R). False when the process cannot be read.
 bool asleep(pid_t pid);
+
+struct ThreadsState {
+  bool asleep = false;   // as asleep() says
+  bool cpu_known = false;
+  uint64_t cpu_ns = 0;   // time its threads have run on a CPU (schedstat), if known
+};
+ThreadsState threads_state(pid_t pid);
 
 // The parent of process `pid` (/proc/PID/stat), 0 if it cannot be read.
 pid_t parent_of(pid_t pid);

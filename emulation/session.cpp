@@ -1,5 +1,6 @@
 #include "emulation/session.hpp"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -112,10 +113,22 @@ void Sessions::end(int fd) {
   sessions_.erase(it);
 }
 
-bool Sessions::programs_asleep() const {
-  for (const auto& [fd, s] : sessions_)
-    if (!asleep(s.pid)) return false;
-  return true;
+bool Sessions::request_pending() const {
+  std::vector<pollfd> pfds;
+  pfds.reserve(sessions_.size());
+  for (const auto& [fd, s] : sessions_) pfds.push_back({fd, POLLIN, 0});
+  return !pfds.empty() && poll(pfds.data(), pfds.size(), 0) > 0;
+}
+
+ThreadsState Sessions::programs_state() const {
+  ThreadsState all{true, true, 0};
+  for (const auto& [fd, s] : sessions_) {
+    const ThreadsState t = threads_state(s.pid);
+    all.asleep = all.asleep && t.asleep;
+    all.cpu_known = all.cpu_known && t.cpu_known;
+    all.cpu_ns += t.cpu_ns;
+  }
+  return all;
 }
 
 }  // namespace rnicsim::emulation

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "emulation/program_state.hpp"
+
 namespace rnicsim::emulation {
 
 struct Session {
@@ -62,8 +64,12 @@ public:
   bool empty() const { return sessions_.empty(); }
   const Map& all() const { return sessions_; }
   void end(int fd);
-  // Whether every thread of every program sleeps (see program_state.hpp).
-  bool programs_asleep() const;
+  // Whether every thread of every program sleeps, and the CPU time all of
+  // them have used (see program_state.hpp).
+  ThreadsState programs_state() const;
+  // Whether a program has sent a request the daemon has not read yet: its
+  // thread sleeps, waiting for the answer, but has not finished acting.
+  bool request_pending() const;
 
 private:
   Map sessions_;
