@@ -101,12 +101,8 @@ bool DoorbellScanner::programs_done() {
   if (t.asleep) return true;
   const auto cap = kSettleCap * settle_;
   if (!t.cpu_known) return executor_.since_acted() >= cap;
-  // since_acted grows between acts; a smaller value is a new act.
   const auto since = executor_.since_acted();
-  if (!baseline_set_ || since < baseline_acted_ || t.cpu_ns < baseline_cpu_ns_) {
-    baseline_set_ = true;
-    baseline_cpu_ns_ = t.cpu_ns;
-  }
+  if (since < baseline_acted_ || t.cpu_ns < baseline_cpu_ns_) baseline_cpu_ns_ = t.cpu_ns;
   baseline_acted_ = since;
   return std::chrono::nanoseconds(t.cpu_ns - baseline_cpu_ns_) >= cap;
 }

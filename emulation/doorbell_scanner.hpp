@@ -41,10 +41,10 @@ private:
   ClockMode clock_;
   std::chrono::microseconds settle_;
   uint64_t scans_with_work_ = 0;
-  // The programs' CPU time when they last acted (taken once that act settled).
-  sim::Executor::Clock::duration baseline_acted_{};
+  // The programs' CPU time when they last acted (taken once that act settled),
+  // and since_acted() at the last look: a smaller one is a new act.
+  sim::Executor::Clock::duration baseline_acted_ = sim::Executor::Clock::duration::max();
   uint64_t baseline_cpu_ns_ = 0;
-  bool baseline_set_ = false;
 };
 
 }  // namespace rnicsim::emulation

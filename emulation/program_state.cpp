@@ -67,7 +67,6 @@ ThreadsState threads_state(pid_t pid) {
   return t;
 }
 
-bool asleep(pid_t pid) { return threads_state(pid).asleep; }
 
 pid_t parent_of(pid_t pid) {
   const std::string f = fields_after_name("/proc/" + std::to_string(pid) + "/stat");

@@ -11,14 +11,12 @@
 
 namespace rnicsim::emulation {
 
-// Whether no thread of process `pid` is running or runnable (/proc/PID/task/*/stat
-// state other than R). False when the process cannot be read.
-bool asleep(pid_t pid);
-
 struct ThreadsState {
-  bool asleep = false;   // as asleep() says
+  // No thread is running or runnable (/proc/PID/task/*/stat state other than
+  // R); false when the process cannot be read.
+  bool asleep = false;
   bool cpu_known = false;
-  uint64_t cpu_ns = 0;   // time its threads have run on a CPU (schedstat), if known
+  uint64_t cpu_ns = 0;  // time its threads have run on a CPU (schedstat), if known
 };
 ThreadsState threads_state(pid_t pid);
 

@@ -311,7 +311,7 @@ bool Server::look(Loop& l, bool worked) {
     timeout_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(wait).count());
   }
   std::vector<pollfd> pfds{{listener_->fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}, {executor_->inbox_fd(), POLLIN, 0}};
-  for (const auto& [fd, s] : sessions_.all()) pfds.push_back({fd, POLLIN, 0});
+  sessions_.add_pollfds(pfds);
   const int n = poll(pfds.data(), pfds.size(), timeout_ms);
   // Spinning with nothing to do: let the programs (which spin too) have the
   // CPU; on a machine with fewer CPUs than spinners that is what moves work.

@@ -113,10 +113,13 @@ void Sessions::end(int fd) {
   sessions_.erase(it);
 }
 
+void Sessions::add_pollfds(std::vector<pollfd>& pfds) const {
+  for (const auto& [fd, s] : sessions_) pfds.push_back({fd, POLLIN, 0});
+}
+
 bool Sessions::request_pending() const {
   std::vector<pollfd> pfds;
-  pfds.reserve(sessions_.size());
-  for (const auto& [fd, s] : sessions_) pfds.push_back({fd, POLLIN, 0});
+  add_pollfds(pfds);
   return !pfds.empty() && poll(pfds.data(), pfds.size(), 0) > 0;
 }
 

@@ -3,6 +3,7 @@
 // time, ended).
 #pragma once
 
+#include <poll.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -62,7 +63,6 @@ public:
   Session* find(int fd);
   bool contains(int fd) const { return sessions_.contains(fd); }
   bool empty() const { return sessions_.empty(); }
-  const Map& all() const { return sessions_; }
   void end(int fd);
   // Whether every thread of every program sleeps, and the CPU time all of
   // them have used (see program_state.hpp).
@@ -70,6 +70,8 @@ public:
   // Whether a program has sent a request the daemon has not read yet: its
   // thread sleeps, waiting for the answer, but has not finished acting.
   bool request_pending() const;
+  // Adds each session's socket to `pfds`, waiting for a request.
+  void add_pollfds(std::vector<pollfd>& pfds) const;
 
 private:
   Map sessions_;

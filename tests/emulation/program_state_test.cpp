@@ -8,10 +8,11 @@
 #include <chrono>
 #include <thread>
 
-using rnicsim::emulation::asleep;
 using rnicsim::emulation::threads_state;
 
 namespace {
+
+bool asleep(pid_t pid) { return threads_state(pid).asleep; }
 
 // Two children: one blocked in pause(), one spinning; killed by stop().
 struct Children {
