@@ -54,6 +54,7 @@ struct FrameMeta {
   uint8_t ingress_vl = 0;     // and the priority (IB: VL) it came in on, for credits
   bool corrupted = false;     // a size-only frame a fault changed (its ICRC would fail)
   uint32_t psn = 0;           // a request the NIC built: its PSN (flow_id is its QP)
+  bool request = false;       // and that it is one (withdraw looks for them)
 };
 
 class Frame {

@@ -4,12 +4,14 @@
 
 namespace rnicsim::fabric {
 
-uint64_t default_headroom(const PortParams& link, uint32_t max_frame_bytes) {
-  const uint64_t cable_bytes =
-      static_cast<uint64_t>(static_cast<double>(link.delay.picoseconds()) * 1e-12 * static_cast<double>(link.rate_bps) / 8);
-  const uint64_t frame = max_frame_bytes + link.wire_overhead_bytes;
-  const uint64_t pause = packet::kPfcFrameBytes + link.wire_overhead_bytes;
-  return 2 * (frame + cable_bytes) + pause + frame;
+uint64_t default_headroom(const PortParams& link, uint32_t eth_mtu) {
+  // Integer steps as the driver takes them, so the figures agree to the byte.
+  const uint64_t metres = static_cast<uint64_t>((link.delay.picoseconds() + 2500) / 5000);
+  const uint64_t speed_mbps = link.rate_bps / 1'000'000;
+  const auto response = static_cast<uint64_t>(
+      static_cast<unsigned __int128>(std::max<int64_t>(0, link.pfc_response_delay.picoseconds())) * link.rate_bps /
+      8'000'000'000'000ULL);
+  return response + (216 * metres / 100) * speed_mbps / 1000 + 272 * uint64_t{eth_mtu} / 100;
 }
 
 PfcGenerator::PfcGenerator(sim::Simulator& sim, FramePool& pool, Port& port, const packet::MacAddr& mac,

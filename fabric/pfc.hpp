@@ -39,12 +39,17 @@ struct PfcParams {
   bool lossless(uint8_t p) const { return (priorities >> p) & 1; }
 };
 
-// The bytes that can still arrive on a port after it decides to pause: the pause
-// waits behind a frame on our wire (one max frame), crosses the cable, the peer
-// finishes the frame it is sending (one max frame) and what it had sent is still
-// on the cable: 2 x (max frame + cable) + the pause frame itself, at line rate,
-// plus one max frame of reaction time.
-uint64_t default_headroom(const PortParams& link, uint32_t max_frame_bytes);
+// The headroom for a link, from its full delay budget as the mlx5 driver
+// reserves it (port_buffer.c, calculate_xoff): per Gb/s of line rate, the
+// pause-response time (the link's pfc_response_delay: MAC/PHY and upper layer at
+// both ends, 2.408 us = 301 bytes per Gb/s by default), 2.16 bytes per metre of
+// cable (the propagation delay at 5 ns/m) and 2.72 Ethernet MTUs for the frames
+// in flight at both ends. 100 Gb/s, 7 m, MTU 1500: 35 680 bytes.
+uint64_t default_headroom(const PortParams& link, uint32_t eth_mtu);
+// The headroom a port keeps: pfc.headroom_bytes as set, else default_headroom.
+inline uint64_t headroom_for(const PfcParams& pfc, const PortParams& link, uint32_t eth_mtu) {
+  return pfc.headroom_bytes > 0 ? pfc.headroom_bytes : default_headroom(link, eth_mtu);
+}
 
 struct PfcSendCounters {
   std::array<uint64_t, 8> xoff{}, xon{}, refresh{};

@@ -12,6 +12,7 @@ Port::Port(sim::Simulator& sim, std::string name, PortParams params)
       loss_rng_(sim.random(name_ + ".loss")),
       burst_rng_(sim.random(name_ + ".gilbert_elliott")),
       pause_expiry_([this] { on_pause_expiry(); }, "port.pause_expiry"),
+      pfc_due_event_([this] { on_pfc_due(); }, "port.pfc_due"),
       credit_arrive_([this] { on_credit_arrival(); }, "port.credit"),
       tx_done_([this] { on_tx_done(); }, "port.tx_done"),
       arrive_([this] { on_arrival(); }, "port.arrive"),
@@ -94,6 +95,24 @@ bool Port::send(Frame&& frame) {
   nonempty_ |= 1u << prio;
   if (!tx_busy_) start_next();
   return true;
+}
+
+size_t Port::withdraw(uint8_t priority, const std::function<bool(const Frame&)>& match) {
+  const uint8_t prio = priority & (kPriorities - 1);
+  auto& q = queues_[prio];
+  size_t taken = 0;
+  for (size_t n = q.size(); n > 0; --n) {  // one turn round the ring keeps the order
+    Frame f = q.pop_front();
+    if (!match(f)) {
+      q.push_back(std::move(f));
+      continue;
+    }
+    ++taken;
+    queued_bytes_[prio] -= f.size();
+    queued_total_ -= f.size();
+  }
+  if (q.empty()) nonempty_ &= ~(1u << prio);
+  return taken;
 }
 
 void Port::send_control(Frame&& frame) {
@@ -220,10 +239,25 @@ void Port::accept(Frame&& frame) {
   for (FrameTap* t : taps_)
     if (control || t->wants(frame.meta().priority & (kPriorities - 1))) t->capture(sim_.now(), frame.bytes(), frame.size());
   if (control) {
-    if (const auto pfc = packet::parse_pfc(frame.bytes_as_built())) apply_pfc(*pfc);
+    if (const auto pfc = packet::parse_pfc(frame.bytes_as_built())) receive_pfc(*pfc);
     return;
   }
   if (receiver_ != nullptr) receiver_->receive(std::move(frame));
+}
+
+void Port::receive_pfc(const packet::PfcFields& pfc) {
+  if (params_.pfc_response_delay <= sim::Duration::zero()) {
+    apply_pfc(pfc);
+    return;
+  }
+  pfc_due_.push_back(PfcDue{sim_.now() + params_.pfc_response_delay, pfc});
+  if (!pfc_due_event_.scheduled()) sim_.scheduler().schedule(pfc_due_event_, pfc_due_.front().at);
+}
+
+void Port::on_pfc_due() {
+  // A constant delay keeps them in arrival order.
+  while (!pfc_due_.empty() && pfc_due_.front().at <= sim_.now()) apply_pfc(pfc_due_.pop_front().fields);
+  if (!pfc_due_.empty()) sim_.scheduler().schedule(pfc_due_event_, pfc_due_.front().at);
 }
 
 void Port::apply_pfc(const packet::PfcFields& pfc) {

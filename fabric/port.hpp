@@ -4,9 +4,9 @@
 // components goes through such a port, with a latency.
 //
 // The port is also the MAC: PFC frames (802.1Qbb) that arrive are consumed here and
-// pause the named egress priorities for their quanta (512 bit times each); a frame
-// already on the wire finishes. MAC control frames queued with send_control go
-// ahead of all data and are never paused.
+// pause the named egress priorities for their quanta (512 bit times each) after
+// the port's response delay; a frame already on the wire finishes. MAC control
+// frames queued with send_control go ahead of all data and are never paused.
 #pragma once
 
 #include <array>
@@ -26,6 +26,8 @@
 namespace rnicsim::fabric {
 
 inline constexpr int kPriorities = 8;
+// The pause-response time mlx5's headroom allows for (301 bytes per Gb/s).
+inline constexpr sim::Duration kPfcResponseDelay = sim::Duration::ns(2408);
 
 // Anything that takes frames: a NIC, a switch, a test.
 class FrameSink {
@@ -108,6 +110,9 @@ struct PortParams {
   // PFC watchdog: a priority paused without a break for this long stops
   // honouring pauses until they stop coming for as long (0 = off).
   sim::Duration pfc_watchdog = sim::Duration::zero();
+  // PFC received takes effect this long after its last bit (the MAC/PHY and the
+  // upper layer of the paused side; a frame started meanwhile goes out).
+  sim::Duration pfc_response_delay = kPfcResponseDelay;
 
   // Sets wire_overhead_bytes and min_frame_bytes for a link layer.
   void set_framing(LinkFraming f) {
@@ -156,6 +161,10 @@ public:
   // Queues a frame for transmission; a frame without room is dropped and counted.
   // Returns whether it was queued.
   bool send(Frame&& frame);
+  // Takes back the data frames of `priority` still queued (not on the wire)
+  // that `match` selects, and returns how many: a NIC going back to a PSN
+  // withdraws what it will send again.
+  size_t withdraw(uint8_t priority, const std::function<bool(const Frame&)>& match);
 
   sim::Duration wire_time(size_t frame_bytes) const;
   // One pause quantum: 512 bit times at the port's rate (5.12 ns at 100 Gb/s).
@@ -206,6 +215,8 @@ private:
   void on_arrival();
   void on_delayed_arrival();
   void accept(Frame&& frame);
+  void receive_pfc(const packet::PfcFields& pfc);
+  void on_pfc_due();
   void apply_pfc(const packet::PfcFields& pfc);
   void unpause(size_t p);
   void on_pause_expiry();
@@ -243,6 +254,13 @@ private:
   std::array<sim::Time, kPriorities> paused_since_{};
   std::array<sim::Time, kPriorities> watchdog_until_{};  // pauses ignored before this
   sim::Event pause_expiry_;
+  // PFC received and not yet in effect (the response delay), in arrival order.
+  struct PfcDue {
+    sim::Time at;
+    packet::PfcFields fields;
+  };
+  sim::RingQueue<PfcDue> pfc_due_;
+  sim::Event pfc_due_event_;
   // IB credits: what this port may still send per VL, stalls in progress, and
   // credit on its way back to the peer.
   std::array<uint64_t, kPriorities> credits_{};

@@ -38,9 +38,7 @@ void Switch::finish() {
   std::vector<uint64_t> headroom;
   const uint64_t seed = ecmp_seed_;
   for (auto& slot : ports_) {
-    const uint64_t h = params_.pfc.headroom_bytes > 0 ? params_.pfc.headroom_bytes
-                                                      : default_headroom(slot->port->params(), params_.max_frame_bytes);
-    headroom.push_back(params_.pfc.enabled() ? h : 0);
+    headroom.push_back(params_.pfc.enabled() ? headroom_for(params_.pfc, slot->port->params(), params_.eth_mtu) : 0);
     if (params_.pfc.enabled()) {
       // Locally administered: 02:53 ("S"), 3 bytes of the switch, the port.
       const packet::MacAddr mac{0x02, 0x53, static_cast<uint8_t>(seed >> 16), static_cast<uint8_t>(seed >> 8),

@@ -55,7 +55,7 @@ struct SwitchParams {
   EcnParams ecn;
   std::array<uint32_t, 8> dwrr_quantum{};  // per priority; all 0: strict priority
   sim::Duration forwarding_latency = sim::Duration::zero();
-  uint32_t max_frame_bytes = 4096 + 128;   // for the default PFC headroom
+  uint32_t eth_mtu = 4200;                 // for the default PFC headroom
 };
 
 struct SwitchCounters {

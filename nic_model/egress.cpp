@@ -38,4 +38,18 @@ void Egress::transmit(fabric::Frame&& frame) {
   if (!port_->send(std::move(frame))) ++ctx_.stats.tx_drops;
 }
 
+uint32_t Egress::withdraw(Qpn qpn, uint8_t priority, Psn from) {
+  if (port_ == nullptr) return 0;
+  uint64_t bytes = 0;
+  const size_t n = port_->withdraw(priority, [&](const fabric::Frame& f) {
+    const fabric::FrameMeta& m = f.meta();
+    const bool match = m.request && m.flow_id == qpn.value() && Psn::distance(from, Psn(m.psn)) >= 0;
+    if (match) bytes += f.size();
+    return match;
+  });
+  ctx_.stats.tx_packets -= n;  // they never left
+  ctx_.stats.tx_bytes -= bytes;
+  return static_cast<uint32_t>(n);
+}
+
 }  // namespace rnicsim::nic

@@ -22,6 +22,7 @@ public:
   fabric::Port* port() const { return port_; }
   bool has_room(size_t bytes) const override;
   void transmit(fabric::Frame&& frame) override;
+  uint32_t withdraw(Qpn qpn, uint8_t priority, Psn from) override;
 
 private:
   bool addressed_to_self(const fabric::Frame& frame) const;

@@ -75,6 +75,7 @@ public:
   void enable_pfc(const fabric::PfcParams& params, uint64_t rx_buffer_bytes);
   const fabric::PfcGenerator* pfc() const { return rx_buffer_.pfc(); }
   uint64_t rx_buffer_peak() const { return rx_buffer_.peak(); }
+  uint64_t pfc_headroom() const { return rx_buffer_.headroom(); }
   const NicConfig& config() const { return config_; }
   const std::string& name() const { return config_.name; }
 

@@ -30,7 +30,9 @@ struct NicParams {
   uint32_t selective_repeat = 0;  // 0: go-back-N
   uint32_t go_back_0 = 0;  // 1: a loss sends the whole message again
   uint32_t reorder_window_packets = 1024;
+  sim::Duration nak_repeat_interval = sim::Duration::zero();  // also NAK a gap again after this (0: off)
   uint32_t mtu = 4096;  // path MTU is per QP
+  uint32_t eth_mtu = 0;  // RoCE: the port's Ethernet MTU (0: see ethernet_mtu)
   // On-chip caches: a miss is a DMA read of the entry, and the block that needed it waits.
   uint32_t qpc_cache_entries = 2048;
   uint32_t qpc_entry_bytes = 256;
@@ -44,5 +46,22 @@ struct NicParams {
   PcieParams pcie;
   CongestionParams congestion;  // off by default
 };
+
+// RoCE: the largest IB MTU an Ethernet MTU carries, as the kernel's iboe_get_mtu
+// takes it (less GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28 and ICRC 4 bytes);
+// 0 when not even 256 fits.
+constexpr uint32_t roce_mtu_for(uint32_t eth_mtu) {
+  constexpr uint32_t kHeaders = 40 + 8 + 12 + 4 + 28 + 4;
+  for (uint32_t ib = 4096; ib >= 256; ib /= 2)
+    if (eth_mtu >= ib + kHeaders) return ib;
+  return 0;
+}
+
+// The Ethernet MTU of a RoCE port: as set, else the smaller of the usual
+// settings (1500, 4200) that carries the port's IB MTU.
+constexpr uint32_t ethernet_mtu(const NicParams& p) {
+  if (p.eth_mtu != 0) return p.eth_mtu;
+  return roce_mtu_for(1500) >= p.mtu ? 1500 : 4200;
+}
 
 }  // namespace rnicsim::nic

@@ -21,6 +21,7 @@ const ParamKey<NicParams> kNicKeys[] = {
     {"ack_coalesce_packets", ParamKind::Count, 1, 65536, &NicParams::ack_coalesce_packets, false, "the responder ACKs at least every N packets"},
     {"max_inflight_psns", ParamKind::Count, 1, 1u << 23, &NicParams::max_inflight_psns, false, "unacknowledged PSNs per QP at most"},
     {"mtu", ParamKind::IbMtu, 256, 4096, &NicParams::mtu, false, "port MTU (the default path MTU of QPs)"},
+    {"eth_mtu", ParamKind::Bytes, 0, 9216, &NicParams::eth_mtu, false, "RoCE: Ethernet MTU, e.g. 1500, 4200, 9000; caps the IB MTU to what it carries (0: 1500 or 4200, whichever carries mtu)"},
     {"qpc_cache_entries", ParamKind::Count, 0, 1u << 24, &NicParams::qpc_cache_entries, false, "QP contexts held on the NIC (0: unlimited)"},
     {"qpc_entry_bytes", ParamKind::Bytes, 16, 4096, &NicParams::qpc_entry_bytes, false, "bytes read from host memory on a QP-context miss"},
     {"mtt_cache_entries", ParamKind::Count, 0, 1u << 24, &NicParams::mtt_cache_entries, false, "memory translation entries (pages) held (0: unlimited)"},
@@ -30,6 +31,7 @@ const ParamKey<NicParams> kNicKeys[] = {
     {"cq_moderation_period", ParamKind::Time, 0, 0, &NicParams::cq_moderation_period, false, "or this long after the first pending CQE (0: no timer)"},
     {"selective_repeat", ParamKind::Count, 0, 1, &NicParams::selective_repeat, false, "loss recovery: 0 go-back-N (ConnectX-5), 1 selective repeat (ConnectX-6)"},
     {"go_back_0", ParamKind::Count, 0, 1, &NicParams::go_back_0, false, "loss recovery: 1 go-back-0, a loss sends the whole message again from its first packet (ConnectX-3 Pro)"},
+    {"nak_repeat_interval", ParamKind::Time, 0, 0, &NicParams::nak_repeat_interval, false, "a gap still open this long after its NAK is NAKed again, for a lost NAK (0: off); a lost resend is NAKed again when the packets behind it show up"},
     {"reorder_window_packets", ParamKind::Count, 1, 65536, &NicParams::reorder_window_packets, false, "selective repeat: packets kept after a gap"},
 };
 const ParamKey<PcieParams> kPcieKeys[] = {

@@ -84,6 +84,8 @@ public:
   virtual bool has_room(size_t bytes) const = 0;
   virtual void submit(fabric::Frame&& frame, const packet::FrameLayout& layout, std::span<const DmaPiece> pieces,
                       uint32_t qpn, TxOrigin origin) = 0;
+  // Takes back the QP's requests from `from` on that wait for the wire; returns how many.
+  virtual uint32_t withdraw(Qpn qpn, uint8_t priority, Psn from) = 0;
 };
 
 // Into a producer of frames that was refused room: there is room again.
@@ -110,6 +112,7 @@ public:
   // The port's queues have room for `bytes` more within the NIC's transmit buffer.
   virtual bool has_room(size_t bytes) const = 0;
   virtual void transmit(fabric::Frame&& frame) = 0;
+  virtual uint32_t withdraw(Qpn qpn, uint8_t priority, Psn from) = 0;
 };
 
 // Into the receive buffer: the receive pipeline took in (delta > 0) or let go of frame bytes.

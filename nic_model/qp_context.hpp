@@ -159,6 +159,8 @@ struct QpContext {
   uint64_t message_bytes_placed = 0;  // of the message in progress (go-back-0 takes them back)
   Msn msn;
   bool nak_outstanding = false;
+  sim::Time nak_sent;   // the last PSN-sequence NAK: when, and the highest PSN seen since
+  Psn nak_highest;
   uint32_t unacked_packets = 0;
   uint64_t write_addr = 0;       // host address of the next byte of the current RDMA WRITE
   uint32_t write_remaining = 0;

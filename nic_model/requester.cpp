@@ -121,7 +121,10 @@ void Requester::rewind(QpContext& qp, Psn psn) {
   for (size_t i = 0; i < qp.send_entries.size(); ++i) {
     const SendEntry& e = qp.send_entries[i];
     if (Psn::distance(e.first_psn, psn) < 0 || Psn::distance(psn, e.last_psn()) < 0) continue;
-    const uint32_t resent = static_cast<uint32_t>(std::max(0, Psn::distance(psn, qp.next_psn)));
+    // What still waits for the wire is taken back: only what was sent is sent again.
+    const uint32_t withdrawn = ports_.transmit->withdraw(qp.qpn, qp.remote.sl, psn);
+    const uint32_t resent =
+        static_cast<uint32_t>(std::max<int64_t>(0, int64_t{Psn::distance(psn, qp.next_psn)} - withdrawn));
     qp.retransmitted_packets += resent;
     ctx_.stats.retransmitted_packets += resent;
     if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::Retransmit, .qpn = qp.qpn, .psn = psn,
@@ -307,6 +310,7 @@ uint32_t Requester::send_packet(QpContext& qp, const SendEntry& e, uint32_t inde
   frame.meta().priority = qp.remote.sl;
   frame.meta().flow_id = qp.qpn.value();
   frame.meta().psn = (e.first_psn + index).value();
+  frame.meta().request = true;
   frame.meta().created = ctx_.now();
 
   if (len > 0 && ctx_.config.elide_payload) frame.elide_from(layout.payload_offset);

@@ -35,8 +35,31 @@ void Responder::nak(QpContext& qp, NakCode code, Psn psn) {
   if (code == NakCode::RemoteAccessError) ++counters_.access_errors;
   else if (code != NakCode::PsnSequenceError) ++counters_.invalid_requests;
   if (qp.type != QpType::Rc || qp.nak_outstanding) return;
-  qp.nak_outstanding = true;
+  outstanding_nak(qp, psn);
   send_ack(qp, aeth_nak(code), psn);
+}
+
+void Responder::outstanding_nak(QpContext& qp, Psn highest) {
+  qp.nak_outstanding = true;
+  qp.nak_sent = ctx_.now();
+  qp.nak_highest = highest;
+}
+
+void Responder::sequence_nak(QpContext& qp, Psn seen) {
+  if (qp.nak_outstanding) {
+    // A packet below the highest one seen since the NAK is the requester going
+    // back, and the expected PSN was not in front of it: that resend was lost.
+    // No sign of the requester going back for a while: the NAK itself was lost.
+    const sim::Duration repeat = ctx_.params().nak_repeat_interval;
+    const bool went_back_past_it = Psn::distance(seen, qp.nak_highest) > 0;
+    const bool waited = repeat > sim::Duration::zero() && ctx_.now() - qp.nak_sent >= repeat;
+    if (Psn::distance(qp.nak_highest, seen) > 0) qp.nak_highest = seen;
+    if (!went_back_past_it && !waited) return;
+    qp.nak_outstanding = false;
+    ++counters_.repeated_naks;
+  }
+  nak(qp, NakCode::PsnSequenceError, qp.epsn);
+  if (qp.nak_outstanding) qp.nak_highest = seen;  // RC
 }
 
 void Responder::class_c_error(QpContext& qp, NakCode code, Psn psn) {
@@ -299,9 +322,8 @@ void Responder::release_reordered(QpContext& qp) {
     if (d == 0) {
       ports_.receive->reinject(std::move(it->second));
       qp.reorder.erase(it);
-    } else if (!qp.nak_outstanding) {
-      // Another gap before the next kept packet: ask for it too.
-      nak(qp, NakCode::PsnSequenceError, qp.epsn);
+    } else {
+      sequence_nak(qp, Psn(it->first));  // another gap before the next kept packet: ask for it too
     }
     return;
   }
@@ -435,11 +457,10 @@ std::optional<Responder::Verdict> Responder::check_psn_rc(Request& r) {
   if (params.selective_repeat != 0 && static_cast<uint32_t>(d) < params.reorder_window_packets &&
       qp.reorder.size() < params.reorder_window_packets) {
     qp.reorder.emplace(r.psn.value(), std::move(r.frame));
-    // Each missing PSN before this one is asked for once.
-    if (!qp.nak_outstanding) nak(qp, NakCode::PsnSequenceError, qp.epsn);
+    sequence_nak(qp, r.psn);  // each missing PSN before this one is asked for
     return Verdict::Done;
   }
-  nak(qp, NakCode::PsnSequenceError, qp.epsn);
+  sequence_nak(qp, r.psn);
   return Verdict::Done;
 }
 
@@ -526,7 +547,7 @@ std::optional<Responder::Verdict> Responder::check_resources(Request& r) {
   ++counters_.rnr_naks;
   ++counters_.dropped;
   if (qp.type == QpType::Rc) {
-    qp.nak_outstanding = true;
+    outstanding_nak(qp, r.psn);
     send_ack(qp, aeth_rnr_nak(qp.min_rnr_timer), r.psn);
   }
   return Verdict::Done;

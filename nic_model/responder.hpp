@@ -1,6 +1,7 @@
 // The responder: executes incoming requests in PSN order. It checks the PSN
 // (duplicates are re-acknowledged, READs re-executed and atomics answered from a
-// replay cache; gaps are NAKed once with a PSN sequence error), checks rkeys,
+// replay cache; a gap is NAKed with a PSN sequence error, and again when that NAK
+// or the resend it asked for is lost), checks rkeys,
 // access rights and bounds, DMA-writes RDMA WRITE payload, places SEND payload
 // into receive WQEs (the QP's or a shared receive queue's), answers READs and
 // atomics through the transmit pipeline within the IRD limit, writes receive
@@ -45,7 +46,7 @@ public:
   struct Counters {
     uint64_t requests = 0, duplicates = 0, out_of_sequence = 0, rnr_naks = 0, access_errors = 0,
              invalid_requests = 0, dropped = 0, acks_sent = 0, read_responses = 0, atomics = 0,
-             bad_opcode_sequence = 0;
+             bad_opcode_sequence = 0, repeated_naks = 0;
   };
   const Counters& counters() const { return counters_; }
 
@@ -75,6 +76,12 @@ private:
   static bool sequence_ok(const QpContext& qp, const packet::OpcodeInfo& info);
   void send_ack(QpContext& qp, uint8_t syndrome, Psn psn);
   void nak(QpContext& qp, NakCode code, Psn psn);
+  // A NAK (of any kind) is out: note when, and the PSN the repeat rule of
+  // sequence_nak measures the requester's going back against.
+  void outstanding_nak(QpContext& qp, Psn highest);
+  // A PSN-sequence NAK for the gap at the expected PSN; again if the first one
+  // or the resend it asked for was lost (see check_psn_rc).
+  void sequence_nak(QpContext& qp, Psn seen);
   // A Class C error of a request that no receive WQE answers for (RDMA WRITE,
   // READ, atomic; IBTA C9-222.1.1): on RC the requester gets the NAK, the
   // responder's client an affiliated asynchronous error (QP access error for a

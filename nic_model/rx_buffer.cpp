@@ -7,9 +7,8 @@ namespace rnicsim::nic {
 void RxBuffer::enable_pfc(const fabric::PfcParams& params, uint64_t rx_buffer_bytes) {
   if (port_ == nullptr || !params.enabled()) return;
   const uint32_t frame = ctx_.params().mtu + 128;
-  const uint64_t headroom = params.headroom_bytes > 0 ? params.headroom_bytes
-                                                      : fabric::default_headroom(port_->params(), frame);
-  xoff_ = rx_buffer_bytes > 2 * headroom ? rx_buffer_bytes - headroom : rx_buffer_bytes / 2;
+  headroom_ = fabric::headroom_for(params, port_->params(), ethernet_mtu(ctx_.params()));
+  xoff_ = rx_buffer_bytes > 2 * headroom_ ? rx_buffer_bytes - headroom_ : rx_buffer_bytes / 2;
   xon_ = xoff_ > 2 * frame ? xoff_ - 2 * frame : 0;
   pfc_ = std::make_unique<fabric::PfcGenerator>(ctx_.sim, ctx_.pool, *port_, ctx_.config.mac, params);
 }

@@ -23,12 +23,13 @@ public:
   void buffered(uint8_t priority, int64_t delta) override;
   const fabric::PfcGenerator* pfc() const { return pfc_.get(); }
   uint64_t peak() const { return peak_; }
+  uint64_t headroom() const { return headroom_; }  // 0 without PFC
 
 private:
   NicContext& ctx_;
   fabric::Port* port_ = nullptr;
   std::unique_ptr<fabric::PfcGenerator> pfc_;
-  uint64_t xoff_ = 0, xon_ = 0;
+  uint64_t headroom_ = 0, xoff_ = 0, xon_ = 0;
   std::array<uint64_t, 8> bytes_{};
   uint64_t total_ = 0, peak_ = 0;
 };

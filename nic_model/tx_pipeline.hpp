@@ -35,6 +35,8 @@ public:
   bool has_room(size_t bytes) const override;
   void submit(fabric::Frame&& frame, const packet::FrameLayout& layout, std::span<const DmaPiece> pieces,
               uint32_t qpn, TxOrigin origin) override;
+  // Frames still fetching their payload go out; only the port's queue is withdrawn from.
+  uint32_t withdraw(Qpn qpn, uint8_t priority, Psn from) override { return ports_.wire->withdraw(qpn, priority, from); }
   void dma_done(uint64_t tag, bool ok) override;
   bool take_loan(uint64_t tag, std::byte* dst, size_t length, const Loan& loan) override;
   size_t depth() const { return pending_.size(); }

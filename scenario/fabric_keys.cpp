@@ -84,8 +84,10 @@ const KeyInfo kPfcKeys[] = {
     {"xon", "xoff - xon_offset", "bytes (32KiB)", "below xoff", "static xoff: resume below this"},
     {"alpha", "0.125", "ratio", "1/1024..1024", "dynamic xoff: alpha x the free shared buffer"},
     {"xon_offset", "2KiB", "bytes (2KiB)", "", "xon this far below xoff"},
-    {"headroom", "auto (from cable delay, MTU and rate)", "auto | bytes (100KiB)", "",
-     "buffer per lossless priority of a port for what arrives after XOFF; auto: 2 x (frame + cable) + pause + frame"},
+    {"headroom", "auto (mlx5's: response delay, cable, MTU, rate)", "auto | bytes (100KiB)", "",
+     "buffer per lossless priority of a port for what arrives after XOFF; auto: rate x (response_delay + 17.28ns/m of "
+     "cable) + 2.72 x nic.eth_mtu, as mlx5 computes it"},
+    {"response_delay", "2408ns", "time (2408ns)", "", "a pause takes effect this long after it arrives (MAC/PHY and upper layer)"},
     {"quanta", "65535", "512-bit quanta", "1..65535", "pause time a PFC frame asks for"},
     {"refresh", "0.5", "share of the pause time", "0.01..1", "refresh a pause after this share of its time"},
     {"watchdog", "0 (off)", "time (100ms)", "", "a priority paused this long stops honouring pauses"},
@@ -207,6 +209,7 @@ void read_pfc_settings(const Reader& r, const YAML::Node& n, FabricSpec& f) {
   if (n["quanta"]) p.quanta = static_cast<uint16_t>(r.integer(n["quanta"], "pfc.quanta", 1, 0xFFFF));
   if (n["refresh"]) p.refresh = r.real(n["refresh"], "pfc.refresh (share of the pause time)", 0.01, 1.0);
   if (n["watchdog"]) f.pfc_watchdog = delay_of(r, n["watchdog"], "pfc.watchdog");
+  if (n["response_delay"]) f.pfc_response_delay = delay_of(r, n["response_delay"], "pfc.response_delay");
   if (n["nic_rx_buffer"]) {
     f.nic_rx_buffer_bytes = size_of(r, n["nic_rx_buffer"], "pfc.nic_rx_buffer");
     if (f.nic_rx_buffer_bytes < 16 * 1024) r.fail(n["nic_rx_buffer"], "pfc.nic_rx_buffer must be at least 16KiB");

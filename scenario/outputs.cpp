@@ -9,10 +9,12 @@
 namespace rnicsim::scenario {
 namespace {
 
-// Per port and priority: PFC sent and received, paused time (stats.json).
+// Per port and priority: PFC sent and received, paused time, and the headroom
+// kept for the port's lossless priorities (stats.json).
 void port_stats(sim::Stats& stats, const std::string& prefix, const fabric::Port& port,
-                const fabric::PfcGenerator* pfc) {
+                const fabric::PfcGenerator* pfc, uint64_t headroom) {
   const auto& c = port.counters();
+  if (pfc != nullptr) stats.counter(prefix + "pfc_headroom_bytes").add(headroom);
   stats.counter(prefix + "tx_frames").add(c.tx_frames);
   stats.counter(prefix + "drops_loss").add(c.drops_loss);
   if (c.drops_link_down > 0) stats.counter(prefix + "drops_link_down").add(c.drops_link_down);
@@ -54,6 +56,7 @@ void nic_stats(sim::Stats& stats, const Host& h) {
       {"cnps_sent", h.nic->stats().cnps_sent},
       {"responder.duplicates", rs.duplicates},
       {"responder.out_of_sequence", rs.out_of_sequence},
+      {"responder.repeated_naks", rs.repeated_naks},
       {"responder.rnr_naks", rs.rnr_naks},
       {"responder.bad_opcode_sequence", rs.bad_opcode_sequence},
       {"responder.acks_sent", rs.acks_sent},
@@ -72,7 +75,7 @@ sim::Stats& fill_stats(World& world, const std::vector<std::unique_ptr<Workload>
   sim::Stats& stats = world.sim().stats();
   for (const auto& h : world.hosts()) {
     nic_stats(stats, *h);
-    if (h->port) port_stats(stats, h->name + ".port0.", *h->port, h->nic->pfc());
+    if (h->port) port_stats(stats, h->name + ".port0.", *h->port, h->nic->pfc(), h->nic->pfc_headroom());
   }
   for (const auto& sw : world.switches()) {
     const std::string p = sw->name() + ".";
@@ -82,7 +85,7 @@ sim::Stats& fill_stats(World& world, const std::vector<std::unique_ptr<Workload>
     for (size_t d = 0; d < fabric::kDropCauseNames.size(); ++d)
       stats.counter(p + "drops." + std::string(fabric::kDropCauseNames[d])).add(sw->counters().drops[d]);
     for (size_t i = 0; i < sw->port_count(); ++i)
-      port_stats(stats, p + "port" + std::to_string(i) + ".", sw->port(i), sw->pfc(i));
+      port_stats(stats, p + "port" + std::to_string(i) + ".", sw->port(i), sw->pfc(i), sw->buffer().headroom_of(i));
   }
   for (const auto& w : workloads) stats.histogram("workload." + w->spec().name + ".latency_ps") = w->latency_ps();
   return stats;

@@ -70,6 +70,13 @@ void read_nic(const Reader& r, const YAML::Node& n, Scenario& s) {
   read_nic_settings(r, n, base_dir_of(s.file), settings);
   s.nic = settings.params;
   s.nic_preset = settings.preset;
+  if (const YAML::Node e = n["eth_mtu"]; e && s.link_layer == LinkLayer::Ib)
+    r.fail(e, "nic.eth_mtu is RoCE's; an InfiniBand port has only its IB MTU (nic.mtu)");
+  if (s.nic.eth_mtu != 0 && s.link_layer != LinkLayer::Ib) {
+    const uint32_t carried = nic::roce_mtu_for(s.nic.eth_mtu);
+    if (carried == 0) r.fail(n["eth_mtu"] ? n["eth_mtu"] : n, "nic.eth_mtu must carry a 256-byte IB MTU (352 bytes or more)");
+    s.nic.mtu = std::min(s.nic.mtu, carried);  // the port's active MTU, as the driver sets it
+  }
   s.path_mtu = s.nic.mtu;
 }
 
@@ -129,7 +136,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
     if (s.link_layer != LinkLayer::Ib) r.fail(c, "ib_credits needs link_layer: ib (Ethernet has pfc)");
     read_ib_credits(r, c, s.fabric, s.nic.mtu);
   }
-  s.fabric.switch_params.max_frame_bytes = s.nic.mtu + 128;
+  s.fabric.switch_params.eth_mtu = nic::ethernet_mtu(s.nic);
   const YAML::Node topology = root["topology"];
 
   // Hosts.

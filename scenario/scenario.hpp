@@ -133,6 +133,7 @@ struct FabricSpec {
   // InfiniBand link-level credits: each port's receive buffer per VL (0 = off).
   uint64_t ib_vl_buffer_bytes = 0;
   sim::Duration pfc_watchdog = sim::Duration::zero();
+  sim::Duration pfc_response_delay = fabric::kPfcResponseDelay;  // see fabric::PortParams
   bool has_switches() const {
     for (const auto& n : topology.nodes)
       if (n.is_switch) return true;

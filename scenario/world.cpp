@@ -128,6 +128,7 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const Mem
     p.gilbert_elliott = l.gilbert_elliott;
     if (ib) p.vl_credit_bytes = s.fabric.ib_vl_buffer_bytes;
     p.pfc_watchdog = s.fabric.pfc_watchdog;
+    p.pfc_response_delay = s.fabric.pfc_response_delay;
     fabric::Port& a = port_at(l.a, p);
     fabric::Port& b = port_at(l.b, p);
     wires.emplace_back(&a, &b);

@@ -118,8 +118,12 @@ elif mode == "nic_pfc":
     assert stats["a.port0.pfc_pause_rx.p3"] == stats["b.port0.pfc_xoff_tx.p3"], stats
     assert stats["a.port0.pfc_paused_ps.p3"] > 0, stats
     peak = stats["b.nic.rx_buffer_peak_bytes"]
-    # 64 KiB buffer; XOFF at 64 KiB less the headroom (~33 KiB for 1 us at 100 Gb/s), so the peak stays under 64 KiB.
-    assert 16 * 1024 < peak <= 64 * 1024, peak
+    # 64 KiB buffer; mlx5's headroom for 1 us (200 m) at 100 Gb/s is more than
+    # half of it, so XOFF comes at half the buffer and what the headroom allows
+    # for arrives on top: the peak stays within XOFF + headroom.
+    headroom = stats["b.port0.pfc_headroom_bytes"]
+    assert headroom > 32 * 1024, headroom
+    assert 16 * 1024 < peak <= 32 * 1024 + headroom, (peak, headroom)
     print(f"b paused a {stats['b.port0.pfc_xoff_tx.p3']} times; b's receive buffer peaked at {peak} bytes")
 elif mode == "faults":
     tshark, check = sys.argv[5:7]
@@ -157,21 +161,23 @@ elif mode == "fat_tree":
     assert min(core) >= sum(core) / 4 / 2, core
     print(f"fat-tree all-to-all: {s['messages']} flows, core switches forwarded {core}")
 elif mode == "gbn_loss":
-    # Each loss costs what was in flight behind it: the link's round trip and
-    # the NIC's transmit buffer (128 KiB: 32 packets). Run again with a 4 MiB
-    # transmit buffer, each loss then resends about 1 000 packets.
+    # Each loss costs what was on the wire behind it (the link's round trip):
+    # what still waited in the NIC's transmit buffer is taken back, not sent
+    # twice, so a 4 MiB transmit buffer no longer resends ~30x what a 128 KiB one does.
     s, stats = run("gbn_loss")
     g = {w["name"]: w["gbps"] for w in s["workloads"]}
     deep, deep_stats = run("gbn_loss", sets=["nic.tx_buffer_bytes=4194304"], tag="_deep")
     d = {w["name"]: w["gbps"] for w in deep["workloads"]}
     assert g["loss_1e-5"] > 90, g
     assert 0.85 * g["loss_1e-5"] < g["loss_1e-3"] < 0.99 * g["loss_1e-5"], g
+    # At 3e-2 lost NAKs still wait for the 67 ms ACK timeout (nak_repeat_interval
+    # is off by default).
     assert g["loss_3e-2"] < 2, g
-    assert d["loss_1e-3"] < 0.7 * d["loss_1e-5"], d
+    assert d["loss_1e-3"] > 0.9 * g["loss_1e-3"], (d, g)
     # Host c sends on the 1e-3 link.
     resent = stats["c.nic.retransmitted_packets"]
     resent_deep = deep_stats["c.nic.retransmitted_packets"]
-    assert resent_deep > 4 * resent, (resent, resent_deep)
+    assert resent_deep < 4 * resent, (resent, resent_deep)
     print("go-back-N goodput: " + ", ".join(f"{k} {v:.2f} Gb/s" for k, v in g.items()) +
           f"; with a 4 MiB transmit buffer at 1e-3: {d['loss_1e-3']:.2f} Gb/s" +
           f"; packets resent {resent} and {resent_deep}")

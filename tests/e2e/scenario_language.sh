@@ -18,7 +18,7 @@ awk 'NR > 2 { if (NR > 3 && $2 > prev) bad = 1; prev = $2 } END { exit bad }' "$
 
 # --set replaces a value (here the sweep itself, by one value) and an expectation
 # that does not hold fails the run with exit 1, naming the measured value.
-"$rnicsim" run "$scen/sweep_expect.yaml" --set 'sweep={links.0.loss: [0.01]}' --set 'expect=[w.throughput > 50Gbps]' \
+"$rnicsim" run "$scen/sweep_expect.yaml" --set 'sweep={links.0.loss: [0.01]}' --set 'expect=[w.throughput > 90Gbps]' \
   > "$dir/fail.txt" 2>&1; rc=$?
 [ $rc -eq 1 ] || fail "a failed expectation should exit 1, got $rc"
 grep -q 'EXPECT FAILED' "$dir/fail.txt" || fail "the table should say EXPECT FAILED"

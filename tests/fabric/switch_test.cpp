@@ -145,10 +145,11 @@ TEST(Switch, PfcIncastIsLosslessAndPausesTheSenders) {
   EXPECT_LT(s.rx[2].last - sim::Time::zero(), line * 2000 + 3_us);
 }
 
-TEST(Switch, PauseStopsAPriorityForItsQuanta) {
+TEST(Switch, PauseStopsAPriorityForItsQuantaAfterTheResponseDelay) {
   sim::Simulator sim(1);
   fabric::FramePool pool;
   fabric::PortParams p;  // 100 Gb/s: a quantum is 5.12 ns
+  ASSERT_EQ(p.pfc_response_delay, 2408_ns);
   fabric::Port a(sim, "a", p), b(sim, "b", p);
   fabric::Port::connect(a, b);
   Counter rx;
@@ -162,7 +163,10 @@ TEST(Switch, PauseStopsAPriorityForItsQuanta) {
   fabric::Frame pause = pool.acquire(packet::kPfcFrameBytes);
   packet::write_pfc(pf, pause.bytes());
   b.send_control(std::move(pause));
-  sim.scheduler().run_until(sim::Time::zero() + 2_us);
+  // It arrives after 1 us and takes effect 2.408 us later.
+  sim.scheduler().run_until(sim::Time::zero() + 3_us);
+  EXPECT_FALSE(a.paused(3));
+  sim.scheduler().run_until(sim::Time::zero() + 4_us);
   EXPECT_TRUE(a.paused(3));
   // a sends one frame on priority 3 and one on priority 0 back to b.
   Counter at_b;
@@ -175,8 +179,9 @@ TEST(Switch, PauseStopsAPriorityForItsQuanta) {
   sim.scheduler().run_until(sim::Time::max());
   EXPECT_EQ(at_b.frames, 2u);
   EXPECT_EQ(at_b.by_sport[2], 1u);
-  // The pause arrived after 64+24 bytes of wire time and 1 us; it lasted 5.12 us.
-  const sim::Time pause_start = sim::Time::zero() + a.wire_time(60) + 1_us;
+  // The pause arrived after 64+24 bytes of wire time and 1 us, took effect after
+  // the response delay and lasted 5.12 us.
+  const sim::Time pause_start = sim::Time::zero() + a.wire_time(60) + 1_us + p.pfc_response_delay;
   EXPECT_EQ(a.counters().paused_time[3], 5120_ns);
   EXPECT_EQ(at_b.last, pause_start + 5120_ns + frame_time + 1_us);
   EXPECT_EQ(rx.frames, 0u);  // the MAC consumed the pause
@@ -360,7 +365,21 @@ TEST(Switch, TooSmallHeadroomOverflowsAndIsCounted) {
   EXPECT_EQ(overflow, c.drops_total());  // the lossless priority lost nothing else
   EXPECT_EQ(s.rx[2].frames + overflow, 2000u);
   // The default headroom for the same links holds everything (PfcIncastIsLosslessAndPausesTheSenders).
-  EXPECT_GT(fabric::default_headroom(s.sw->port(0).params(), sp.max_frame_bytes), 25u * 1024);
+  EXPECT_GT(fabric::default_headroom(s.sw->port(0).params(), sp.eth_mtu), 25u * 1024);
+}
+
+TEST(Pfc, DefaultHeadroomIsWhatMlx5ReservesForTheLink) {
+  fabric::PortParams link;
+  link.delay = 35_ns;  // 7 m at 5 ns/m
+  // The mlx5 driver's xoff for 100 Gb/s, 7 m, MTU 1500:
+  // (301 + 216 x 7 / 100) x 100000 / 1000 + 272 x 1500 / 100 = 35 680 bytes.
+  EXPECT_EQ(fabric::default_headroom(link, 1500), 35680u);
+  EXPECT_EQ(fabric::default_headroom(link, 9000), 31600u + 24480u);
+  link.rate_bps = 40'000'000'000;
+  EXPECT_EQ(fabric::default_headroom(link, 1500), 16720u);  // (301 + 15) x 40 + 4080
+  // The response delay is the budget's first term: without it, cable and MTUs.
+  link.pfc_response_delay = sim::Duration::zero();
+  EXPECT_EQ(fabric::default_headroom(link, 1500), 600u + 4080u);
 }
 
 TEST(Switch, PauseRefreshedBeforeItRunsOutKeepsThePeerPausedUntilXon) {

@@ -85,12 +85,15 @@ struct FakeTransmit : TransmitPort {
     s.origin = origin;
     sent.push_back(std::move(s));
   }
+  // Everything submitted counts as on the wire: nothing to take back.
+  uint32_t withdraw(Qpn, uint8_t, Psn) override { return 0; }
 };
 
 struct FakeWire : WirePort {
   std::vector<packet::PacketFields> sent;  // ACKs and NAKs
   bool has_room(size_t) const override { return true; }
   void transmit(fabric::Frame&& frame) override { sent.push_back(parse_sent(frame).fields); }
+  uint32_t withdraw(Qpn, uint8_t, Psn) override { return 0; }
 };
 
 struct FakeResponses : ResponsePort {

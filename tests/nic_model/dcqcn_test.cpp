@@ -276,7 +276,9 @@ TEST(CongestionHooks, ResentPacketsAreToldAndNeverTimed) {
   ListenedStream s(0.02, 11);
   const Listening& cc = *s.cc;
   EXPECT_GT(s.qp->retransmitted_packets, 0u);
-  EXPECT_EQ(cc.resent, s.qp->retransmitted_packets);
+  // Told "resent" is every packet built again; the retransmission count leaves
+  // out those a rewind took back from the transmit buffer before the wire.
+  EXPECT_GE(cc.resent, s.qp->retransmitted_packets);
   EXPECT_EQ(cc.sent + cc.resent, s.qp->tx_packets);
   for (Duration rtt : cc.rtts) EXPECT_LT(rtt, Duration::ms(1));  // never a timeout's length
 }

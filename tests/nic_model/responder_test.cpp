@@ -289,6 +289,25 @@ TEST_F(ResponderTest, ASendWithNoReceiveWqeIsAnsweredWithAnRnrNak) {
   EXPECT_TRUE(fetch.kicked.empty());
 }
 
+// The packets behind an RNR-NAKed SEND were already on their way: they are no
+// sign of a lost resend, whatever PSN an earlier NAK left behind (here the
+// first PSN is more than half the PSN space away from 0). A resend lost after
+// the requester went back is NAKed again.
+TEST_F(ResponderTest, PacketsInFlightBehindAnRnrNakAreNotNakedAgain) {
+  QpContext& q = qp();
+  constexpr uint32_t kFirst = 0x900000;
+  q.epsn = q.message_start = Psn(kFirst);
+  q.min_rnr_timer = 9;
+  request(q, req(Opcode::RcSendOnly, kFirst, true), pattern(8));
+  request(q, req(Opcode::RcSendOnly, kFirst + 1, true), pattern(8));
+  request(q, req(Opcode::RcSendOnly, kFirst + 2, true), pattern(8));
+  EXPECT_EQ(acks(), (Acks{{aeth_rnr_nak(9), kFirst}}));
+  EXPECT_EQ(responder.counters().repeated_naks, 0u);
+  request(q, req(Opcode::RcSendOnly, kFirst + 1, true), pattern(8));  // the resend of kFirst was lost
+  EXPECT_EQ(acks().back(), std::make_pair(aeth_nak(NakCode::PsnSequenceError), kFirst));
+  EXPECT_EQ(responder.counters().repeated_naks, 1u);
+}
+
 TEST_F(ResponderTest, ASendWaitsForReceiveWqesBeingFetched) {
   QpContext& q = qp();
   q.rq.producer = 1;  // posted, not fetched yet

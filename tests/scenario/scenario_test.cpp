@@ -1224,6 +1224,8 @@ TEST(Params, ListedDefaultsAreTheLoadersDefaults) {
   EXPECT_EQ(real(def("pfc", "refresh")), sw.pfc.refresh);
   EXPECT_EQ(size(def("pfc", "nic_rx_buffer")), s.fabric.nic_rx_buffer_bytes);
   EXPECT_EQ(s.fabric.pfc_watchdog, sim::Duration::zero());
+  EXPECT_EQ(time(def("pfc", "response_delay")), s.fabric.pfc_response_delay);
+  EXPECT_EQ(s.fabric.pfc_response_delay, fabric::PortParams{}.pfc_response_delay);
   EXPECT_EQ(count(def("captures[]", "snaplen")), s.captures[0].snaplen);
   EXPECT_EQ(def("faults[]", "direction"), "both");
   EXPECT_TRUE(s.faults[0].tx && s.faults[0].rx);
@@ -1355,6 +1357,39 @@ TEST(FabricKeys, ErrorsNameFileLineAndColumn) {
                "do not go together");
   expect_error("link_layer: ib\nhosts: [{name: a}]\npfc: {}\n", 3, 6, "InfiniBand has credits");
   expect_error(kHosts + "workloads: [{op: write, from: a, to: b, priority: 9}]\n", 6, 51, "priority");
+}
+
+TEST(NicKeys, EthernetMtuCapsTheRoceMtuAndIsRoceOnly) {
+  // As the driver's active MTU: 1500 carries 1024, 4200 and 9000 carry 4096.
+  EXPECT_EQ(parse_scenario(kTwoLinked + "nic: {eth_mtu: 1500}\n", "t.yaml").path_mtu, 1024u);
+  EXPECT_EQ(parse_scenario(kTwoLinked + "nic: {eth_mtu: 4200}\n", "t.yaml").path_mtu, 4096u);
+  EXPECT_EQ(parse_scenario(kTwoLinked + "nic: {eth_mtu: 9000, mtu: 2048}\n", "t.yaml").path_mtu, 2048u);
+  EXPECT_EQ(nic::ethernet_mtu(parse_scenario(kTwoLinked, "t.yaml").nic), 4200u);
+  EXPECT_EQ(nic::ethernet_mtu(parse_scenario(kTwoLinked + "nic: {mtu: 1024}\n", "t.yaml").nic), 1500u);
+  expect_error(kTwoLinked + "nic: {eth_mtu: 300}\n", 3, 16, "carry a 256-byte IB MTU");
+  expect_error("link_layer: ib\n" + kTwoLinked + "nic: {eth_mtu: 1500}\n", 4, 16, "RoCE's");
+}
+
+TEST(Run, StatsShowThePfcHeadroomMlx5WouldReserve) {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("rnicsim_headroom_" + std::to_string(::getpid()))).string();
+  RunOptions o = quiet();
+  o.out_dir = dir;
+  const Summary sum = run_text(
+      "hosts: [{name: a}, {name: b}]\ntopology: {kind: single_switch, rate: 100Gbps, delay: 35ns}\n"
+      "nic: {eth_mtu: 1500}\npfc: {}\n"
+      "workloads: [{op: write, from: a, to: b, size: 64KiB, iterations: 10}]\n",
+      "t.yaml", o);
+  ASSERT_TRUE(sum.completed);
+  std::ifstream in(dir + "/stats.json");
+  const auto counters = nlohmann::json::parse(in)["counters"];
+  std::filesystem::remove_all(dir);
+  int ports = 0;
+  for (const auto& [name, value] : counters.items())
+    if (name.ends_with(".pfc_headroom_bytes")) {
+      EXPECT_EQ(value, 35680) << name;  // 100 Gb/s, 7 m, MTU 1500: mlx5's xoff
+      ++ports;
+    }
+  EXPECT_EQ(ports, 4) << counters;  // both NICs and both switch ports
 }
 
 TEST(Run, HeadroomOverflowIsReportedLoudly) {
