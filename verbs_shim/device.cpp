@@ -22,10 +22,6 @@ namespace nic = rnicsim::nic;
 namespace rnicsim::shim {
 namespace {
 
-constexpr uint32_t kVendorId = 0xFFFFFF;  // no vendor's: programs take no vendor-specific path
-constexpr uint32_t kVendorPartId = 0x5253;
-constexpr int kMaxQp = 65536, kMaxWr = 32768, kMaxCqe = 32767;
-
 Device* the_device() {
   static Device* d = [] {
     auto* dev = new Device{};
@@ -42,80 +38,11 @@ Device* the_device() {
   return d;
 }
 
-ibv_mtu mtu_enum(uint32_t bytes) {
-  switch (bytes) {
-    case 256: return IBV_MTU_256;
-    case 512: return IBV_MTU_512;
-    case 1024: return IBV_MTU_1024;
-    case 2048: return IBV_MTU_2048;
-    default: return IBV_MTU_4096;
-  }
-}
-
-// IB speed per lane of a 4x port carrying `bps`.
-uint8_t active_speed(uint64_t bps) {
-  const uint64_t lane = bps / 4;
-  if (lane <= 2'500'000'000ull) return 1;    // SDR
-  if (lane <= 5'000'000'000ull) return 2;    // DDR
-  if (lane <= 10'000'000'000ull) return 4;   // QDR
-  if (lane <= 14'000'000'000ull) return 16;  // FDR
-  if (lane <= 25'000'000'000ull) return 32;  // EDR
-  if (lane <= 50'000'000'000ull) return 64;  // HDR
-  return 128;                                // NDR
-}
-
-// The port's GID table. InfiniBand: one entry, the port GID. RoCE: what mlx5
-// shows for a port with an address: RoCE v1 and v2 for the link-local IPv6
-// address (fe80::/64 and the MAC's EUI-64), then v1 and v2 for the host's own
-// address. Every entry reaches the same port; the wire carries the scenario's
-// link layer (RoCE v1 entries included).
-struct GidEntry {
-  ibv_gid gid;
-  ibv_gid_type type;
-};
-
-uint32_t gid_count(const proto::DeviceInfo& info) { return info.link_layer == proto::kLinkLayerIb ? 1 : kRoceGids; }
-
-GidEntry gid_entry(const proto::DeviceInfo& info, uint32_t index) {
-  GidEntry e{};
-  if (info.link_layer == proto::kLinkLayerIb) {
-    std::memcpy(e.gid.raw, info.gid, 16);
-    e.type = IBV_GID_TYPE_IB;
-    return e;
-  }
-  e.type = index % 2 == 0 ? IBV_GID_TYPE_ROCE_V1 : IBV_GID_TYPE_ROCE_V2;
-  if (index >= 2) {
-    std::memcpy(e.gid.raw, info.gid, 16);
-    return e;
-  }
-  std::array<uint8_t, 6> mac;
-  std::memcpy(mac.data(), info.mac, mac.size());
-  const std::array<uint8_t, 16> gid = proto::link_local_gid(mac);
-  std::memcpy(e.gid.raw, gid.data(), gid.size());
-  return e;
-}
-
 }  // namespace
 
 int query_port(ibv_context* context, uint8_t port, ibv_port_attr* out, size_t len) {
-  if (port != 1) return EINVAL;
-  const proto::DeviceInfo& info = context_of(context)->device->info;
-  ibv_port_attr a{};
-  a.state = IBV_PORT_ACTIVE;
-  a.max_mtu = IBV_MTU_4096;
-  a.active_mtu = mtu_enum(info.mtu);
-  a.gid_tbl_len = static_cast<int>(gid_count(info));
-  a.port_cap_flags = info.link_layer == proto::kLinkLayerIb ? IBV_PORT_CM_SUP : 0;
-  a.max_msg_sz = 1u << 31;
-  a.pkey_tbl_len = 1;
-  a.lid = info.link_layer == proto::kLinkLayerIb ? info.lid : 0;
-  a.sm_lid = info.link_layer == proto::kLinkLayerIb ? 1 : 0;
-  a.max_vl_num = 1;
-  a.subnet_timeout = 18;
-  a.active_width = 2;  // 4x
-  a.active_speed = active_speed(info.rate_bps);
-  a.phys_state = 5;    // LinkUp
-  a.link_layer = info.link_layer;
+  if (port != proto::kPortNum) return EINVAL;
+  const ibv_port_attr a = proto::port_attr(context_of(context)->device->info);
   std::memcpy(out, &a, std::min(len, sizeof a));
   return 0;
 }
@@ -226,36 +153,7 @@ int ibv_close_device(ibv_context* context) {
 }
 
 int ibv_query_device(ibv_context* context, ibv_device_attr* attr) {
-  const proto::DeviceInfo& info = context_of(context)->device->info;
-  *attr = ibv_device_attr{};
-  std::snprintf(attr->fw_ver, sizeof attr->fw_ver, "rnicsim 0.1.0");
-  attr->node_guid = info.node_guid;
-  attr->sys_image_guid = info.node_guid;
-  attr->max_mr_size = uint64_t{1} << 40;
-  attr->page_size_cap = 4096;
-  attr->vendor_id = kVendorId;
-  attr->vendor_part_id = kVendorPartId;
-  attr->hw_ver = 1;
-  attr->max_qp = kMaxQp;
-  attr->max_qp_wr = kMaxWr;
-  attr->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_PORT_ACTIVE_EVENT;
-  attr->max_sge = static_cast<int>(rnicsim::nic::kMaxSge);
-  attr->max_sge_rd = static_cast<int>(rnicsim::nic::kMaxSge);
-  attr->max_cq = kMaxQp;
-  attr->max_cqe = kMaxCqe;
-  attr->max_mr = kMaxQp;
-  attr->max_pd = kMaxQp;
-  attr->max_qp_rd_atom = 16;
-  attr->max_res_rd_atom = 16 * kMaxQp;
-  attr->max_qp_init_rd_atom = 16;
-  attr->atomic_cap = IBV_ATOMIC_HCA;
-  attr->max_ah = kMaxQp;
-  attr->max_srq = kMaxQp;
-  attr->max_srq_wr = kMaxWr;
-  attr->max_srq_sge = static_cast<int>(rnicsim::nic::kMaxSge);
-  attr->max_pkeys = 1;
-  attr->local_ca_ack_delay = 15;
-  attr->phys_port_cnt = 1;
+  *attr = proto::device_attr(context_of(context)->device->info);
   return 0;
 }
 
@@ -267,8 +165,8 @@ int ibv_query_port(ibv_context* context, uint8_t port, _compat_ibv_port_attr* at
 
 int ibv_query_gid(ibv_context* context, uint8_t port, int index, ibv_gid* gid) {
   const proto::DeviceInfo& info = context_of(context)->device->info;
-  if (port != 1 || index < 0 || static_cast<uint32_t>(index) >= gid_count(info)) return fail(EINVAL, -1);
-  *gid = gid_entry(info, static_cast<uint32_t>(index)).gid;
+  if (port != 1 || index < 0 || static_cast<uint32_t>(index) >= proto::gid_count(info)) return fail(EINVAL, -1);
+  *gid = proto::gid_entry(info, static_cast<uint32_t>(index)).gid;
   return 0;
 }
 
@@ -276,8 +174,8 @@ int _ibv_query_gid_ex(ibv_context* context, uint32_t port, uint32_t index, ibv_g
                       size_t entry_size) {
   if (flags != 0 || entry_size < sizeof(ibv_gid_entry)) return EINVAL;
   const proto::DeviceInfo& info = context_of(context)->device->info;
-  if (port != 1 || index >= gid_count(info)) return ENODATA;
-  const GidEntry e = gid_entry(info, index);
+  if (port != 1 || index >= proto::gid_count(info)) return ENODATA;
+  const proto::GidEntry e = proto::gid_entry(info, index);
   *entry = ibv_gid_entry{};
   entry->gid = e.gid;
   entry->gid_index = index;
@@ -290,7 +188,7 @@ int _ibv_query_gid_ex(ibv_context* context, uint32_t port, uint32_t index, ibv_g
 ssize_t _ibv_query_gid_table(ibv_context* context, ibv_gid_entry* entries, size_t max_entries, uint32_t flags,
                              size_t entry_size) {
   if (flags != 0 || entry_size < sizeof(ibv_gid_entry)) return -EINVAL;
-  const uint32_t n = gid_count(context_of(context)->device->info);
+  const uint32_t n = proto::gid_count(context_of(context)->device->info);
   if (max_entries < n) return -EINVAL;
   for (uint32_t i = 0; i < n; ++i) {
     auto* e = reinterpret_cast<ibv_gid_entry*>(reinterpret_cast<char*>(entries) + i * entry_size);
@@ -302,8 +200,8 @@ ssize_t _ibv_query_gid_table(ibv_context* context, ibv_gid_entry* entries, size_
 // IBVERBS_PRIVATE: 0 = IB/RoCEv1, 1 = RoCEv2 (enum ibv_gid_type_sysfs).
 int ibv_query_gid_type(ibv_context* context, uint8_t port, unsigned int index, int* type) {
   const proto::DeviceInfo& info = context_of(context)->device->info;
-  if (port != 1 || index >= gid_count(info)) return fail(EINVAL, -1);
-  *type = gid_entry(info, index).type == IBV_GID_TYPE_ROCE_V2 ? 1 : 0;
+  if (port != 1 || index >= proto::gid_count(info)) return fail(EINVAL, -1);
+  *type = proto::gid_entry(info, index).type == IBV_GID_TYPE_ROCE_V2 ? 1 : 0;
   return 0;
 }
 

@@ -19,8 +19,6 @@ namespace nic = rnicsim::nic;
 namespace rnicsim::shim {
 namespace {
 
-constexpr uint32_t kMaxWr = 32768;
-constexpr int kMaxCqe = 32767;
 constexpr unsigned kKnownAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
                                   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |
                                   IBV_ACCESS_HUGETLB;
@@ -71,7 +69,7 @@ void clean_cq(ibv_cq* cq, uint32_t qpn) {
 
 Cq* create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel, int comp_vector) {
   Context* c = context_of(context);
-  if (cqe <= 0 || cqe > kMaxCqe || comp_vector < 0 || comp_vector >= context->num_comp_vectors)
+  if (cqe <= 0 || cqe > proto::kMaxCqe || comp_vector < 0 || comp_vector >= context->num_comp_vectors)
     return fail(EINVAL, nullptr);
   auto* q = new (std::nothrow) Cq;
   if (q == nullptr) return fail(ENOMEM, nullptr);
@@ -114,7 +112,7 @@ ibv_qp* create_qp(ibv_context* context, ibv_pd* pd, const ibv_qp_init_attr& in, 
   Context* c = context_of(context);
   if (pd == nullptr || in.send_cq == nullptr || in.recv_cq == nullptr) return fail(EINVAL, nullptr);
   const ibv_qp_cap& cap = in.cap;
-  if (cap.max_send_wr > kMaxWr || cap.max_recv_wr > kMaxWr || cap.max_send_sge > nic::kMaxSge ||
+  if (cap.max_send_wr > proto::kMaxWr || cap.max_recv_wr > proto::kMaxWr || cap.max_send_sge > nic::kMaxSge ||
       cap.max_recv_sge > nic::kMaxSge || cap.max_inline_data > nic::kMaxInline)
     return fail(EINVAL, nullptr);
   proto::CreateQpReq req;
@@ -174,7 +172,7 @@ ibv_cq_ex* create_cq_ex(ibv_context* context, ibv_cq_init_attr_ex* attr) {
   if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
       (attr->flags & ~uint32_t{IBV_CREATE_CQ_ATTR_SINGLE_THREADED | IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN}) != 0)
     return fail(EOPNOTSUPP, nullptr);
-  if (attr->cqe > static_cast<uint32_t>(kMaxCqe)) return fail(EINVAL, nullptr);
+  if (attr->cqe > static_cast<uint32_t>(proto::kMaxCqe)) return fail(EINVAL, nullptr);
   Cq* q = create_cq(context, static_cast<int>(attr->cqe), attr->cq_context, attr->channel,
                     static_cast<int>(attr->comp_vector));
   if (q == nullptr) return nullptr;
@@ -355,7 +353,7 @@ int ibv_destroy_cq(ibv_cq* cq) {
 
 int ibv_resize_cq(ibv_cq* cq, int cqe) {
   auto* q = reinterpret_cast<Cq*>(cq);
-  if (cqe <= 0 || cqe > kMaxCqe) return EINVAL;
+  if (cqe <= 0 || cqe > proto::kMaxCqe) return EINVAL;
   // The ring does not move: a CQ can shrink or grow within the ring it has.
   if (static_cast<uint32_t>(cqe) >= q->entries) return EINVAL;
   // Not below the completions the CQ holds once the work already posted
@@ -495,7 +493,7 @@ int ibv_set_ece(ibv_qp*, ibv_ece*) { return EOPNOTSUPP; }
 
 ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
   Context* c = context_of(pd->context);
-  if (attr->attr.max_wr == 0 || attr->attr.max_wr > kMaxWr || attr->attr.max_sge > nic::kMaxSge ||
+  if (attr->attr.max_wr == 0 || attr->attr.max_wr > proto::kMaxWr || attr->attr.max_sge > nic::kMaxSge ||
       attr->attr.srq_limit > attr->attr.max_wr)
     return fail(EINVAL, nullptr);
   proto::CreateSrqReq req;
@@ -606,7 +604,7 @@ int ibv_init_ah_from_wc(ibv_context*, uint8_t port_num, ibv_wc* wc, ibv_grh* grh
     ah_attr->grh.dgid.raw[10] = ah_attr->grh.dgid.raw[11] = 0xFF;
     std::memcpy(ah_attr->grh.dgid.raw + 12, ipv4 + 12, 4);
     ah_attr->grh.traffic_class = ipv4[1];
-    ah_attr->grh.sgid_index = kGidIndexIpv4RoceV2;
+    ah_attr->grh.sgid_index = proto::kGidIndexIpv4RoceV2;
     return 0;
   }
   ah_attr->grh.dgid = grh->sgid;

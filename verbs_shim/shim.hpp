@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "nic_model/queue_format.hpp"
+#include "verbs_shim/device_facts.hpp"
 #include "verbs_shim/protocol.hpp"
 #include "verbs_shim/wire.hpp"
 
@@ -18,11 +19,6 @@ namespace rnicsim::shim {
 
 namespace proto = verbs_proto;
 namespace nic = ::rnicsim::nic;
-
-// A RoCE port's GID table, in mlx5's order: the link-local GID as RoCE v1 and
-// v2, then the port's IP address (IPv4-mapped) as RoCE v1 and v2.
-inline constexpr uint32_t kRoceGids = 4;
-inline constexpr uint8_t kGidIndexIpv4RoceV2 = 3;
 
 // The one connection of this process to the daemon (opened by the first
 // ibv_get_device_list), and the device it gave the process.
@@ -52,6 +48,10 @@ int call(proto::Op op, const Req& req, Rep& rep) {
 
 struct Device {
   ibv_device dev;  // first: the application's ibv_device*
+  // Where rdma-core's verbs_device keeps its provider's ops: a vendor library
+  // loaded beside the shim (libmlx5's mlx5dv_is_supported) reads it to ask
+  // whether the device is its own. No provider's.
+  const void* provider_ops = nullptr;
   proto::DeviceInfo info;
 };
 
