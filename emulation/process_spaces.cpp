@@ -20,9 +20,9 @@ size_t ProcessSpaces::attach(pid_t pid) {
   if (free == kDaemon) {
     if (spaces_.size() >= kMaxSlots) return kDaemon;
     free = spaces_.size();
-    spaces_.push_back({std::make_unique<ProcessHostMemory>()});
+    spaces_.push_back({std::make_unique<ProcessHostMemory>(), std::make_unique<SlotFaults>(*this, free)});
     spaces_.back().memory->set_mover(mover_);
-    spaces_.back().memory->set_fault_listener(fault_listener_);
+    spaces_.back().memory->set_fault_listener(spaces_.back().faults.get());
   }
   Slot& s = spaces_[free];
   s.pid = pid;
@@ -119,7 +119,12 @@ void ProcessSpaces::work_completed(uint32_t qpn, uint32_t last_psn) {
 
 void ProcessSpaces::set_fault_listener(nic::MemoryFaultListener* l) {
   fault_listener_ = l;
-  for_each([&](ProcessHostMemory& m) { m.set_fault_listener(l); });
+  daemon_.set_fault_listener(l);  // the slots' listeners ask for it as they hear
+}
+
+void ProcessSpaces::SlotFaults::write_failed(uint64_t addr, uint64_t length) {
+  if (spaces_.fault_listener_ == nullptr) return;
+  spaces_.fault_listener_->write_failed(addr < kAddressLimit ? nic_address(slot_, addr) : addr, length);
 }
 
 void ProcessSpaces::set_mover(PayloadMover* mover) {

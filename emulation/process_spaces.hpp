@@ -60,8 +60,20 @@ public:
   uint64_t shared_accesses() const { return sum(&ProcessHostMemory::shared_accesses); }
 
 private:
+  // A process's memory reports a write it could not make at the process's own
+  // address; the NIC knows it at the slot's tag above it.
+  class SlotFaults : public nic::MemoryFaultListener {
+  public:
+    SlotFaults(const ProcessSpaces& spaces, size_t slot) : spaces_(spaces), slot_(slot) {}
+    void write_failed(uint64_t addr, uint64_t length) override;
+
+  private:
+    const ProcessSpaces& spaces_;
+    size_t slot_;
+  };
   struct Slot {
     std::unique_ptr<ProcessHostMemory> memory;
+    std::unique_ptr<SlotFaults> faults;
     pid_t pid = 0;  // 0: free
     int sessions = 0;
   };

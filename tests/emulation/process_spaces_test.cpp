@@ -1,6 +1,7 @@
 #include "emulation/process_spaces.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +40,32 @@ TEST(ProcessSpaces, ASlotsTagSaysWhoseMemory) {
   EXPECT_EQ(out[0], std::byte{0x22});
   EXPECT_FALSE(spaces.read(ProcessSpaces::nic_address(b, addr_of(mine.data())), out));
   EXPECT_FALSE(spaces.read(ProcessSpaces::nic_address(a, addr_of(theirs.data())), out));
+}
+
+// A write the second slot's process could not take (its pages gone after the
+// write was accepted) is reported at the address the NIC wrote to: the
+// slot's tag above the process's address, so the NIC finds the QP that wrote.
+TEST(ProcessSpaces, AFailedWriteIsReportedAtTheSlotsAddress) {
+  struct Faults : nic::MemoryFaultListener {
+    std::vector<std::pair<uint64_t, uint64_t>> failed;
+    void write_failed(uint64_t addr, uint64_t length) override { failed.emplace_back(addr, length); }
+  } faults;
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  ProcessSpaces spaces;
+  spaces.set_fault_listener(&faults);
+  const size_t a = spaces.attach(getpid() + 1000000);  // another process, first
+  const size_t b = spaces.attach(getpid());
+  ASSERT_NE(a, b);
+  spaces.space(b).add_region(addr_of(page), 4096, nic::kAccessLocalWrite);
+  ASSERT_EQ(mmap(page, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0), page);
+  const std::array<std::byte, 64> bytes{};
+  const uint64_t at = ProcessSpaces::nic_address(b, addr_of(page) + 128);
+  spaces.write(at, bytes);
+  spaces.flush();
+  ASSERT_EQ(faults.failed.size(), 1u);
+  EXPECT_EQ(faults.failed[0], std::make_pair(at, uint64_t{64}));
+  munmap(page, 4096);
 }
 
 // Segments go to the space they were added to; the daemon's own to none of
