@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "emulation/host_launch.hpp"
 #include "emulation/server.hpp"
 #include "scenario/scenario.hpp"
 #include "verbs_shim/protocol.hpp"
@@ -211,13 +212,13 @@ int exec_program(ExecArgs a, const Program& program) {
   const std::string path = old != nullptr && *old != '\0' ? lib + ":" + old : lib;
   setenv("LD_LIBRARY_PATH", path.c_str(), 1);
   setenv(verbs_proto::kSocketEnv, a.socket_path.c_str(), 1);
-  if (!a.host.empty()) setenv(verbs_proto::kHostEnv, a.host.c_str(), 1);
   if (a.passthrough) setenv("RNICSIM_MODE", "passthrough", 1);
   // A reproducible run: the addresses the program puts on the wire (RETHs,
   // addresses in its messages) must not change run to run.
   if (a.clock == emulation::ClockMode::Virtual && personality(personality(0xffffffff) | ADDR_NO_RANDOMIZE) < 0)
     std::cerr << "rnicsim exec: cannot turn address-space randomisation off (" << std::strerror(errno)
               << "); the addresses the program sends will differ run to run\n";
+  if (!a.passthrough) return emulation::launch_on_host({a.socket_path, a.host, program, true}, std::cerr);
   std::vector<char*> argv;
   for (const std::string& arg : program) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);

@@ -216,9 +216,35 @@ int ibv_get_pkey_index(ibv_context*, uint8_t port, __be16 pkey) {
   return (be16toh(pkey) & 0x7FFF) == 0x7FFF ? 0 : fail(ENOENT, -1);
 }
 
-// No sysfs files: the device lives in the daemon.
-int ibv_read_sysfs_file(const char*, const char*, char*, size_t) { return fail(ENOENT, -1); }
-int ibv_get_sysfs_path(char*, size_t) { return fail(ENOENT, -1); }
+// sysfs as rdma-core reads it: under `rnicsim exec` the host's own view shows
+// the device there (emulation/host_view). One value, its trailing newline off;
+// -1 with errno where there is no such file.
+int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t size) {
+  char path[512];
+  if (size == 0 || std::snprintf(path, sizeof path, "%s/%s", dir, file) >= static_cast<int>(sizeof path))
+    return fail(ENAMETOOLONG, -1);
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, buf, size);
+  close(fd);
+  if (n <= 0) return static_cast<int>(n);
+  if (static_cast<size_t>(n) == size) --n;  // cut to fit its terminator
+  buf[n] = '\0';
+  if (buf[n - 1] == '\n') buf[--n] = '\0';
+  return static_cast<int>(n);
+}
+
+// SYSFS_PATH where set (its trailing slashes off), else /sys.
+int ibv_get_sysfs_path(char* path, size_t len) {
+  const char* env = std::getenv("SYSFS_PATH");
+  const char* root = env != nullptr && *env != '\0' ? env : "/sys";
+  size_t n = std::strlen(root);
+  while (n > 1 && root[n - 1] == '/') --n;
+  if (n >= len) return fail(ENAMETOOLONG, -1);
+  std::memcpy(path, root, n);
+  path[n] = '\0';
+  return 0;
+}
 
 int ibv_get_async_event(ibv_context* context, ibv_async_event* event) {
   Context* c = context_of(context);
