@@ -135,13 +135,8 @@ proto::AhWire RdmaCm::ah_to(const packet::Ipv6Addr& gid, uint16_t lid, uint8_t t
   return a;
 }
 
-// The address the RDMA CM knows a host by: on RoCE its IP address; on
-// InfiniBand that of its IPoIB interface, the IPv4 address the host would
-// have on RoCE (10.0.0.1, 10.0.0.2, ...).
 packet::Ipv6Addr RdmaCm::ip_address(size_t host) const {
-  const scenario::Host& h = *world_.hosts()[host];
-  if (!packet::is_ib(h.nic->config().link)) return h.address.ip;
-  return scenario::default_host_ip(host, scenario::LinkLayer::RoceV2Ipv4);
+  return scenario::network_address(*world_.hosts()[host], host);
 }
 
 std::optional<size_t> RdmaCm::host_of(const proto::CmAddr& a) const {

@@ -8,6 +8,16 @@ namespace rnicsim::scenario {
 
 uint64_t port_guid(size_t index) { return 0x020000FFFE000000ull | ((index + 1) & 0xFFFFFF); }
 
+packet::Ipv6Addr network_address(const Host& h, size_t index) {
+  if (!packet::is_ib(h.nic->config().link)) return h.address.ip;
+  return default_host_ip(index, LinkLayer::RoceV2Ipv4);
+}
+
+std::array<uint8_t, 6> host_mac(size_t index) {
+  return {0x02, 0x00, 0x00, static_cast<uint8_t>(index >> 16), static_cast<uint8_t>(index >> 8),
+          static_cast<uint8_t>(index + 1)};
+}
+
 packet::Ipv6Addr default_host_ip(size_t index, LinkLayer layer) {
   packet::Ipv6Addr ip{};
   if (layer == LinkLayer::RoceV2Ipv6) {
@@ -79,10 +89,7 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const Mem
   for (size_t i = 0; i < s.hosts.size(); ++i) {
     auto h = std::make_unique<Host>();
     h->name = s.hosts[i].name;
-    // Locally administered MACs 02:00:00:00:00:NN (i >> 8 and i + 1 in the last
-    // two bytes, distinct for 2^24 hosts with i >> 16 before them).
-    h->address.mac = {0x02, 0x00, 0x00, static_cast<uint8_t>(i >> 16), static_cast<uint8_t>(i >> 8),
-                      static_cast<uint8_t>(i + 1)};
+    h->address.mac = host_mac(i);
     h->address.ip = host_ip(s.hosts[i], i, s.link_layer);
     // LIDs as a subnet manager would assign them: the scenario's, or 1, 2, ... in host order.
     h->address.lid = s.hosts[i].lid != 0 ? s.hosts[i].lid : static_cast<uint16_t>(i + 1);

@@ -25,6 +25,9 @@ inline constexpr size_t kCompletionStatuses = 22;
 // The port GUID of host `index`: an EUI-64 with the locally administered bit
 // set, 02:00:00:ff:fe + the host number (24 bits).
 uint64_t port_guid(size_t index);
+// The MAC of host `index`: locally administered, 02:00:00 then the host number
+// (i >> 16, i >> 8, i + 1), distinct for 2^24 hosts.
+std::array<uint8_t, 6> host_mac(size_t index);
 // The IP address of host `index` when the scenario gives none (RoCEv2; as an
 // IPv4-mapped address for IPv4). IPv4: 10.0.0.0/8, 254 hosts per /24, never a .0
 // or .255 host byte: host i is 10.B.C.D with D = i % 254 + 1 and B.C = i / 254
@@ -41,6 +44,11 @@ struct Host {
   nic::AddressVector address;  // how peers reach this host
   std::array<uint64_t, kCompletionStatuses> completions{};  // CQEs reaped, by ibv_wc_status
 };
+
+// The address host `index` (`h`) has where its programs' sockets and the RDMA
+// CM know it: on RoCE its IP address; on InfiniBand that of its IPoIB
+// interface, the IPv4 address it would have on RoCE (10.0.0.1, 10.0.0.2, ...).
+packet::Ipv6Addr network_address(const Host& h, size_t index);
 
 class World {
 public:
