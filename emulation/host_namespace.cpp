@@ -106,25 +106,43 @@ std::string user_namespace_advice() {
          "allow unshare(CLONE_NEWUSER) for this user";
 }
 
-std::string enter_own_mounts() {
+std::string enter_own_namespaces(int kinds) {
   const uid_t uid = geteuid();
   const gid_t gid = getegid();
   const auto refused = [] {
     const std::string what = failed("unshare");  // before the advice's own reads change errno
     return what + "; " + user_namespace_advice();
   };
-  if (uid != 0) {
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return refused();
-    // The ids stay what they were; setgroups must be refused before a gid map.
-    if (!write_file("/proc/self/setgroups", "deny") ||
-        !write_file("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1") ||
-        !write_file("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1"))
-      return failed("the user namespace's id maps");
-  } else if (unshare(CLONE_NEWNS) != 0) {
-    return refused();
-  }
+  if (unshare(kinds | (uid != 0 ? CLONE_NEWUSER : 0)) != 0) return refused();
+  // The ids stay what they were; setgroups must be refused before a gid map.
+  if (uid != 0 && (!write_file("/proc/self/setgroups", "deny") ||
+                   !write_file("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1") ||
+                   !write_file("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1")))
+    return failed("the user namespace's id maps");
   // Nothing mounted from here on reaches the mounts of any other namespace.
+  if ((kinds & CLONE_NEWNS) != 0 && mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return failed("making / private");
+  return {};
+}
+
+std::string enter_own_mounts() { return enter_own_namespaces(CLONE_NEWNS); }
+
+std::string enter_host(pid_t user_ns_pid, pid_t net_ns_pid) {
+  const auto join = [](pid_t pid, const char* kind, int type) -> std::string {
+    const std::string path = "/proc/" + std::to_string(pid) + "/ns/" + kind;
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return failed("open " + path);
+    const int rc = setns(fd, type);
+    close(fd);
+    return rc == 0 ? "" : failed(std::string("joining the host's ") + kind + " namespace");
+  };
+  if (user_ns_pid != 0)
+    if (std::string e = join(user_ns_pid, "user", CLONE_NEWUSER); !e.empty()) return e;
+  if (std::string e = join(net_ns_pid, "net", CLONE_NEWNET); !e.empty()) return e;
+  if (unshare(CLONE_NEWNS) != 0) return failed("unshare");
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return failed("making / private");
+  // A sysfs of the host's network namespace: /sys/class/net is its interfaces.
+  if (mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) return failed("sysfs on /sys");
   return {};
 }
 

@@ -10,6 +10,8 @@
 // own file system, so /dev/null and /sys/class/net work as before.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -18,10 +20,17 @@
 
 namespace rnicsim::emulation {
 
-// Puts this process (single-threaded) in a mount namespace of its own, whose
-// mounts reach no other; when not root, first in a user namespace that maps
-// its user and group ids to themselves. "" or why not, with what to enable.
-std::string enter_own_mounts();
+// Puts this process (single-threaded) in new namespaces of `kinds`
+// (CLONE_NEWNS, CLONE_NEWNET; a new mount namespace's mounts reach no other);
+// when not root, inside a new user namespace that maps its user and group ids
+// to themselves. "" or why not, with what to enable.
+std::string enter_own_namespaces(int kinds);
+std::string enter_own_mounts();  // CLONE_NEWNS
+
+// Joins a host's network (host_network: the user namespace of process
+// `user_ns_pid` unless 0, the network namespace of `net_ns_pid`), then a mount
+// namespace of its own with a sysfs of that network at /sys.
+std::string enter_host(pid_t user_ns_pid, pid_t net_ns_pid);
 
 // Covers directory `dir` as said above; `fill` writes the new entries into it.
 std::string cover_directory(const std::string& dir, const std::vector<std::string>& left_out,

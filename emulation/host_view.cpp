@@ -70,6 +70,9 @@ void add_device_files(std::vector<ViewFile>& out, const HostView& v, const std::
   add("device/vendor", format("0x%04x\n", attr.vendor_id & 0xFFFF));
   add("device/device", format("0x%04x\n", attr.vendor_part_id));
   add("device/uevent", "PCI_SLOT_NAME=0000:00:00.0\n");
+  // The port's netdev, as its PCI function lists it (pyverbs and rdma-core's
+  // tests look here): /sys/class/net/<if> itself.
+  if (!v.netdev.empty()) out.push_back({dir + "/device/net/" + v.netdev, "../../../../net/" + v.netdev, true});
 }
 
 void add_port_files(std::vector<ViewFile>& out, const HostView& v, const std::string& dir) {
@@ -127,6 +130,11 @@ std::string write_view_files(const std::string& root, const std::vector<ViewFile
     const fs::path path = fs::path(root) / f.path;
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
+    if (f.symlink) {
+      fs::create_symlink(f.text, path, ec);
+      if (ec) return "cannot link " + path.string() + ": " + ec.message();
+      continue;
+    }
     std::ofstream out(path, std::ios::binary);
     out << f.text;
     if (ec || !out.flush()) return "cannot write " + path.string() + ": " + std::strerror(errno);

@@ -23,7 +23,8 @@ struct HostView {
 
 struct ViewFile {
   std::string path;  // below /sys/class
-  std::string text;
+  std::string text;  // or, for a symlink, its target
+  bool symlink = false;
 };
 
 // Every file of the device's /sys/class entries, in the kernel's formats.

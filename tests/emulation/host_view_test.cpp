@@ -62,6 +62,12 @@ TEST(HostView, TheGidTableIsTheVerbsOwnWithItsTypesAndNetdev) {
   EXPECT_EQ(m.at(port + "gid_attrs/types/3"), "RoCE v2\n");
   EXPECT_EQ(m.at(port + "gid_attrs/ndevs/3"), "eth0\n");
   EXPECT_EQ(m.count(port + "gids/4"), 0u) << "no more entries than ibv_query_port's gid_tbl_len";
+  const auto files = sysfs_class_files(v);
+  const auto net = std::find_if(files.begin(), files.end(),
+                                [](const ViewFile& f) { return f.path == "infiniband/rnicsim0/device/net/eth0"; });
+  ASSERT_NE(net, files.end());
+  EXPECT_TRUE(net->symlink);
+  EXPECT_EQ(net->text, "../../../../net/eth0") << "from /sys/class/infiniband/rnicsim0/device/net to /sys/class/net";
 }
 
 TEST(HostView, AnInfinibandPortHasItsLidAndNoNetdev) {

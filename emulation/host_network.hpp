@@ -1,0 +1,59 @@
+// Each emulated host as a machine on a network: a network namespace per host
+// whose interface (eth0) has the host's scenario MAC and address, the hosts'
+// interfaces joined by a bridge in a namespace of the network's own, so that a
+// program's own TCP and UDP sockets reach the other hosts at their scenario
+// addresses, and "localhost" is the program's own host, as on a cluster.
+// Rootless: where the daemon is not root, everything is inside one user
+// namespace that maps the user to itself. Nothing outside changes.
+//
+// The namespaces are held by small processes (a keeper, and one holder per
+// host) that die with the daemon; a program joins its host's through
+// /proc/PID/ns (host_namespace's enter_host). The interfaces are made with
+// iproute2's ip, run in the namespaces.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rnicsim::emulation {
+
+struct NetworkHost {
+  std::array<uint8_t, 16> ip{};  // IPv6; IPv4 as an IPv4-mapped address
+  std::array<uint8_t, 6> mac{};
+};
+
+// An address as ip writes it: dotted for an IPv4-mapped one.
+std::string address_text(const std::array<uint8_t, 16>& ip);
+
+class HostNetwork {
+public:
+  static constexpr const char* kInterface = "eth0";
+
+  // Builds the network of `hosts`; nullptr and `error` says why not.
+  static std::unique_ptr<HostNetwork> create(const std::vector<NetworkHost>& hosts, std::string& error);
+  ~HostNetwork();
+  HostNetwork(const HostNetwork&) = delete;
+  HostNetwork& operator=(const HostNetwork&) = delete;
+
+  // The keeper, whose user namespace the programs join (0: none, the daemon is root).
+  pid_t user_ns_pid() const { return user_ns_ ? keeper_ : 0; }
+  // The process whose network namespace is host `i`'s.
+  pid_t net_ns_pid(size_t i) const { return holders_.at(i); }
+
+private:
+  HostNetwork() = default;
+  pid_t keeper_ = 0;
+  bool user_ns_ = false;
+  std::vector<pid_t> holders_;
+};
+
+// The `ip -batch` commands that give a host its interface, address and a route
+// to each other host (the bridge is one link: every host is a neighbour).
+std::string host_ip_commands(const std::vector<NetworkHost>& hosts, size_t i);
+
+}  // namespace rnicsim::emulation
