@@ -52,7 +52,7 @@ std::string self_dir() {
 namespace {
 
 struct ExecArgs {
-  std::string host, socket_path, scenario_file;
+  std::string host, socket_path, scenario_file, network = "shared";
   bool passthrough = false;
   emulation::ClockMode clock = emulation::ClockMode::Real;
   sim::LogLevel log_level = sim::LogLevel::Warn;
@@ -61,6 +61,11 @@ struct ExecArgs {
 int exec_program(ExecArgs a, const Program& program);
 
 constexpr std::string_view kOnOff[] = {"on", "off"};
+// --network's names: each host a network namespace of its own, or the machine's.
+constexpr std::string_view kNetworkNames[] = {"namespaces", "shared"};
+constexpr const char* kNetworkHelp =
+    "namespaces: each host has its address on an interface of its own, which the other hosts' programs reach "
+    "(and localhost is the program's own host); shared: every program has the machine's network";
 // --clock's names, in emulation::ClockMode's order.
 constexpr std::string_view kClockNames[] = {"real", "virtual"};
 static_assert(static_cast<int>(emulation::ClockMode::Virtual) == 1);
@@ -75,7 +80,7 @@ CLI::Option* add_clock(CLI::App& sub, emulation::ClockMode& clock, const std::st
 Action add_serve(CLI::App& sub, const Program&) {
   struct Args {
     emulation::ServeOptions o;
-    std::string file, payload_mover = "on", ib_capture;
+    std::string file, payload_mover = "on", ib_capture, network = "shared";
     uint64_t idle_exit = 0;
     double settle_ms = static_cast<double>(o.settle.count()) / 1000;
   };
@@ -114,9 +119,11 @@ Action add_serve(CLI::App& sub, const Program&) {
       ->check(whole_number(0, UINT32_MAX))
       ->type_name("SECONDS")
       ->capture_default_str();
+  one_of(sub.add_option("--network", a->network, kNetworkHelp)->capture_default_str(), kNetworkNames);
   add_log_level(sub, a->o.log_level);
   return [a] {
     a->o.payload_mover = a->payload_mover == "on";
+    a->o.host_network = a->network == "namespaces";
     a->o.idle_exit = std::chrono::seconds(a->idle_exit);
     a->o.settle = std::chrono::microseconds(static_cast<int64_t>(a->settle_ms * 1000));
     try {
@@ -147,6 +154,9 @@ Action add_exec(CLI::App& sub, const Program& program) {
   add_clock(sub, a->clock,
             "the clock of the daemon exec starts; virtual also runs the program without address-space "
             "randomisation, since the addresses it sends appear on the wire");
+  one_of(sub.add_option("--network", a->network, std::string("the network of the daemon exec starts; ") + kNetworkHelp)
+             ->capture_default_str(),
+         kNetworkNames);
   sub.add_flag("--passthrough", a->passthrough, "no daemon: every verb goes to the system's libibverbs");
   add_log_level(sub, a->log_level)->description("what the daemon exec starts logs, from the most");
   sub.footer("Everything after -- is the program and its arguments; rnicsim reads none of it.");
@@ -180,6 +190,7 @@ int start_daemon(const ExecArgs& a, const std::string& dir) {
     std::vector<const char*> argv = {self.c_str(), "serve", "--socket", a.socket_path.c_str(), "--idle-exit", "10",
                                      "--log-level", level.c_str()};
     if (a.clock == emulation::ClockMode::Virtual) argv.insert(argv.end(), {"--clock", "virtual"});
+    if (a.network != "shared") argv.insert(argv.end(), {"--network", a.network.c_str()});
     if (!a.scenario_file.empty()) argv.push_back(a.scenario_file.c_str());
     argv.push_back(nullptr);
     execv(self.c_str(), const_cast<char* const*>(argv.data()));

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "emulation/host_network.hpp"
 #include "emulation/program_state.hpp"
 #include "scenario/workload.hpp"
 
@@ -97,6 +98,11 @@ void ControlOps::describe_host(const Session& s, proto::DeviceInfo& info) const 
   std::memcpy(info.gid, cfg.ip.data(), 16);
   std::memcpy(info.mac, cfg.mac.data(), 6);
   info.daemon_pid = getpid();
+  if (network_ != nullptr) {
+    info.user_ns_pid = network_->user_ns_pid();
+    info.net_ns_pid = network_->net_ns_pid(s.host);
+    std::snprintf(info.netdev, sizeof info.netdev, "%s", HostNetwork::kInterface);
+  }
 }
 
 // A process is on the host it asks for by name, if no other process is on it

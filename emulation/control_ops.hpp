@@ -19,6 +19,8 @@
 namespace rnicsim::emulation {
 
 // One request being served.
+class HostNetwork;
+
 struct Call {
   Session& session;
   const verbs_proto::Received& request;
@@ -48,6 +50,8 @@ public:
       : scenario_(s), options_(o), out_(out), registry_(registry), rdma_cms_(rdma_cms), settling_(settling),
         wake_fd_(wake_fd) {}
   Context* context_of(const Session& s, uint32_t ctx) const { return registry_.context_of(s.fd, ctx); }
+  // The hosts' network, if they have one: Hello tells a program how to join it.
+  void set_network(const HostNetwork* network) { network_ = network; }
 
   // Session-scoped: before any context.
   int hello(Call& c, const verbs_proto::HelloReq& q, verbs_proto::DeviceInfo& info);
@@ -92,6 +96,7 @@ private:
   std::vector<std::unique_ptr<RdmaCm>>& rdma_cms_;
   std::vector<Settling>& settling_;
   int wake_fd_;
+  const HostNetwork* network_ = nullptr;
 };
 
 }  // namespace rnicsim::emulation

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "emulation/control_ops.hpp"
+#include "emulation/host_network.hpp"
 #include "emulation/doorbell_scanner.hpp"
 #include "emulation/op_table.hpp"
 #include "emulation/payload_mover.hpp"
@@ -82,6 +83,7 @@ private:
   // Handles one request; false when the session is over.
   bool handle(Session& s);
   void end_session(Session& s);
+  void start_network();
   // Fires the events that are due; the DMA writes they made reach the programs.
   // Whether any fired.
   bool run_simulation();
@@ -114,6 +116,7 @@ private:
   int wake_fd_;
   Sessions sessions_;
   std::vector<Settling> settling_;
+  std::unique_ptr<HostNetwork> network_;  // with host_network: each host's namespace
   ControlOps ops_;
   DoorbellScanner doorbells_;
   Clock::time_point idle_since_ = Clock::now();
@@ -132,6 +135,7 @@ Server::Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream&
       ops_(scenario_, options_, out_, registry_, rdma_cms_, settling_, wake_fd_),
       doorbells_(registry_, *executor_, sessions_, o.clock, o.settle) {
   world_.sim().log().set_level(o.log_level);
+  if (o.host_network) start_network();  // before the mover's thread: it forks
   if (o.payload_mover && PayloadMover::worthwhile()) mover_ = std::make_unique<PayloadMover>();
   for (size_t i = 0; i < registry_.hosts().size(); ++i) {
     HostState& h = *registry_.hosts()[i];
@@ -148,6 +152,19 @@ Server::Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream&
     timeline_ = std::make_unique<scenario::Timeline>(o.timeline.path, o.timeline.filter);
     for (const auto& h : world_.hosts()) timeline_->attach(*h);
   }
+}
+
+void Server::start_network() {
+  std::vector<NetworkHost> hosts;
+  for (size_t i = 0; i < world_.hosts().size(); ++i) {
+    const scenario::Host& h = *world_.hosts()[i];
+    hosts.push_back({scenario::network_address(h, i), h.address.mac});
+  }
+  std::string error;
+  network_ = HostNetwork::create(hosts, error);
+  if (!network_)
+    out_ << "rnicsim serve: the hosts share this machine's network, none of their own (" << error << ")" << std::endl;
+  ops_.set_network(network_.get());
 }
 
 Server::~Server() {

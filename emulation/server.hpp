@@ -42,6 +42,9 @@ struct ServeOptions {
   // Received payload written into the programs by a second thread (see
   // emulation/payload_mover.hpp); off, or with one CPU: by the simulation thread.
   bool payload_mover = true;
+  // Each host a network namespace of its own (emulation/host_network), its
+  // programs' sockets on the host's address; else they share the machine's.
+  bool host_network = false;
   sim::LogLevel log_level = sim::LogLevel::Warn;  // of the simulation's logger
 };
 

@@ -23,7 +23,7 @@
 namespace rnicsim::verbs_proto {
 
 inline constexpr uint32_t kMagic = 0x524E4943;  // "RNIC"
-inline constexpr uint16_t kVersion = 5;
+inline constexpr uint16_t kVersion = 6;
 
 // Environment the launcher sets for the program.
 inline constexpr const char* kSocketEnv = "RNICSIM_SOCKET";
@@ -125,6 +125,12 @@ struct DeviceInfo {
   uint8_t mac[6] = {};
   int32_t daemon_pid = 0;
   uint32_t process_memory = 0;  // 1: the daemon read the probe word (process_vm_readv works)
+  // The host's network (emulation/host_network), 0 where it has none: processes
+  // whose user and network namespaces a program on the host joins, and the
+  // name of its interface there.
+  int32_t user_ns_pid = 0;
+  int32_t net_ns_pid = 0;
+  char netdev[16] = {};
 };
 
 struct OpenContextReq {

@@ -16,6 +16,7 @@ import array
 import ctypes
 import errno
 import os
+import re
 import socket
 import stat
 import struct
@@ -23,7 +24,10 @@ import subprocess
 import sys
 import time
 
-MAGIC, VERSION = 0x524E4943, 5  # verbs_shim/protocol.hpp
+MAGIC = 0x524E4943
+# The protocol's version, read where it is declared.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../verbs_shim/protocol.hpp")) as _f:
+    VERSION = int(re.search(r"kVersion = (\d+);", _f.read()).group(1))
 HDR = struct.Struct("<IHHIi")  # magic, version, op, length, status
 (HELLO, OPEN_CONTEXT, CLOSE_CONTEXT, ALLOC_PD, DEALLOC_PD, REG_MR, DEREG_MR, CREATE_CQ, DESTROY_CQ, CREATE_QP,
  MODIFY_QP, QUERY_QP, DESTROY_QP, CREATE_SRQ, MODIFY_SRQ, DESTROY_SRQ, CREATE_AH, REREG_MR, SETTLE_CQ) = range(1, 20)

@@ -3,8 +3,8 @@
 # and libfabric look: /sys/class/infiniband (the same GUID, GIDs and port as
 # the verbs), /sys/class/infiniband_verbs and /dev/infiniband/uverbs0, each
 # host its own; outside, nothing changed. UCX's IB module opens the device.
-# Where namespaces are refused the program still runs, with a message that
-# says what to allow. The launcher passes signals on and ends as its program.
+# Where namespaces are refused the program still runs, and a daemon serves on
+# the machine's network, with a message that says what to allow. The launcher passes signals on and ends as its program.
 # usage: host_view.sh RNICSIM WITHOUT_NAMESPACES OUTDIR
 set -u
 rnicsim=$1 without=$2 out=$3
@@ -31,18 +31,22 @@ ex -- ibv_devinfo -v > "$out/devinfo.txt" 2>&1
 grep -q "board_id:.*RNICSIM_0001" "$out/devinfo.txt" || bad "ibv_devinfo read no board_id from sysfs"
 
 # UCX's IB module takes the device: a memory domain with the verbs transports.
-if command -v ucx_info > /dev/null; then
-  ex -- ucx_info -d > "$out/ucx_info.txt" 2>&1
-  grep -q "Memory domain: rnicsim0" "$out/ucx_info.txt" || bad "ucx_info -d has no rnicsim0 memory domain"
-  grep -q "Transport: rc_verbs" "$out/ucx_info.txt" || bad "ucx_info -d has no rc_verbs"
-  grep -q "Transport: ud_verbs" "$out/ucx_info.txt" || bad "ucx_info -d has no ud_verbs"
-fi
+ex -- ucx_info -d > "$out/ucx_info.txt" 2>&1
+grep -q "Memory domain: rnicsim0" "$out/ucx_info.txt" || bad "ucx_info -d has no rnicsim0 memory domain"
+grep -q "Transport: rc_verbs" "$out/ucx_info.txt" || bad "ucx_info -d has no rc_verbs"
+grep -q "Transport: ud_verbs" "$out/ucx_info.txt" || bad "ucx_info -d has no ud_verbs"
 
 # Namespaces refused: the message says what to allow, and the program runs.
 "$without" "$rnicsim" exec --socket "$sock" -- ibv_devices > "$out/refused.txt" 2>&1 || bad "refused: exit $?"
 grep -q "runs without host host0's view" "$out/refused.txt" || bad "refused: no message"
 grep -q "allow" "$out/refused.txt" || bad "refused: the message says nothing to allow"
 grep -q "rnicsim0" "$out/refused.txt" || bad "refused: the program did not run"
+
+# A daemon asked for a network of the hosts' own where namespaces are refused
+# serves on the machine's network, and says why and what to allow.
+timeout 30 "$without" "$rnicsim" serve --network namespaces --socket "$tmp/refused.sock" --idle-exit 1 \
+  > "$out/refused_serve.txt" 2>&1 || bad "refused serve: exit $?"
+grep -q "share this machine's network.*allow" "$out/refused_serve.txt" || bad "refused serve: no message"
 
 # Signals reach the program, and the launcher ends as it did.
 "$rnicsim" exec --socket "$sock" -- sleep 30 &

@@ -1,0 +1,56 @@
+#!/bin/bash
+# `serve --network namespaces`: each host is a machine on a network. A
+# program's own sockets have its host's address on eth0 (the host's MAC, the
+# netdev its GIDs name in sysfs), reach the other hosts at their scenario
+# addresses, and "localhost" is the program's own host. A pingpong connects
+# its TCP side channel to the server's host address, as on a cluster. Outside
+# the namespaces nothing changes.
+# usage: host_network.sh RNICSIM OUTDIR PORT
+set -u
+rnicsim=$1 out=$2 port=$3
+mkdir -p "$out"
+. "$(dirname "$0")/daemon.sh"
+links_before=$(ip -o link | wc -l)
+start_daemon "$rnicsim" "$out/daemon.log" --network namespaces
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+ex() { "$rnicsim" exec --socket "$sock" "$@"; }
+
+ex --host host1 -- ip -br addr show dev eth0 > "$out/addr.txt" 2>&1
+grep -q "10.0.0.2/32" "$out/addr.txt" || bad "host1 has no 10.0.0.2 on eth0: $(cat "$out/addr.txt")"
+[ "$(ex --host host1 -- cat /sys/class/net/eth0/address)" = "02:00:00:00:00:02" ] || bad "eth0 has not host1's MAC"
+[ "$(ex --host host1 -- cat /sys/class/infiniband/rnicsim0/ports/1/gid_attrs/ndevs/3)" = "eth0" ] ||
+  bad "GID 3's netdev is not eth0"
+[ "$(ip -o link | wc -l)" -eq "$links_before" ] || bad "the machine's own interfaces changed"
+
+# host0 listens on every address of its own; host1 reaches it at 10.0.0.1,
+# and its own localhost is not host0.
+server='import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1); s.settimeout(20)
+c, a = s.accept(); c.sendall(("hello " + a[0]).encode()); c.close()'
+client='import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5); print(s.recv(64).decode())'
+ex --host host0 -- python3 -c "$server" "$port" > "$out/server.txt" 2>&1 &
+listener=$!
+sleep 1
+ex --host host1 -- python3 -c "$client" 127.0.0.1 "$port" > "$out/localhost.txt" 2>&1 &&
+  bad "host1's localhost reached host0's listener"
+[ "$(ex --host host1 -- python3 -c "$client" 10.0.0.1 "$port" 2>&1)" = "hello 10.0.0.2" ] ||
+  bad "host1 did not reach host0 at 10.0.0.1 from 10.0.0.2"
+wait $listener
+
+port2=$((port + 1))
+ex --host host0 -- ibv_rc_pingpong -g 3 -p $port2 -n 100 > "$out/pp_server.txt" 2>&1 &
+pp=$!
+sleep 1
+timeout 60 "$rnicsim" exec --socket "$sock" --host host1 -- ibv_rc_pingpong -g 3 -p $port2 -n 100 10.0.0.1 \
+  > "$out/pp_client.txt" 2>&1 || bad "the pingpong client: exit $?"
+wait $pp || bad "the pingpong server: exit $?"
+grep -q "100 iters in" "$out/pp_client.txt" || bad "the pingpong did not run: $(cat "$out/pp_client.txt")"
+
+kill -INT $daemon; wait $daemon
+[ "$(ip -o link | wc -l)" -eq "$links_before" ] || bad "interfaces left behind"
+cat "$out/daemon.log"
+[ $fail -eq 0 ] && echo PASS
+exit $fail
