@@ -25,6 +25,17 @@ sys=/sys/class/infiniband/rnicsim0
 [ "$(ex -- stat -L -c %F /dev/infiniband/uverbs0)" = "character special file" ] || bad "/dev/infiniband/uverbs0"
 ex -- ls /sys/class/net | grep -qx lo || bad "/sys/class/net lost its entries"
 [ -e /sys/class/infiniband/rnicsim0 ] && bad "the view leaked out of the program's namespace"
+# Two programs started at once get a host each: the launcher claims its host
+# before the program starts (the first holds it until the second has run).
+rm -f "$out/second_ran"
+ex -- sh -c "cat $sys/node_guid; for _ in \$(seq 400); do [ -e $out/second_ran ] && break; sleep 0.05; done" \
+  > "$out/first.txt" 2>&1 &
+first=$!
+ex -- sh -c "cat $sys/node_guid; touch $out/second_ran" > "$out/second.txt" 2>&1 &
+second=$!
+wait $first $second
+[ "$(sort "$out/first.txt" "$out/second.txt" | tr '\n' ' ')" = "0200:00ff:fe00:0001 0200:00ff:fe00:0002 " ] ||
+  bad "two programs started at once: $(cat "$out/first.txt" "$out/second.txt")"
 
 # ibv_devinfo's board_id comes from sysfs (ibv_read_sysfs_file), the rest from the verbs.
 ex -- ibv_devinfo -v > "$out/devinfo.txt" 2>&1
