@@ -9,10 +9,10 @@ RNICSIM_BUILD_PACKAGES="g++ cmake ninja-build pkg-config libgtest-dev libgmock-d
   libpcap-dev libyaml-cpp-dev libibverbs-dev librdmacm-dev libisal-dev libns3-dev libcli11-dev nlohmann-json3-dev"
 # Tests: real RDMA programs, the protocol decoder and an independent ICRC implementation;
 # matplotlib for `rnicsim plot` (and its test); iproute2 (ss; ip for the hosts' network) and util-linux
-# (setpriv) for the shim tests; ucx-utils (ucx_info) for the host view's test;
+# (setpriv) for the shim tests; ucx-utils (ucx_info) and libfabric-bin (fi_pingpong) for the hosts' tests;
 # clang and its runtime libraries (libFuzzer, sanitizers) for the fuzz preset's fuzzers.
 RNICSIM_TEST_PACKAGES="ibverbs-utils rdmacm-utils perftest python3-pyverbs tshark python3-scapy python3-matplotlib iproute2 util-linux
-  ucx-utils clang libclang-rt-14-dev"
+  ucx-utils libfabric-bin clang libclang-rt-14-dev"
 
 rnicsim_missing_packages() {
   local missing="" p

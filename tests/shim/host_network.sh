@@ -3,7 +3,8 @@
 # program's own sockets have its host's address on eth0 (the host's MAC, the
 # netdev its GIDs name in sysfs), reach the other hosts at their scenario
 # addresses, and "localhost" is the program's own host. A pingpong connects
-# its TCP side channel to the server's host address, as on a cluster. Outside
+# its TCP side channel to the server's host address, as on a cluster, and so
+# does libfabric's fi_pingpong over its verbs provider. Outside
 # the namespaces nothing changes.
 # usage: host_network.sh RNICSIM OUTDIR PORT
 set -u
@@ -48,6 +49,16 @@ timeout 60 "$rnicsim" exec --socket "$sock" --host host1 -- ibv_rc_pingpong -g 3
   > "$out/pp_client.txt" 2>&1 || bad "the pingpong client: exit $?"
 wait $pp || bad "the pingpong server: exit $?"
 grep -q "100 iters in" "$out/pp_client.txt" || bad "the pingpong did not run: $(cat "$out/pp_client.txt")"
+
+# libfabric's verbs provider (RDM endpoints over ofi_rxm, the default): its
+# out-of-band socket and its RDMA CM connection both go to host0's address.
+ex --host host0 -- fi_pingpong -p verbs -I 100 -B $((port + 2)) > "$out/fi_server.txt" 2>&1 &
+fi=$!
+sleep 1
+timeout 60 "$rnicsim" exec --socket "$sock" --host host1 -- fi_pingpong -p verbs -I 100 -P $((port + 2)) 10.0.0.1 \
+  > "$out/fi_client.txt" 2>&1 || bad "fi_pingpong client: exit $?"
+wait $fi || bad "fi_pingpong server: exit $?"
+grep -qE "^4k +100 +=100 " "$out/fi_client.txt" || bad "fi_pingpong did not run: $(tail -3 "$out/fi_client.txt")"
 
 kill -INT $daemon; wait $daemon
 [ "$(ip -o link | wc -l)" -eq "$links_before" ] || bad "interfaces left behind"
