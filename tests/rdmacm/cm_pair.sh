@@ -23,11 +23,12 @@ set -u
 all_args=("$@")
 rnicsim=$1 out=$2 scenario=$3 port=$4
 shift 4
-pcap="" clock="" expect="" expect_server="" expect_daemon=() client_fails=0 server_stays=0 no_listener=0 retry_if_raced=0
+pcap="" clock="" network="" expect="" expect_server="" expect_daemon=() client_fails=0 server_stays=0 no_listener=0 retry_if_raced=0
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case "$1" in
     --pcap) pcap="--pcap $out/capture.pcap" ;;
     --clock) clock="--clock $2"; shift ;;
+    --network) network="--network $2"; shift ;;
     --expect) expect=$2; shift ;;
     --expect-server) expect_server=$2; shift ;;
     --expect-daemon) expect_daemon+=("$2"); shift ;;
@@ -50,7 +51,7 @@ args=()
 [ "$scenario" != "-" ] && args+=("$scenario")
 . "$(dirname "$0")/../shim/daemon.sh"
 # shellcheck disable=SC2086
-start_daemon "$rnicsim" "$out/daemon.log" "${args[@]}" $pcap $clock
+start_daemon "$rnicsim" "$out/daemon.log" "${args[@]}" $pcap $clock $network
 
 # shellcheck disable=SC2086
 timeout 150 "$rnicsim" exec $clock --socket "$sock" -- "${server_cmd[@]}" > "$out/server.log" 2>&1 &

@@ -2,13 +2,15 @@
 # rping twice on the virtual clock with the same seed: the two captures are
 # byte-identical (CM MADs, RC traffic, timestamps), and the first passes the
 # checks of rping_capture_check.sh (RoCEv2, or native IB in ERF records).
-# usage: rping_repeat.sh TSHARK RNICSIM OUTDIR SCENARIO|- PORT
+# A sixth argument, `namespaces`, runs the daemon with --network namespaces
+# (each rping on its host's own network).
+# usage: rping_repeat.sh TSHARK RNICSIM OUTDIR SCENARIO|- PORT [namespaces]
 set -u
-tshark=$1 rnicsim=$2 out=$3 scenario=$4 port=$5
+tshark=$1 rnicsim=$2 out=$3 scenario=$4 port=$5 network=${6:-shared}
 here=$(dirname "$0")
 mkdir -p "$out"
 for run in 1 2; do
-  "$here/cm_pair.sh" "$rnicsim" "$out/run$run" "$scenario" "$port" --pcap --clock virtual \
+  "$here/cm_pair.sh" "$rnicsim" "$out/run$run" "$scenario" "$port" --pcap --clock virtual --network "$network" \
     -- rping -s -a 10.0.0.1 -p "$port" -C 10 -v -- rping -c -a 10.0.0.1 -p "$port" -C 10 -v > "$out/run$run.log" 2>&1 ||
     { cat "$out/run$run.log"; echo "FAIL: run $run"; exit 1; }
 done
