@@ -89,7 +89,8 @@ inline ibv_port_attr port_attr(const DeviceInfo& info) {
   a.max_mtu = IBV_MTU_4096;
   a.active_mtu = mtu_enum(info.mtu);
   a.gid_tbl_len = static_cast<int>(gid_count(info));
-  a.port_cap_flags = is_ib(info) ? IBV_PORT_CM_SUP : 0;
+  // Both link layers take CM MADs; a RoCE port's GIDs come from its IP addresses (mlx5: 0x04010000).
+  a.port_cap_flags = IBV_PORT_CM_SUP | (is_ib(info) ? 0 : IBV_PORT_IP_BASED_GIDS);
   a.max_msg_sz = 1u << 31;
   a.pkey_tbl_len = 1;
   a.lid = is_ib(info) ? info.lid : 0;

@@ -46,6 +46,7 @@ TEST(HostView, PortFilesAreInTheKernelsFormats) {
   EXPECT_EQ(m.at(port + "link_layer"), "Ethernet\n");
   EXPECT_EQ(m.at(port + "lid"), "0x0\n");
   EXPECT_EQ(m.at(port + "pkeys/0"), "0xffff\n");
+  EXPECT_EQ(m.at(port + "cap_mask"), "0x04010000\n") << "CM and IP-based GIDs, as mlx5 says for a RoCE port";
   EXPECT_EQ(m.at("infiniband/rnicsim0/node_guid"), "0200:00ff:fe00:0002\n");
   EXPECT_EQ(m.at("infiniband/rnicsim0/node_type"), "1: CA\n");
   EXPECT_EQ(m.at("infiniband_verbs/uverbs0/ibdev"), "rnicsim0\n");
@@ -79,6 +80,7 @@ TEST(HostView, AnInfinibandPortHasItsLidAndNoNetdev) {
   const std::string port = "infiniband/rnicsim0/ports/1/";
   EXPECT_EQ(m.at(port + "link_layer"), "InfiniBand\n");
   EXPECT_EQ(m.at(port + "lid"), "0x12\n");
+  EXPECT_EQ(m.at(port + "cap_mask"), "0x00010000\n");
   EXPECT_EQ(m.at(port + "rate"), "200 Gb/sec (4X HDR)\n");
   EXPECT_EQ(m.at(port + "gid_attrs/types/0"), "IB/RoCE v1\n");
   EXPECT_EQ(m.count(port + "gid_attrs/ndevs/0"), 0u);
