@@ -14,12 +14,12 @@ MadAgent::MadAgent(nic::Nic& nic, AgentMemory mem, MadSink& sink)
       mem_(mem),
       sink_(sink),
       sq_off_(0),
-      rq_off_(sq_off_ + kSendSlots * sizeof(nic::SendWqe)),
-      cq_off_(rq_off_ + kRecvSlots * sizeof(nic::RecvWqe)),
+      rq_off_(sq_off_ + kSendSlots * nic::kMinWqeStride),
+      cq_off_(rq_off_ + kRecvSlots * nic::kMinWqeStride),
       send_buf_off_(cq_off_ + (kSendSlots + kRecvSlots) * sizeof(nic::Cqe)),
       recv_buf_off_(send_buf_off_ + kSendSlots * kMadBytes),
-      sq_(at(sq_off_, kSendSlots * sizeof(nic::SendWqe)), kSendSlots),
-      rq_(at(rq_off_, kRecvSlots * sizeof(nic::RecvWqe)), kRecvSlots),
+      sq_(at(sq_off_, kSendSlots * nic::kMinWqeStride), kSendSlots),
+      rq_(at(rq_off_, kRecvSlots * nic::kMinWqeStride), kRecvSlots),
       cq_(at(cq_off_, (kSendSlots + kRecvSlots) * sizeof(nic::Cqe)), kSendSlots + kRecvSlots) {
   if (mem.bytes.size() < kMemoryBytes) throw std::invalid_argument("MadAgent: memory too small");
   pd_ = nic.alloc_pd();

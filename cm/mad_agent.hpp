@@ -44,7 +44,7 @@ class MadAgent : nic::CompletionListener {
 public:
   static constexpr uint32_t kSendSlots = 64, kRecvSlots = 64;
   static constexpr uint32_t kRecvSlotBytes = 40 + kMadBytes;  // the GRH area, then the MAD
-  static constexpr size_t kMemoryBytes = kSendSlots * sizeof(nic::SendWqe) + kRecvSlots * sizeof(nic::RecvWqe) +
+  static constexpr size_t kMemoryBytes = kSendSlots * nic::kMinWqeStride + kRecvSlots * nic::kMinWqeStride +
                                          (kSendSlots + kRecvSlots) * sizeof(nic::Cqe) + kSendSlots * kMadBytes +
                                          kRecvSlots * kRecvSlotBytes;
 

@@ -329,8 +329,10 @@ int ControlOps::create_qp(Call& call, const proto::CreateQpReq& q, proto::Create
     return EINVAL;
   const uint32_t sq_entries = scenario::ring_entries(std::max(q.max_send_wr, 1u));
   const uint32_t rq_entries = q.srq != 0 ? 1 : scenario::ring_entries(std::max(q.max_recv_wr, 1u));
-  const uint64_t sq = registry_.take_ring(c, uint64_t{sq_entries} * sizeof(nic::SendWqe));
-  const uint64_t rq = registry_.take_ring(c, uint64_t{rq_entries} * sizeof(nic::RecvWqe));
+  const uint32_t sq_stride = nic::wqe_stride(q.max_send_sge, q.max_inline);
+  const uint32_t rq_stride = nic::wqe_stride(q.max_recv_sge, 0);
+  const uint64_t sq = registry_.take_ring(c, uint64_t{sq_entries} * sq_stride);
+  const uint64_t rq = registry_.take_ring(c, uint64_t{rq_entries} * rq_stride);
   const int db = sq == 0 || rq == 0 ? -1 : c.take_doorbell();
   if (db < 0) {
     registry_.give_back(c, sq);
@@ -342,13 +344,13 @@ int ControlOps::create_qp(Call& call, const proto::CreateQpReq& q, proto::Create
   init.pd = nic::Pdn(q.pd);
   init.send_cq = nic::Cqn(q.send_cq);
   init.recv_cq = nic::Cqn(q.recv_cq);
-  init.sq = nic::WorkRing{c.address() + sq, sq_entries};
-  init.rq = nic::WorkRing{c.address() + rq, rq_entries};
+  init.sq = nic::WorkRing{c.address() + sq, sq_entries, sq_stride};
+  init.rq = nic::WorkRing{c.address() + rq, rq_entries, rq_stride};
   init.sq_sig_all = q.sq_sig_all != 0;
   init.srq = nic::Srqn(q.srq);
   const nic::Qpn qpn = registry_.nic(c).create_qp(init);
   h.qps[qpn.value()] = QpEntry{.ctx = c.id, .doorbell = static_cast<uint32_t>(db), .sq = sq, .rq = rq};
-  rep = {qpn.value(), sq_entries, rq_entries, static_cast<uint32_t>(db), sq, rq};
+  rep = {qpn.value(), sq_entries, rq_entries, static_cast<uint32_t>(db), sq, rq, sq_stride, rq_stride};
   return 0;
 }
 
@@ -413,16 +415,17 @@ int ControlOps::create_srq(Call& call, const proto::CreateSrqReq& q, proto::Ring
   if (!owned_by(h.pds, q.pd, c.id)) return EINVAL;
   if (q.max_wr == 0 || q.max_wr > kMaxQueueEntries || q.max_sge > nic::kMaxSge) return EINVAL;
   const uint32_t entries = scenario::ring_entries(q.max_wr);
-  const uint64_t off = registry_.take_ring(c, uint64_t{entries} * sizeof(nic::RecvWqe));
+  const uint32_t stride = nic::wqe_stride(q.max_sge, 0);
+  const uint64_t off = registry_.take_ring(c, uint64_t{entries} * stride);
   const int db = off == 0 ? -1 : c.take_doorbell();
   if (db < 0) {
     registry_.give_back(c, off);
     return ENOMEM;
   }
-  const nic::Srqn srqn = n.create_srq(nic::Pdn(q.pd), nic::WorkRing{c.address() + off, entries});
+  const nic::Srqn srqn = n.create_srq(nic::Pdn(q.pd), nic::WorkRing{c.address() + off, entries, stride});
   if (q.limit != 0) n.arm_srq_limit(srqn, q.limit);
   h.srqs[srqn.value()] = SrqEntry{.ctx = c.id, .doorbell = static_cast<uint32_t>(db), .ring = off};
-  rep = {srqn.value(), entries, off, static_cast<uint32_t>(db), 0};
+  rep = {srqn.value(), entries, off, static_cast<uint32_t>(db), stride};
   return 0;
 }
 

@@ -15,9 +15,10 @@ void Doorbell::ring(QueueKind kind, uint32_t id, uint64_t producer) {
 }
 
 void Doorbell::ring_with_wqe(uint32_t qpn, uint64_t producer, const SendWqe& wqe) {
-  // The doorbell word and the 128-byte WQE in one write-combined MMIO burst.
+  // The doorbell word and the WQE (128 bytes for up to four SGEs) in one
+  // write-combined MMIO burst.
   const sim::Time at =
-      ctx_.pcie.mmio_write(ctx_.now(), 8 + sizeof(SendWqe)) + ctx_.cycles(ctx_.params().doorbell_cycles);
+      ctx_.pcie.mmio_write(ctx_.now(), 8 + wqe_bytes(wqe)) + ctx_.cycles(ctx_.params().doorbell_cycles);
   if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::Doorbell, .qpn = Qpn(qpn), .index = producer,
                                             .start = ctx_.now(), .end = at});
   Write w{at, QueueKind::Send, qpn, producer};

@@ -14,23 +14,27 @@
 namespace rnicsim::nic {
 
 // A ring of WQEs of type W (SendWqe or RecvWqe) the host produces into.
+// Its slots are `stride` bytes (wqe_stride); a WQE posted carries no more
+// than one holds.
 template <class W>
 class WqeRingWriter {
 public:
-  static_assert(sizeof(W) == 128);
-  WqeRingWriter(std::span<std::byte> ring, uint32_t entries) : ring_(ring), entries_(entries) {}
+  WqeRingWriter(std::span<std::byte> ring, uint32_t entries, uint32_t stride = kMinWqeStride)
+      : ring_(ring), entries_(entries), stride_(stride) {}
   // Writes the WQE into the next slot and returns the new producer index (for the
   // doorbell). The caller keeps no more than `entries` outstanding.
   uint64_t post(const W& w) {
-    std::memcpy(ring_.data() + (producer_ % entries_) * sizeof(W), &w, sizeof(W));
+    store_wqe(ring_.data() + (producer_ % entries_) * stride_, w, stride_);
     return ++producer_;
   }
   uint64_t producer() const { return producer_; }
   uint32_t entries() const { return entries_; }
+  uint32_t stride() const { return stride_; }
 
 private:
   std::span<std::byte> ring_;
   uint32_t entries_;
+  uint32_t stride_;
   uint64_t producer_ = 0;
 };
 

@@ -182,7 +182,7 @@ Srqn Nic::create_srq(Pdn pd, const WorkRing& ring) {
   auto srq = std::make_unique<SrqContext>();
   srq->srqn = Srqn(next_srqn_++);
   srq->pd = pd;
-  srq->ring = WorkRing{ring.base, ring.entries};
+  srq->ring = WorkRing{ring.base, ring.entries, ring.stride};
   return tables_.add_srq(std::move(srq)).srqn;
 }
 

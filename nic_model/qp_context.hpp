@@ -38,10 +38,10 @@ struct AddressVector {
 struct WorkRing {
   uint64_t base = 0;
   uint32_t entries = 0;
+  uint32_t stride = kMinWqeStride;  // bytes per slot (wqe_stride)
   uint64_t producer = 0;
   uint64_t fetched = 0;
-  static constexpr uint32_t kStride = 128;
-  uint64_t slot_addr(uint64_t index) const { return base + (index % entries) * kStride; }
+  uint64_t slot_addr(uint64_t index) const { return base + (index % entries) * stride; }
 };
 
 // A send WQE the NIC has fetched, with its place in the PSN space.

@@ -6,7 +6,9 @@
 // <infiniband/verbs.h>, so the shim passes them through unchanged.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -146,11 +148,31 @@ struct Sge {
 };
 static_assert(sizeof(Sge) == 16);
 
-inline constexpr size_t kMaxSge = 4;
-inline constexpr size_t kMaxInline = kMaxSge * sizeof(Sge);
+// A WQE is a 64-byte header (control and remote segments) followed by its SGEs
+// or its inline data. Its slot in the ring is a power of two from 128 to 512
+// bytes, fixed per queue when the queue is made from the SGEs and inline bytes
+// asked for (as mlx4 sizes its WQEs): a queue of up to four SGEs keeps the
+// 128-byte slot, and UCX's five or six SGEs take 256.
+inline constexpr uint32_t kWqeHeaderBytes = 64;
+inline constexpr uint32_t kMinWqeStride = 128;
+inline constexpr uint32_t kMaxWqeStride = 512;
+inline constexpr size_t kMaxSge = (kMaxWqeStride - kWqeHeaderBytes) / sizeof(Sge);  // 28
+inline constexpr size_t kMaxInline = kMaxSge * sizeof(Sge);                        // 448
 
-// A send queue entry: 128 bytes, a 64-byte control/remote segment then either up
-// to four SGEs or up to 64 bytes of inline data.
+// The slot size of a queue whose WQEs carry up to `sges` SGEs or `inline_bytes`
+// of inline data (both within kMaxSge and kMaxInline).
+constexpr uint32_t wqe_stride(uint32_t sges, uint32_t inline_bytes) {
+  const uint32_t body = std::max(sges * static_cast<uint32_t>(sizeof(Sge)), inline_bytes);
+  return std::max(kMinWqeStride, std::bit_ceil(kWqeHeaderBytes + body));
+}
+// What a slot of `stride` bytes holds: SGEs, or bytes of inline data.
+constexpr uint32_t slot_sges(uint32_t stride) { return (stride - kWqeHeaderBytes) / sizeof(Sge); }
+constexpr uint32_t slot_inline(uint32_t stride) { return stride - kWqeHeaderBytes; }
+static_assert(wqe_stride(4, 64) == 128 && wqe_stride(5, 0) == 256 && wqe_stride(kMaxSge, 0) == kMaxWqeStride);
+
+// A send WQE as the NIC parses it. In the ring it takes the first `stride`
+// bytes of this layout: the header, then up to slot_sges(stride) SGEs or
+// slot_inline(stride) bytes of inline data.
 struct SendWqe {
   uint64_t wr_id;        //  0
   WrOpcode opcode;       //  8
@@ -172,20 +194,42 @@ struct SendWqe {
     std::array<std::byte, kMaxInline> inline_data;  // 64
   };
 };
-static_assert(sizeof(SendWqe) == 128);
+static_assert(sizeof(SendWqe) == kMaxWqeStride);
 static_assert(offsetof(SendWqe, remote_addr) == 16);
 static_assert(offsetof(SendWqe, ud_remote_qpn) == 48);
-static_assert(offsetof(SendWqe, sge) == 64);
+static_assert(offsetof(SendWqe, sge) == kWqeHeaderBytes);
 
-// A receive queue entry: 128 bytes.
+// A receive WQE, laid out in its slot as a send WQE is.
 struct RecvWqe {
   uint64_t wr_id;     //  0
   uint8_t num_sge;    //  8
   uint8_t reserved[55];
   std::array<Sge, kMaxSge> sge;  // 64
 };
-static_assert(sizeof(RecvWqe) == 128);
-static_assert(offsetof(RecvWqe, sge) == 64);
+static_assert(sizeof(RecvWqe) == kMaxWqeStride);
+static_assert(offsetof(RecvWqe, sge) == kWqeHeaderBytes);
+
+// The bytes of its slot a send WQE fills, in 64-byte units: what a doorbell
+// that carries the WQE (BlueFlame) writes. 128 for up to four SGEs.
+inline uint32_t wqe_bytes(const SendWqe& w) {
+  const uint32_t body = (w.send_flags & kSendInline) ? w.inline_len : w.num_sge * static_cast<uint32_t>(sizeof(Sge));
+  const uint32_t used = kWqeHeaderBytes + std::min<uint32_t>(body, kMaxInline);
+  return std::max(kMinWqeStride, (used + 63) / 64 * 64);
+}
+
+// A WQE read from its slot (`slot.size()` bytes, the queue's stride or only its
+// header): what the slot does not hold reads as zero.
+template <class W>
+W load_wqe(std::span<const std::byte> slot) {
+  W w{};
+  std::memcpy(&w, slot.data(), std::min(slot.size(), sizeof(W)));
+  return w;
+}
+// Writes a WQE into a slot of `stride` bytes.
+template <class W>
+void store_wqe(std::byte* slot, const W& w, uint32_t stride) {
+  std::memcpy(slot, &w, std::min<size_t>(stride, sizeof(W)));
+}
 
 // A completion queue entry: 64 bytes. `owner` flips on every pass over the ring:
 // an entry is valid when owner == ((index / entries) & 1) ^ 1, so a zeroed ring

@@ -74,8 +74,11 @@ void Requester::accept_wqe(QpContext& qp, const SendWqe& wqe) {
     return;
   }
   WcStatus bad = WcStatus::Success;
-  if (!carries(qp.type, wqe.opcode) || wqe.num_sge > kMaxSge) bad = WcStatus::LocQpOpErr;
-  else if ((wqe.send_flags & kSendInline) && (wqe.inline_len > kMaxInline || e.reads_remote)) bad = WcStatus::LocQpOpErr;
+  // Its slot bounds what a WQE can carry: more SGEs or inline bytes than that
+  // were never in the ring.
+  if (!carries(qp.type, wqe.opcode) || wqe.num_sge > slot_sges(qp.sq.stride)) bad = WcStatus::LocQpOpErr;
+  else if ((wqe.send_flags & kSendInline) && (wqe.inline_len > slot_inline(qp.sq.stride) || e.reads_remote))
+    bad = WcStatus::LocQpOpErr;
   else if (qp.type == QpType::Ud && e.length > qp.path_mtu) bad = WcStatus::LocLenErr;
   else if (is_atomic(wqe.opcode) && (e.length != 8 || (wqe.remote_addr & 7) != 0)) bad = WcStatus::LocLenErr;
   if (bad != WcStatus::Success) {

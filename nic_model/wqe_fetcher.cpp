@@ -7,7 +7,7 @@ namespace rnicsim::nic {
 
 WqeFetcher::WqeFetcher(NicContext& ctx) : ctx_(ctx) {
   slots_.resize(ctx.params().wqe_fetch_outstanding);
-  for (Slot& s : slots_) s.buffer.resize(static_cast<size_t>(ctx.params().wqe_fetch_batch) * WorkRing::kStride);
+  for (Slot& s : slots_) s.buffer.resize(static_cast<size_t>(ctx.params().wqe_fetch_batch) * kMaxWqeStride);
 }
 
 void WqeFetcher::kick(QueueKind kind, uint32_t id) {
@@ -44,9 +44,10 @@ void WqeFetcher::issue() {
     slot.id = p.id;
     slot.count = n;
     slot.first = ring.fetched;
+    slot.stride = ring.stride;
     slot.issued = ctx_.now();
     ++busy_slots_;
-    ctx_.dma.read(ring.slot_addr(ring.fetched), std::span(slot.buffer.data(), size_t{n} * WorkRing::kStride), this,
+    ctx_.dma.read(ring.slot_addr(ring.fetched), std::span(slot.buffer.data(), size_t{n} * ring.stride), this,
                     static_cast<uint64_t>(it - slots_.begin()));
     ring.fetched += n;
     if (ring.fetched < ring.producer) pending_.push_back(p);
@@ -64,7 +65,7 @@ void WqeFetcher::dma_done(uint64_t tag, bool ok) {
     SrqContext* srq = ctx_.tables.srq(Srqn(slot.id));
     if (srq != nullptr && ok)
       for (uint32_t i = 0; i < slot.count; ++i)
-        srq->wqes.push_back(load_struct<RecvWqe>(std::span<const std::byte>(slot.buffer).subspan(size_t{i} * WorkRing::kStride)));
+        srq->wqes.push_back(load_wqe<RecvWqe>(slot.wqe(i)));
     fetched_ += slot.count;
     ports_.requests->recv_wqes_arrived(0);
     issue();
@@ -73,13 +74,13 @@ void WqeFetcher::dma_done(uint64_t tag, bool ok) {
   QpContext* qp = ctx_.qp(slot.id);
   if (qp != nullptr && ok) {
     for (uint32_t i = 0; i < slot.count; ++i) {
-      const auto bytes = std::span<const std::byte>(slot.buffer).subspan(size_t{i} * WorkRing::kStride);
+      const auto bytes = slot.wqe(i);
       if (slot.kind == QueueKind::Send) {
-        ports_.send_queue->accept_wqe(*qp, load_struct<SendWqe>(bytes));
+        ports_.send_queue->accept_wqe(*qp, load_wqe<SendWqe>(bytes));
       } else if (qp->state == QpState::Err) {
-        ports_.errors->flush_recv(*qp, load_struct<RecvWqe>(bytes));
+        ports_.errors->flush_recv(*qp, load_wqe<RecvWqe>(bytes));
       } else {
-        qp->recv_wqes.push_back(load_struct<RecvWqe>(bytes));
+        qp->recv_wqes.push_back(load_wqe<RecvWqe>(bytes));
       }
       ++fetched_;
     }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "nic_model/nic_context.hpp"
@@ -40,8 +41,12 @@ private:
     uint32_t id = 0;
     uint32_t count = 0;
     uint64_t first = 0;  // ring index of the first WQE read
+    uint32_t stride = kMinWqeStride;  // the ring's, when the read was made
     sim::Time issued;
     bool busy = false;
+    std::span<const std::byte> wqe(uint32_t i) const {
+      return std::span<const std::byte>(buffer).subspan(size_t{i} * stride, stride);
+    }
   };
   void issue();
 

@@ -76,8 +76,8 @@ HostSide::~HostSide() = default;
 
 uint32_t HostSide::add_qp(uint32_t sq_entries, uint32_t rq_entries) {
   nic::SimulatedHostMemory& mem = host_.memory;
-  const uint64_t sq = mem.allocate(size_t{sq_entries} * sizeof(nic::SendWqe), 4096);
-  const uint64_t rq = mem.allocate(size_t{rq_entries} * sizeof(nic::RecvWqe), 4096);
+  const uint64_t sq = mem.allocate(size_t{sq_entries} * nic::kMinWqeStride, 4096);
+  const uint64_t rq = mem.allocate(size_t{rq_entries} * nic::kMinWqeStride, 4096);
   nic::QpInit init;
   init.type = nic::QpType::Rc;
   init.pd = pd_;
@@ -86,8 +86,8 @@ uint32_t HostSide::add_qp(uint32_t sq_entries, uint32_t rq_entries) {
   init.sq = nic::WorkRing{sq, sq_entries};
   init.rq = nic::WorkRing{rq, rq_entries};
   const nic::Qpn qpn = host_.nic->create_qp(init);
-  qps_.push_back(Qp{qpn, nic::WqeRingWriter<nic::SendWqe>(mem.span(sq, size_t{sq_entries} * sizeof(nic::SendWqe)), sq_entries),
-                    nic::WqeRingWriter<nic::RecvWqe>(mem.span(rq, size_t{rq_entries} * sizeof(nic::RecvWqe)), rq_entries)});
+  qps_.push_back(Qp{qpn, nic::WqeRingWriter<nic::SendWqe>(mem.span(sq, size_t{sq_entries} * nic::kMinWqeStride), sq_entries),
+                    nic::WqeRingWriter<nic::RecvWqe>(mem.span(rq, size_t{rq_entries} * nic::kMinWqeStride), rq_entries)});
   return static_cast<uint32_t>(qps_.size() - 1);
 }
 

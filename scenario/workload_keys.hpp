@@ -17,7 +17,7 @@ namespace rnicsim::scenario {
 inline constexpr uint64_t kPerftestMaxSize = 8u << 20;        // -a: 2 B .. 8 MiB
 inline constexpr uint64_t kPerftestAtomicSize = 8;
 inline constexpr uint64_t kPerftestCqModSizeLimit = 8192;     // above it, cq_mod defaults to 1
-inline constexpr uint32_t kModelMaxInline = 64;               // the WQE's inline segment (nic::kMaxInline)
+inline constexpr uint32_t kModelMaxInline = 64;               // the inline room of a 128-byte WQE slot (nic::slot_inline)
 
 using KnownHost = std::function<std::string(const YAML::Node&, const std::string&)>;
 

@@ -37,11 +37,12 @@ bool opcode_allowed(ibv_qp_type type, ibv_wr_opcode op) {
   return nic::is_qp_type(type) && nic::carries(static_cast<nic::QpType>(type), static_cast<nic::WrOpcode>(op));
 }
 
-// Copies scattered bytes into the WQE as inline data; false if they do not fit.
-bool set_inline(nic::SendWqe& w, const ibv_sge* sge, int n) {
+// Copies scattered bytes into the WQE as inline data; false if they do not fit
+// in `room` bytes (the QP's max_inline_data).
+bool set_inline(nic::SendWqe& w, const ibv_sge* sge, int n, size_t room) {
   size_t at = 0;
   for (int i = 0; i < n; ++i) {
-    if (sge[i].length > nic::kMaxInline - at) return false;
+    if (sge[i].length > room - at) return false;
     std::memcpy(w.inline_data.data() + at, reinterpret_cast<const void*>(sge[i].addr), sge[i].length);
     at += sge[i].length;
   }
@@ -58,7 +59,7 @@ void set_sges(nic::SendWqe& w, const ibv_sge* sge, size_t n) {
 
 int build_send_wqe(const Qp& q, const ibv_send_wr& wr, nic::SendWqe& w) {
   if (!opcode_allowed(q.qp.qp_type, wr.opcode)) return EINVAL;
-  if (wr.num_sge < 0 || static_cast<size_t>(wr.num_sge) > nic::kMaxSge) return EINVAL;
+  if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > q.cap.max_send_sge) return EINVAL;
   w = nic::SendWqe{};
   w.wr_id = wr.wr_id;
   w.opcode = static_cast<nic::WrOpcode>(wr.opcode);
@@ -88,7 +89,7 @@ int build_send_wqe(const Qp& q, const ibv_send_wr& wr, nic::SendWqe& w) {
   }
   if ((wr.send_flags & IBV_SEND_INLINE) && wr.opcode != IBV_WR_RDMA_READ && wr.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
       wr.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) {
-    if (!set_inline(w, wr.sg_list, wr.num_sge)) return EINVAL;
+    if (!set_inline(w, wr.sg_list, wr.num_sge, q.cap.max_inline_data)) return EINVAL;
   } else {
     set_sges(w, wr.sg_list, static_cast<size_t>(wr.num_sge));
   }
@@ -157,7 +158,7 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
     nic::SendWqe w;
     if ((rc = build_send_wqe(*q, *wr, w)) != 0) break;
     if (tracing()) trace_send(qp->qp_num, *wr);
-    std::memcpy(&q->sq[q->sq_producer % q->sq_entries], &w, sizeof w);
+    q->sq.store(q->sq_producer, w);
     ++q->sq_producer;
   }
   if (rc != 0 && bad != nullptr) *bad = wr;
@@ -170,16 +171,16 @@ namespace {
 // `completed` (if given) and `capacity` say when the queue is full.
 // `kind` ("qp" or "srq") and `queue` (its number) name it in the trace, with
 // the key a send's trace line uses for its QP.
-int post_receives(Context& ctx, const char* kind, uint32_t queue, nic::RecvWqe* ring, uint32_t entries, uint64_t& producer,
-                  std::atomic<uint64_t>& doorbell, bool allowed, const std::atomic<uint64_t>* completed,
-                  uint64_t capacity, ibv_recv_wr* wr, ibv_recv_wr** bad) {
+int post_receives(Context& ctx, const char* kind, uint32_t queue, const WqeSlots& ring, uint32_t max_sge,
+                  uint64_t& producer, std::atomic<uint64_t>& doorbell, bool allowed,
+                  const std::atomic<uint64_t>* completed, uint64_t capacity, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   int rc = 0;
   for (; wr != nullptr; wr = wr->next) {
     if (device_lost()) {
       rc = EIO;
       break;
     }
-    if (!allowed || wr->num_sge < 0 || static_cast<size_t>(wr->num_sge) > nic::kMaxSge) {
+    if (!allowed || wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > max_sge) {
       rc = EINVAL;
       break;
     }
@@ -187,7 +188,9 @@ int post_receives(Context& ctx, const char* kind, uint32_t queue, nic::RecvWqe* 
       rc = ENOMEM;
       break;
     }
-    fill_recv_wqe(*wr, ring[producer % entries]);
+    nic::RecvWqe w;
+    fill_recv_wqe(*wr, w);
+    ring.store(producer, w);
     ++producer;
     if (tracing())
       trace_event("\"wr\":\"recv\",\"%s\":%u,\"wr_id\":%llu,\"bytes\":%u", kind, queue,
@@ -203,7 +206,7 @@ int post_receives(Context& ctx, const char* kind, uint32_t queue, nic::RecvWqe* 
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   auto* q = reinterpret_cast<Qp*>(qp);
   std::lock_guard<std::mutex> lock(q->rq_mutex);
-  return post_receives(*q->ctx, "qp", qp->qp_num, q->rq, q->rq_entries, q->rq_producer, q->db->rq_producer,
+  return post_receives(*q->ctx, "qp", qp->qp_num, q->rq, q->cap.max_recv_sge, q->rq_producer, q->db->rq_producer,
                        qp->srq == nullptr && qp->state != IBV_QPS_RESET, &q->rq_completed,
                        std::max<uint64_t>(q->cap.max_recv_wr, 1), wr, bad);
 }
@@ -211,7 +214,8 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   auto* s = reinterpret_cast<Srq*>(srq);
   std::lock_guard<std::mutex> lock(s->mutex);
-  return post_receives(*s->ctx, "srq", srq->handle, s->ring, s->entries, s->producer, s->db->sq_producer, true, nullptr, 0, wr, bad);
+  return post_receives(*s->ctx, "srq", srq->handle, s->ring, s->max_sge, s->producer, s->db->sq_producer, true, nullptr,
+                       0, wr, bad);
 }
 
 // Tells the NIC which slots the program is done with: it never overwrites an
@@ -338,7 +342,7 @@ Qp* of(ibv_qp_ex* x) { return reinterpret_cast<Qp*>(x); }
 void commit(Qp& q) {
   if (!q.building) return;
   q.building = false;
-  std::memcpy(&q.sq[q.sq_producer % q.sq_entries], &q.pending, sizeof q.pending);
+  q.sq.store(q.sq_producer, q.pending);
   ++q.sq_producer;
 }
 
@@ -423,7 +427,7 @@ void wr_set_sge(ibv_qp_ex* x, uint32_t lkey, uint64_t addr, uint32_t length) {
   of(x)->pending.num_sge = 1;
 }
 void wr_set_sge_list(ibv_qp_ex* x, size_t n, const ibv_sge* list) {
-  if (n > nic::kMaxSge) {
+  if (n > of(x)->cap.max_send_sge) {
     of(x)->batch_error = EINVAL;
     return;
   }
@@ -431,13 +435,14 @@ void wr_set_sge_list(ibv_qp_ex* x, size_t n, const ibv_sge* list) {
 }
 void wr_set_inline_data(ibv_qp_ex* x, void* addr, size_t length) {
   ibv_sge s{reinterpret_cast<uint64_t>(addr), static_cast<uint32_t>(length), 0};
-  if (length > nic::kMaxInline || !set_inline(of(x)->pending, &s, 1)) of(x)->batch_error = EINVAL;
+  if (!set_inline(of(x)->pending, &s, 1, of(x)->cap.max_inline_data)) of(x)->batch_error = EINVAL;
 }
 void wr_set_inline_data_list(ibv_qp_ex* x, size_t n, const ibv_data_buf* bufs) {
   nic::SendWqe& w = of(x)->pending;
+  const size_t room = of(x)->cap.max_inline_data;
   size_t at = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (bufs[i].length > nic::kMaxInline - at) {
+    if (bufs[i].length > room - at) {
       of(x)->batch_error = EINVAL;
       return;
     }

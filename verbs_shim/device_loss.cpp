@@ -24,7 +24,7 @@ std::atomic<bool> g_lost{false};
 std::mutex g_handling;
 
 bool signaled(const Qp& q, uint64_t index) {
-  return q.sq_sig_all || (q.sq[index % q.sq_entries].send_flags & nic::kSendSignaled) != 0;
+  return q.sq_sig_all || (q.sq.send_flags(index) & nic::kSendSignaled) != 0;
 }
 
 // Appends a flush CQE to `cq` (its poll_mutex held); false when the ring is full.
@@ -68,10 +68,10 @@ void flush_qp(Qp& q) {
     if (recv_cq == send_cq) break;
   }
   for (uint64_t i = sq_done; i < q.sq_producer; ++i)
-    if (!append_flush(*send_cq, q.sq[i % q.sq_entries].wr_id, q.qp.qp_num, IBV_WC_SEND)) break;
+    if (!append_flush(*send_cq, q.sq.wr_id(i), q.qp.qp_num, IBV_WC_SEND)) break;
   if (q.qp.srq == nullptr)
     for (uint64_t i = rq_done; i < q.rq_producer; ++i)
-      if (!append_flush(*recv_cq, q.rq[i % q.rq_entries].wr_id, q.qp.qp_num, IBV_WC_RECV)) break;
+      if (!append_flush(*recv_cq, q.rq.wr_id(i), q.qp.qp_num, IBV_WC_RECV)) break;
 }
 
 void on_device_lost() {
@@ -103,7 +103,7 @@ uint64_t send_completed(const Qp& q, uint64_t done, const nic::Cqe& c) {
     // Error completions come for every WQE from the failed one on, signaled
     // or not: the failed one is the first with this wr_id.
     for (uint64_t i = done; i < producer; ++i)
-      if (q.sq[i % q.sq_entries].wr_id == c.wr_id) return i + 1;
+      if (q.sq.wr_id(i) == c.wr_id) return i + 1;
     return std::min(done + 1, producer);
   }
   for (uint64_t i = done; i < producer; ++i)

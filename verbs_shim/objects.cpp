@@ -133,17 +133,17 @@ ibv_qp* create_qp(ibv_context* context, ibv_pd* pd, const ibv_qp_init_attr& in, 
   auto* q = new (std::nothrow) Qp;
   if (q == nullptr) return fail(ENOMEM, nullptr);
   q->ctx = c;
-  q->sq = reinterpret_cast<nic::SendWqe*>(c->segment + rep.sq_offset);
-  q->rq = reinterpret_cast<nic::RecvWqe*>(c->segment + rep.rq_offset);
-  q->sq_entries = rep.sq_entries;
-  q->rq_entries = rep.rq_entries;
+  q->sq = WqeSlots{reinterpret_cast<std::byte*>(c->segment + rep.sq_offset), rep.sq_entries, rep.sq_stride};
+  q->rq = WqeSlots{reinterpret_cast<std::byte*>(c->segment + rep.rq_offset), rep.rq_entries, rep.rq_stride};
   q->db = c->doorbell(rep.doorbell);
   q->sq_sig_all = in.sq_sig_all != 0;
   q->cap.max_send_wr = cap.max_send_wr;
   q->cap.max_recv_wr = in.srq != nullptr ? 0 : cap.max_recv_wr;
-  q->cap.max_send_sge = static_cast<uint32_t>(nic::kMaxSge);
-  q->cap.max_recv_sge = static_cast<uint32_t>(nic::kMaxSge);
-  q->cap.max_inline_data = static_cast<uint32_t>(nic::kMaxInline);
+  // What the slots hold, at least what was asked for (as a hardware provider
+  // reports the sizes it rounded up to).
+  q->cap.max_send_sge = nic::slot_sges(rep.sq_stride);
+  q->cap.max_recv_sge = nic::slot_sges(rep.rq_stride);
+  q->cap.max_inline_data = nic::slot_inline(rep.sq_stride);
   ibv_qp& qp = q->qp;
   qp.context = context;
   qp.qp_context = in.qp_context;
@@ -507,11 +507,10 @@ ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
   auto* s = new (std::nothrow) Srq;
   if (s == nullptr) return fail(ENOMEM, nullptr);
   s->ctx = c;
-  s->ring = reinterpret_cast<nic::RecvWqe*>(c->segment + rep.ring_offset);
-  s->entries = rep.entries;
+  s->ring = WqeSlots{reinterpret_cast<std::byte*>(c->segment + rep.ring_offset), rep.entries, rep.stride};
   s->db = c->doorbell(rep.doorbell);
   s->max_wr = attr->attr.max_wr;
-  s->max_sge = static_cast<uint32_t>(nic::kMaxSge);
+  s->max_sge = nic::slot_sges(rep.stride);
   s->limit = attr->attr.srq_limit;
   attr->attr.max_sge = s->max_sge;
   ibv_srq& srq = s->srq;
@@ -530,7 +529,7 @@ int ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int mask) {
   if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT)) return EINVAL;
   if (mask & IBV_SRQ_MAX_WR) {
     // The ring does not move: a resize within it is fine.
-    if (attr->max_wr == 0 || attr->max_wr > s->entries) return EINVAL;
+    if (attr->max_wr == 0 || attr->max_wr > s->ring.entries) return EINVAL;
     s->max_wr = attr->max_wr;
   }
   if (mask & IBV_SRQ_LIMIT) {

@@ -23,7 +23,7 @@
 namespace rnicsim::verbs_proto {
 
 inline constexpr uint32_t kMagic = 0x524E4943;  // "RNIC"
-inline constexpr uint16_t kVersion = 6;
+inline constexpr uint16_t kVersion = 7;
 
 // Environment the launcher sets for the program.
 inline constexpr const char* kSocketEnv = "RNICSIM_SOCKET";
@@ -205,7 +205,7 @@ struct RingRep {
   uint32_t entries = 0;
   uint64_t ring_offset = 0;
   uint32_t doorbell = 0;  // index of the doorbell record
-  uint32_t reserved = 0;
+  uint32_t stride = 0;    // an SRQ's bytes per WQE slot (nic::wqe_stride); 0 for a CQ
 };
 
 struct CreateQpReq {
@@ -219,6 +219,7 @@ struct CreateQpRep {
   uint32_t sq_entries = 0, rq_entries = 0;
   uint32_t doorbell = 0;
   uint64_t sq_offset = 0, rq_offset = 0;
+  uint32_t sq_stride = 0, rq_stride = 0;  // bytes per WQE slot (nic::wqe_stride)
 };
 
 // An address vector as ibv_ah_attr gives it.

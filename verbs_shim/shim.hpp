@@ -131,11 +131,31 @@ struct Cq {
   }
 };
 
+// A ring of WQE slots in the shared segment, nic::wqe_stride bytes each: what
+// the daemon's NIC fetches from.
+struct WqeSlots {
+  std::byte* base = nullptr;
+  uint32_t entries = 0;
+  uint32_t stride = nic::kMinWqeStride;
+  std::byte* at(uint64_t index) const { return base + (index % entries) * stride; }
+  template <class W>
+  void store(uint64_t index, const W& w) const { nic::store_wqe(at(index), w, stride); }
+  // Header fields of a posted WQE, read without the rest of it.
+  uint64_t wr_id(uint64_t index) const {
+    uint64_t v;
+    std::memcpy(&v, at(index) + offsetof(nic::SendWqe, wr_id), sizeof v);
+    return v;
+  }
+  uint8_t send_flags(uint64_t index) const {
+    return static_cast<uint8_t>(at(index)[offsetof(nic::SendWqe, send_flags)]);
+  }
+};
+static_assert(offsetof(nic::SendWqe, wr_id) == offsetof(nic::RecvWqe, wr_id));
+
 struct Srq {
   ibv_srq srq;
   Context* ctx = nullptr;
-  nic::RecvWqe* ring = nullptr;
-  uint32_t entries = 0;
+  WqeSlots ring;
   uint64_t producer = 0;
   proto::DoorbellRecord* db = nullptr;
   uint32_t max_wr = 0, max_sge = 0, limit = 0;
@@ -153,9 +173,7 @@ struct Qp {
     ibv_qp_ex qpx;
   };
   Context* ctx = nullptr;
-  nic::SendWqe* sq = nullptr;
-  nic::RecvWqe* rq = nullptr;
-  uint32_t sq_entries = 0, rq_entries = 0;
+  WqeSlots sq, rq;
   uint64_t sq_producer = 0, rq_producer = 0;
   // Receive completions polled (poll_cq counts them): the RQ is full when
   // max_recv_wr WQEs are posted and not completed.

@@ -72,7 +72,7 @@ std::vector<Case> cases() {
       {"empty datagram", false, {}, kSessionEnded},
       {"header cut short", false, Bytes(10, 0), kSessionEnded},
       {"wrong magic", false, message(Op::Hello, &hello, sizeof hello, 0xDEADBEEF), kSessionEnded},
-      {"wrong version", false, message(Op::Hello, &hello, sizeof hello, proto::kMagic, 7), kSessionEnded},
+      {"wrong version", false, message(Op::Hello, &hello, sizeof hello, proto::kMagic, proto::kVersion + 1), kSessionEnded},
       {"length field above the body", false, message(Op::Hello, &hello, sizeof hello, proto::kMagic, 1, 200),
        kSessionEnded},
       {"length field below the body", false, message(Op::Hello, &hello, sizeof hello, proto::kMagic, 1, 4),

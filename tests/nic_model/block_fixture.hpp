@@ -176,8 +176,8 @@ struct BlockContext {
     auto qp = std::make_unique<QpContext>();
     qp->qpn = Qpn(qpn);
     qp->state = state;
-    qp->sq = WorkRing{memory.allocate(size_t{entries} * sizeof(SendWqe), 4096), entries};
-    qp->rq = WorkRing{memory.allocate(size_t{entries} * sizeof(RecvWqe), 4096), entries};
+    qp->sq = WorkRing{memory.allocate(size_t{entries} * kMinWqeStride, 4096), entries};
+    qp->rq = WorkRing{memory.allocate(size_t{entries} * kMinWqeStride, 4096), entries};
     qp->retransmit_timer = std::make_unique<sim::Event>([] {}, "qp.timer");
     return tables.add_qp(std::move(qp));
   }

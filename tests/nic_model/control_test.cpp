@@ -237,15 +237,15 @@ TEST(HostRings, CqOwnerBitAndWrap) {
     EXPECT_FALSE(r.poll().has_value()) << "a stale entry from the previous pass is not valid";
   }
   EXPECT_EQ(r.consumer(), 10u);
-  std::vector<std::byte> sq(2 * sizeof(SendWqe));
+  std::vector<std::byte> sq(2 * kMinWqeStride);
   WqeRingWriter<SendWqe> w(sq, 2);
   SendWqe a{};
   for (uint64_t i = 0; i < 3; ++i) {
     a.wr_id = 100 + i;
     EXPECT_EQ(w.post(a), i + 1);
   }
-  EXPECT_EQ(load_struct<SendWqe>(std::span<const std::byte>(sq).subspan(0)).wr_id, 102u) << "slot 0 reused on wrap";
-  EXPECT_EQ(load_struct<SendWqe>(std::span<const std::byte>(sq).subspan(sizeof(SendWqe))).wr_id, 101u);
+  EXPECT_EQ(load_wqe<SendWqe>(std::span<const std::byte>(sq).subspan(0, kMinWqeStride)).wr_id, 102u) << "slot 0 reused on wrap";
+  EXPECT_EQ(load_wqe<SendWqe>(std::span<const std::byte>(sq).subspan(kMinWqeStride)).wr_id, 101u);
 }
 
 TEST(HostRings, CqWrapsOverManyCompletions) {

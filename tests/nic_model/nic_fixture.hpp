@@ -46,6 +46,7 @@ struct QpOptions {
   uint32_t psn = 0;
   bool sq_sig_all = false;
   uint32_t sq_entries = 64, rq_entries = 64;
+  uint32_t sq_stride = kMinWqeStride, rq_stride = kMinWqeStride;  // bytes per WQE slot
   uint64_t buffer_size = 2u << 20;
   uint32_t access = kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic;  // QP remote access
   uint8_t max_rd_atomic = 16, max_dest_rd_atomic = 16;
@@ -58,12 +59,12 @@ public:
   Endpoint(TestHost& host, const QpOptions& o) : host_(host), opts_(o) {
     const uint32_t cq_entries = o.sq_entries + o.rq_entries;
     cq_base_ = host.memory.allocate(size_t{cq_entries} * sizeof(Cqe), 4096);
-    sq_base_ = host.memory.allocate(size_t{o.sq_entries} * sizeof(SendWqe), 4096);
-    rq_base_ = host.memory.allocate(size_t{o.rq_entries} * sizeof(RecvWqe), 4096);
+    sq_base_ = host.memory.allocate(size_t{o.sq_entries} * o.sq_stride, 4096);
+    rq_base_ = host.memory.allocate(size_t{o.rq_entries} * o.rq_stride, 4096);
     buffer = host.memory.allocate(o.buffer_size, 4096);
     cq_.emplace(host.memory.span(cq_base_, size_t{cq_entries} * sizeof(Cqe)), cq_entries);
-    sq_.emplace(host.memory.span(sq_base_, size_t{o.sq_entries} * sizeof(SendWqe)), o.sq_entries);
-    rq_.emplace(host.memory.span(rq_base_, size_t{o.rq_entries} * sizeof(RecvWqe)), o.rq_entries);
+    sq_.emplace(host.memory.span(sq_base_, size_t{o.sq_entries} * o.sq_stride), o.sq_entries, o.sq_stride);
+    rq_.emplace(host.memory.span(rq_base_, size_t{o.rq_entries} * o.rq_stride), o.rq_entries, o.rq_stride);
     Nic& n = *host.nic;
     pd = n.alloc_pd();
     cqn = n.create_cq(cq_base_, cq_entries, this);
@@ -71,8 +72,8 @@ public:
     init.type = o.type;
     init.pd = pd;
     init.send_cq = init.recv_cq = cqn;
-    init.sq = WorkRing{sq_base_, o.sq_entries};
-    init.rq = WorkRing{rq_base_, o.rq_entries};
+    init.sq = WorkRing{sq_base_, o.sq_entries, o.sq_stride};
+    init.rq = WorkRing{rq_base_, o.rq_entries, o.rq_stride};
     init.sq_sig_all = o.sq_sig_all;
     init.srq = o.srq;
     qpn = n.create_qp(init);

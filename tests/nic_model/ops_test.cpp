@@ -327,7 +327,7 @@ struct SrqBed {
   static constexpr uint32_t kEntries = 16;
   TestBed bed;
   Nic& nb = *bed.b().nic;
-  const uint64_t ring = bed.b().memory.allocate(kEntries * sizeof(RecvWqe), 4096);
+  const uint64_t ring = bed.b().memory.allocate(kEntries * kMinWqeStride, 4096);
   const Srqn srqn = nb.create_srq(Pdn(1), WorkRing{ring, kEntries});
   SrqEvents listener;
   SrqBed() { nb.set_async_listener(&listener); }
@@ -350,7 +350,7 @@ TEST(Srq, QpsShareItsReceivesAndTheLimitEventFiresOnce) {
   auto [x1, y1] = t.pair_on_srq();
   auto [x2, y2] = t.pair_on_srq();
   // Post 8 receives into the SRQ (pointing into y1's buffer, registered in y1's PD).
-  WqeRingWriter<RecvWqe> srq_ring(bed.b().memory.span(ring, entries * sizeof(RecvWqe)), entries);
+  WqeRingWriter<RecvWqe> srq_ring(bed.b().memory.span(ring, entries * kMinWqeStride), entries);
   uint64_t producer = 0;
   for (uint64_t i = 0; i < 8; ++i) {
     RecvWqe r = y1->recv_wqe(i, i * 1024, 1024);

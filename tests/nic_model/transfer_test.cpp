@@ -184,6 +184,65 @@ TEST(SendRecv, ScatterGatherOnBothSides) {
   EXPECT_EQ(c.src_qp, x->qpn.value());
 }
 
+// A queue made for more SGEs has larger slots (wqe_stride): 28 SGEs, the most,
+// gathered on one side and scattered into 28 on the other, in 512-byte slots.
+TEST(SendRecv, TwentyEightSgesInLargerSlots) {
+  TestBed bed;
+  QpOptions o;
+  o.path_mtu = 1024;
+  o.sq_stride = o.rq_stride = wqe_stride(kMaxSge, 0);
+  ASSERT_EQ(o.sq_stride, 512u);
+  auto [x, y] = bed.pair(o);
+  std::vector<std::byte> expected;
+  SendWqe w{};
+  w.wr_id = 1;
+  w.opcode = WrOpcode::Send;
+  w.send_flags = kSendSignaled;
+  w.num_sge = kMaxSge;
+  RecvWqe r{};
+  r.wr_id = 2;
+  r.num_sge = kMaxSge;
+  for (uint32_t i = 0; i < kMaxSge; ++i) {
+    const uint64_t from = 4096 * i + i, to = 8192 * i + 3;
+    const uint32_t len = 100 + 37 * i;
+    fill_random(x->bytes(from, len), 40 + i);
+    auto b = x->bytes(from, len);
+    expected.insert(expected.end(), b.begin(), b.end());
+    w.sge[i] = Sge{x->buffer + from, len, x->mr.lkey.value()};
+    r.sge[i] = Sge{y->buffer + to, len, y->mr.lkey.value()};
+  }
+  y->post_recv(r);
+  x->post_send(w);
+  x->post_send(x->send_wqe(3, 0, 8));  // the next slot is where a 512-byte stride puts it
+  bed.run();
+  ASSERT_EQ(y->cqes.size(), 1u) << "one receive posted";
+  EXPECT_EQ(y->cqes[0].cqe.status, WcStatus::Success);
+  EXPECT_EQ(y->cqes[0].cqe.byte_len, expected.size());
+  size_t at = 0;
+  for (uint32_t i = 0; i < kMaxSge; ++i) {
+    const uint32_t len = 100 + 37 * i;
+    EXPECT_TRUE(same(y->bytes(8192 * i + 3, len), std::span<const std::byte>(expected).subspan(at, len))) << "SGE " << i;
+    at += len;
+  }
+  ASSERT_GE(x->cqes.size(), 1u);
+  EXPECT_EQ(x->cqes[0].cqe.wr_id, 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::Success);
+}
+
+// A WQE that says it has more SGEs than its slot holds was never whole in the
+// ring: it completes with a local QP operation error.
+TEST(SendRecv, MoreSgesThanTheSlotHoldsIsALocalError) {
+  TestBed bed;
+  auto [x, y] = bed.pair();  // 128-byte slots: four SGEs
+  SendWqe w = x->send_wqe(1, 0, 8);
+  w.num_sge = 5;
+  x->post_send(w);
+  bed.run();
+  ASSERT_GE(x->cqes.size(), 1u);
+  EXPECT_EQ(x->cqes[0].cqe.wr_id, 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::LocQpOpErr);
+}
+
 TEST(SendRecv, SendWithImmediate) {
   TestBed bed;
   auto [x, y] = bed.pair();
@@ -297,12 +356,28 @@ TEST(Inline, SendAndWriteCarryTheWqeBytes) {
   EXPECT_EQ(x->cqes[1].cqe.status, WcStatus::Success);
 }
 
+TEST(Inline, ALargerSlotCarriesMoreInline) {
+  TestBed bed;
+  QpOptions o;
+  o.sq_stride = wqe_stride(0, 300);
+  auto [x, y] = bed.pair(o);
+  SendWqe w = x->write_wqe(1, 0, 0, *y, 0);
+  w.send_flags = kSendSignaled | kSendInline;
+  w.inline_len = 300;
+  for (uint32_t i = 0; i < 300; ++i) w.inline_data[i] = std::byte(i * 7);
+  x->post_send(w);
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 1u);
+  EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::Success);
+  EXPECT_TRUE(same(y->bytes(0, 300), std::span<const std::byte>(w.inline_data).first(300)));
+}
+
 TEST(Inline, TooLongInlineIsALocalError) {
   TestBed bed;
   auto [x, y] = bed.pair();
   SendWqe w = x->write_wqe(1, 0, 0, *y, 0);
   w.send_flags = kSendSignaled | kSendInline;
-  w.inline_len = 65;  // more than the 64 bytes a WQE holds
+  w.inline_len = 65;  // more than the 64 bytes a 128-byte slot holds
   x->post_send(w);
   bed.run();
   ASSERT_GE(x->cqes.size(), 1u);

@@ -17,7 +17,7 @@ protected:
     for (uint32_t i = 0; i < n; ++i) {
       W w{};
       w.wr_id = first + i;
-      ASSERT_TRUE(b.memory.write(ring.slot_addr(ring.producer), std::as_bytes(std::span(&w, 1))));
+      ASSERT_TRUE(b.memory.write(ring.slot_addr(ring.producer), std::as_bytes(std::span(&w, 1)).first(ring.stride)));
       ++ring.producer;
     }
   }

@@ -12,6 +12,8 @@
 // Every message must arrive exactly once with its bytes; every WRITE must land.
 // usage: threads [MESSAGES]
 #include <infiniband/verbs.h>
+
+#include "loopback_rc.h"
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -53,36 +55,6 @@ static struct ibv_qp* make_qp(struct ibv_cq* scq, struct ibv_cq* rcq) {
   struct ibv_qp* qp = ibv_create_qp(pd, &a);
   if (qp == NULL) die("ibv_create_qp");
   return qp;
-}
-
-static void connect_qp(struct ibv_qp* qp, uint32_t peer, const union ibv_gid* gid) {
-  struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-                          .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE};
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) die("to INIT");
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_1024;
-  a.dest_qp_num = peer;
-  a.rq_psn = 0;
-  a.max_dest_rd_atomic = 1;
-  a.min_rnr_timer = 12;
-  a.ah_attr.is_global = 1;
-  a.ah_attr.grh.dgid = *gid;
-  a.ah_attr.grh.hop_limit = 64;
-  a.ah_attr.port_num = 1;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-    die("to RTR");
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  a.sq_psn = 0;
-  a.max_rd_atomic = 1;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                                IBV_QP_MAX_QP_RD_ATOMIC))
-    die("to RTS");
 }
 
 static void post_recv(int slot) {
@@ -233,10 +205,10 @@ int main(int argc, char** argv) {
   qb = make_qp(cq_c, cq_b);
   qc = make_qp(cq_c, cq_c);
   qd = make_qp(cq_c, cq_c);
-  connect_qp(qa, qb->qp_num, &gid);
-  connect_qp(qb, qa->qp_num, &gid);
-  connect_qp(qc, qd->qp_num, &gid);
-  connect_qp(qd, qc->qp_num, &gid);
+  loopback_rc_connect(qa, qb->qp_num, &gid);
+  loopback_rc_connect(qb, qa->qp_num, &gid);
+  loopback_rc_connect(qc, qd->qp_num, &gid);
+  loopback_rc_connect(qd, qc->qp_num, &gid);
   for (int i = 0; i < kDepth; ++i) post_recv(i);
   // Armed before any send can complete: a CQE already in the CQ when it is
   // armed raises no event (ibv_req_notify_cq(3)), so an event thread that

@@ -1,13 +1,14 @@
 #!/bin/bash
-# Runs the multi-threaded verbs program tests/shim/threads.c on the shim, on a
-# daemon of its own.
-# usage: threads.sh RNICSIM PROGRAM OUTDIR [MESSAGES]
+# Runs one verbs program built against the shim (tests/shim/*.c) on a daemon of
+# its own; passes when the program and the daemon both exit 0.
+# usage: program.sh RNICSIM OUTDIR PROGRAM [ARGS...]
 set -u
-rnicsim=$1 program=$2 out=$3 messages=${4:-2000}
+rnicsim=$1 out=$2
+shift 2
 mkdir -p "$out"
 . "$(dirname "$0")/daemon.sh"
 start_daemon "$rnicsim" "$out/daemon.log"
-timeout 300 "$rnicsim" exec --socket "$sock" -- "$program" "$messages"
+timeout 300 "$rnicsim" exec --socket "$sock" -- "$@"
 rc=$?
 kill -INT "$daemon"
 wait "$daemon"
