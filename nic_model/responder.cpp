@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
-
+#include <optional>
 
 namespace rnicsim::nic {
 
@@ -12,6 +12,25 @@ using packet::Position;
 namespace {
 enum class Outcome : uint8_t { Ok, Drop, Stall, Wait };
 constexpr uint32_t kUdGrhBytes = 40;
+
+// What a UD receive is told of the packet's L3 header, by link (IBTA 11.4.1.2,
+// RoCEv2 annex A17.4.5): where in the 40-byte GRH area the header goes, how far
+// past l3_offset it starts in the frame (an IB GRH follows the 8-byte LRH),
+// and its length. On RoCE the CQE's SL is the packet type, as mlx5 reports it
+// (bit 3: a UDP header; bits 2:0: 1 IPv6, 2 IPv4): UCX's UD transport reads it
+// to find the destination address in the area. On IB the SL is the LRH's.
+struct UdL3 {
+  uint8_t area_offset, frame_skip, bytes;
+  std::optional<uint8_t> roce_sl;
+};
+constexpr UdL3 kUdL3[] = {
+    {20, 0, 20, 0x8 | 0x2},      // RoceV2Ipv4: the IPv4 header in the area's last 20 bytes
+    {0, 0, 40, 0x8 | 0x1},       // RoceV2Ipv6
+    {0, 0, 0, std::nullopt},     // IbLocal: no GRH, nothing written
+    {0, 8, 40, std::nullopt},    // IbGlobal
+};
+static_assert(static_cast<int>(packet::LinkKind::RoceV2Ipv4) == 0 && static_cast<int>(packet::LinkKind::IbGlobal) == 3);
+constexpr const UdL3& ud_l3(packet::LinkKind k) { return kUdL3[static_cast<int>(k)]; }
 }  // namespace
 
 Responder::Responder(NicContext& ctx) : ctx_(ctx), respond_([this] { step_responses(); }, "responder.respond") {}
@@ -116,7 +135,7 @@ void Responder::complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOp
   c.qp_num = qp.qpn.value();
   c.src_qp = p.fields.deth ? p.fields.deth->src_qp : qp.dest_qpn.value();
   c.slid = p.fields.slid;
-  c.sl = p.fields.lrh_sl;
+  c.sl = qp.type == QpType::Ud ? ud_l3(p.layout.link).roce_sl.value_or(p.fields.lrh_sl) : p.fields.lrh_sl;
   if (p.fields.imm) {
     c.wc_flags |= kWcWithImm;
     c.imm_data = __builtin_bswap32(*p.fields.imm);  // CQEs keep immediate data in network order
@@ -155,23 +174,10 @@ Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPa
     return Verdict::Wait;  // nothing more for this QP; the caller must not advance it
   }
   if (ud) {
-    // The GRH area: the IPv6 header or GRH as received; for IPv4, the IPv4 header
-    // in its last 20 bytes; nothing for IB without GRH.
+    // The GRH area, laid out as kUdL3 says.
     std::array<std::byte, kUdGrhBytes> grh{};
-    const auto bytes = frame.bytes();
-    switch (p.layout.link) {
-      case packet::LinkKind::RoceV2Ipv4:
-        std::memcpy(grh.data() + 20, bytes.data() + p.layout.l3_offset, 20);
-        break;
-      case packet::LinkKind::RoceV2Ipv6:
-        std::memcpy(grh.data(), bytes.data() + p.layout.l3_offset, 40);
-        break;
-      case packet::LinkKind::IbGlobal:
-        std::memcpy(grh.data(), bytes.data() + p.layout.l3_offset + 8, 40);
-        break;
-      case packet::LinkKind::IbLocal:
-        break;
-    }
+    const UdL3& l3 = ud_l3(p.layout.link);
+    std::memcpy(grh.data() + l3.area_offset, frame.bytes().data() + p.layout.l3_offset + l3.frame_skip, l3.bytes);
     ctx_.dma.scatter(std::span(grh_map.pieces.data(), grh_map.count), grh, fabric::Frame(), qp.qpn.value());
   }
   ctx_.dma.scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame), qp.qpn.value());
@@ -183,15 +189,23 @@ Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPa
   return Verdict::Done;
 }
 
+// A zero-length READ or WRITE names no memory: its R_Key and VA are not
+// checked, as the IBTA specifies, and programs rely on it (UCX flushes an RC QP with a
+// zero-byte WRITE whose R_Key is 0). The QP must still allow the operation.
+bool Responder::remote_access_ok(const QpContext& qp, const packet::RethFields& r, uint32_t needed,
+                                 uint64_t& host) const {
+  if (!(qp.access_flags & needed)) return false;
+  if (r.dma_length == 0) return true;
+  return ctx_.translation.check_remote(Rkey(r.rkey), qp.pd, r.va, r.dma_length, needed, host) == AccessCheck::Ok;
+}
+
 bool Responder::execute_write(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame, bool starts,
                               bool ends) {
   const Psn psn(p.fields.psn);
   if (starts) {
     uint64_t host = 0;
     const auto& r = *p.fields.reth;
-    if (!(qp.access_flags & kAccessRemoteWrite) ||
-        ctx_.translation.check_remote(Rkey(r.rkey), qp.pd, r.va, r.dma_length, kAccessRemoteWrite, host) !=
-            AccessCheck::Ok) {
+    if (!remote_access_ok(qp, r, kAccessRemoteWrite, host)) {
       class_c_error(qp, NakCode::RemoteAccessError, psn);
       return false;
     }
@@ -216,9 +230,7 @@ bool Responder::queue_read(QpContext& qp, const packet::ParsedPacket& p) {
   const Psn psn(p.fields.psn);
   const auto& r = *p.fields.reth;
   uint64_t host = 0;
-  if (!(qp.access_flags & kAccessRemoteRead) ||
-      ctx_.translation.check_remote(Rkey(r.rkey), qp.pd, r.va, r.dma_length, kAccessRemoteRead, host) !=
-          AccessCheck::Ok) {
+  if (!remote_access_ok(qp, r, kAccessRemoteRead, host)) {
     class_c_error(qp, NakCode::RemoteAccessError, psn);
     return false;
   }

@@ -97,6 +97,8 @@ private:
   Verdict execute_send(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame, bool ends);
   bool execute_write(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame, bool starts, bool ends);
   bool queue_read(QpContext& qp, const packet::ParsedPacket& p);
+  // The QP's access flags and the R_Key's range for an RDMA READ or WRITE.
+  bool remote_access_ok(const QpContext& qp, const packet::RethFields& r, uint32_t needed, uint64_t& host) const;
   Verdict start_atomic(QpContext& qp, const packet::ParsedPacket& p);
   const AtomicReplay* replayed_atomic(const QpContext& qp, Psn psn) const;
   void step_responses();

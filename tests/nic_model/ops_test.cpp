@@ -298,6 +298,7 @@ TEST(Ud, SendCarriesGrhQkeyAndSourceQp) {
   EXPECT_EQ(static_cast<uint8_t>(grh[20]), 0x45);
   EXPECT_EQ(static_cast<uint8_t>(grh[32]), 10);  // source 10.0.0.1
   EXPECT_EQ(static_cast<uint8_t>(grh[35]), 1);
+  EXPECT_EQ(c.sl, 0x8 | 0x2) << "the CQE's SL is the packet type, as mlx5's says: UDP, IPv4";
   EXPECT_EQ(y->nic().responder().counters().dropped, 1u);
 }
 

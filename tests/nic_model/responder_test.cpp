@@ -227,6 +227,30 @@ TEST_F(ResponderTest, ABadRkeyIsARemoteAccessErrorThatBreaksTheQp) {
   EXPECT_EQ(b.read(mem->addr, 1), std::vector<std::byte>{std::byte{0}});
 }
 
+// A zero-length WRITE or READ names no memory, so its R_Key is not checked
+// (UCX flushes an RC QP with a zero-byte WRITE to R_Key 0).
+TEST_F(ResponderTest, AZeroLengthWriteOrReadNeedsNoValidRkey) {
+  QpContext& q = qp();
+  write_only(q, 0, packet::RethFields{0, 0, 0}, 0);
+  EXPECT_EQ(acks(), (Acks{{aeth_ack(), 0}}));
+  EXPECT_EQ(responder.counters().access_errors, 0u);
+  packet::PacketFields f = req(Opcode::RcRdmaReadRequest, 1);
+  f.reth = packet::RethFields{0, 0xDEAD, 0};
+  EXPECT_EQ(request(q, f), RequestVerdict::Done);
+  b.run();
+  ASSERT_EQ(transmit.sent.size(), 1u);
+  EXPECT_EQ(transmit.sent[0].fields.opcode, Opcode::RcRdmaReadResponseOnly);
+  EXPECT_EQ(responder.counters().access_errors, 0u);
+  EXPECT_EQ(q.epsn, Psn(2));
+}
+
+TEST_F(ResponderTest, AZeroLengthWriteStillNeedsTheQpsRemoteWriteAccess) {
+  QpContext& q = qp();
+  q.access_flags = kAccessRemoteRead;
+  write_only(q, 0, packet::RethFields{0, 0, 0}, 0);
+  expect_class_c(NakCode::RemoteAccessError, 0);
+}
+
 TEST_F(ResponderTest, AQpWithoutRemoteWriteAccessRefusesAWrite) {
   QpContext& q = qp();
   q.access_flags = kAccessRemoteRead;
@@ -468,6 +492,7 @@ TEST_F(ResponderTest, UdTakesOnlyItsQkeyAndWritesTheGrhArea) {
   EXPECT_EQ(c.src_qp, 0x33u);
   EXPECT_EQ(c.byte_len, 60u) << "the GRH area and the payload";
   EXPECT_TRUE(c.wc_flags & kWcGrh);
+  EXPECT_EQ(c.sl, 0xA) << "RoCEv2 over IPv4, the packet type where mlx5 puts it";
   EXPECT_TRUE(wire.sent.empty()) << "UD is not acknowledged";
   b.run();
   EXPECT_EQ(b.read(mem->addr + 40, 20), pattern(20));
