@@ -89,11 +89,30 @@ void Responder::class_c_error(QpContext& qp, NakCode code, Psn psn) {
   ports_.errors->qp_fatal(qp, WcStatus::WrFlushErr);
 }
 
+// A QP on an SRQ reads the SRQ until a message takes a WQE from it
+// (take_recv_wqe); from then to the message's end the WQE is the QP's own.
 sim::RingQueue<RecvWqe>& Responder::recv_queue(QpContext& qp) {
-  if (qp.uses_srq()) {
+  if (qp.uses_srq() && qp.recv_wqes.empty()) {
     if (SrqContext* s = ctx_.tables.srq(qp.srq)) return s->wqes;
   }
   return qp.recv_wqes;
+}
+
+// A message's first packet takes the SRQ's next WQE for its QP, so that a
+// message of another QP on the same SRQ, arriving between its packets, takes
+// the one after (IBTA 10.2.9.4: the WQE is the QP's until it completes). The
+// SRQ's limit counts what is left on it.
+void Responder::take_recv_wqe(QpContext& qp) {
+  if (!qp.uses_srq() || !qp.recv_wqes.empty()) return;
+  SrqContext* srq = ctx_.tables.srq(qp.srq);
+  if (srq == nullptr || srq->wqes.empty()) return;
+  qp.recv_wqes.push_back(srq->wqes.pop_front());
+  ++srq->consumed;
+  // SRQ limit: armed once, fires when fewer WQEs than the limit remain posted.
+  if (srq->limit != 0 && srq->ring.producer - srq->consumed < srq->limit) {
+    srq->limit = 0;
+    ports_.errors->async_event(AsyncEvent::SrqLimitReached, srq->srqn.value());
+  }
 }
 
 Responder::Verdict Responder::need_recv_wqe(QpContext& qp) {
@@ -110,17 +129,9 @@ Responder::Verdict Responder::need_recv_wqe(QpContext& qp) {
 }
 
 void Responder::consume_recv_wqe(QpContext& qp) {
-  recv_queue(qp).pop_front();
+  take_recv_wqe(qp);
+  qp.recv_wqes.pop_front();
   qp.recv_offset = 0;
-  if (!qp.uses_srq()) return;
-  SrqContext* srq = ctx_.tables.srq(qp.srq);
-  if (srq == nullptr) return;
-  ++srq->consumed;
-  // SRQ limit: armed once, fires when fewer WQEs than the limit remain posted.
-  if (srq->limit != 0 && srq->ring.producer - srq->consumed < srq->limit) {
-    srq->limit = 0;
-    ports_.errors->async_event(AsyncEvent::SrqLimitReached, srq->srqn.value());
-  }
 }
 
 void Responder::complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOpcode op, uint32_t byte_len,
@@ -555,7 +566,10 @@ std::optional<Responder::Verdict> Responder::check_resources(Request& r) {
   const bool consumes_wqe = op == Operation::Send || (op == Operation::RdmaWrite && r.p.fields.imm.has_value());
   if (!consumes_wqe || !(op == Operation::Send ? r.starts : r.ends)) return std::nullopt;
   if (need_recv_wqe(qp) == Verdict::Stall) return Verdict::Stall;
-  if (!recv_queue(qp).empty()) return std::nullopt;
+  if (!recv_queue(qp).empty()) {
+    take_recv_wqe(qp);
+    return std::nullopt;
+  }
   ++counters_.rnr_naks;
   ++counters_.dropped;
   if (qp.type == QpType::Rc) {

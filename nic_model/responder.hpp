@@ -88,9 +88,12 @@ private:
   // remote access error, invalid request otherwise) and the QP goes to the
   // error state. UC drops the packet.
   void class_c_error(QpContext& qp, NakCode code, Psn psn);
-  // The receive queue a QP takes WQEs from (its own or its SRQ's).
+  // The receive queue a QP takes WQEs from (its own, or its SRQ's until a
+  // message took one for the QP).
   sim::RingQueue<RecvWqe>& recv_queue(QpContext& qp);
   Verdict need_recv_wqe(QpContext& qp);
+  // A QP on an SRQ takes the SRQ's next WQE for the message that starts.
+  void take_recv_wqe(QpContext& qp);
   void consume_recv_wqe(QpContext& qp);
   void complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOpcode op, uint32_t byte_len,
                      WcStatus status = WcStatus::Success);

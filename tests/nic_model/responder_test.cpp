@@ -45,6 +45,17 @@ protected:
     w.sge[0] = Sge{addr, len, lkey};
     return w;
   }
+  // SRQ 3 with `count` WQEs posted and fetched: wr_id 1 up, each `len` bytes,
+  // one after the other in the registered memory.
+  SrqContext& add_srq(uint64_t count, uint32_t len) {
+    auto srq = std::make_unique<SrqContext>();
+    srq->srqn = Srqn(3);
+    srq->pd = Pdn(1);
+    srq->ring.producer = srq->ring.fetched = static_cast<uint32_t>(count);
+    for (uint64_t id = 1; id <= count; ++id)
+      srq->wqes.push_back(recv_wqe(id, mem->addr + (id - 1) * len, len, mem->lkey.value()));
+    return b.tables.add_srq(std::move(srq));
+  }
   // A receive WQE of `len` bytes at `offset` into the registered memory.
   void post_recv(QpContext& q, uint64_t wr_id, uint32_t offset, uint32_t len) {
     q.recv_wqes.push_back(recv_wqe(wr_id, mem->addr + offset, len, mem->lkey.value()));
@@ -566,13 +577,8 @@ TEST_F(ResponderTest, ACompletionThatBreaksTheQpIsNotAcknowledged) {
 
 TEST_F(ResponderTest, ASharedReceiveQueueRaisesItsLimitEventOnce) {
   QpContext& q = qp();
-  auto srq = std::make_unique<SrqContext>();
-  srq->srqn = Srqn(3);
-  srq->pd = Pdn(1);
-  srq->ring.producer = srq->ring.fetched = 3;
-  for (uint64_t id = 1; id <= 3; ++id) srq->wqes.push_back(recv_wqe(id, mem->addr + id * 256, 256, mem->lkey.value()));
-  srq->limit = 2;
-  SrqContext& s = b.tables.add_srq(std::move(srq));
+  SrqContext& s = add_srq(3, 256);
+  s.limit = 2;
   q.srq = Srqn(3);
   request(q, req(Opcode::RcSendOnly, 0, true), pattern(8));
   EXPECT_TRUE(errors.events.empty()) << "two remain, not fewer than the limit";
@@ -584,6 +590,49 @@ TEST_F(ResponderTest, ASharedReceiveQueueRaisesItsLimitEventOnce) {
   ASSERT_EQ(completions.posted.size(), 3u);
   EXPECT_EQ(completions.posted[2].cqe.wr_id, 3u);
   EXPECT_TRUE(q.recv_wqes.empty());
+}
+
+// Two QPs on one SRQ whose multi-packet SENDs interleave (UCX's rc_verbs: one
+// SRQ for every peer): each message keeps the WQE its FIRST took, and the
+// other QP's message takes the next one.
+TEST_F(ResponderTest, InterleavedSendsOnOneSrqEachKeepTheWqeTheirFirstTook) {
+  QpContext& a = qp(QpType::Rc, 0x11);
+  QpContext& c = qp(QpType::Rc, 0x12);
+  SrqContext& s = add_srq(2, 4096);
+  a.srq = c.srq = Srqn(3);
+  const std::vector<std::byte> da = pattern(kMtu + 8, 1), dc = pattern(kMtu + 16, 2);
+  request(a, req(Opcode::RcSendFirst, 0), std::span(da).subspan(0, kMtu));
+  EXPECT_EQ(s.wqes.size(), 1u) << "the FIRST took its WQE off the SRQ";
+  request(c, req(Opcode::RcSendFirst, 0), std::span(dc).subspan(0, kMtu));
+  request(a, req(Opcode::RcSendLast, 1, true), std::span(da).subspan(kMtu));
+  request(c, req(Opcode::RcSendLast, 1, true), std::span(dc).subspan(kMtu));
+  ASSERT_EQ(completions.posted.size(), 2u);
+  EXPECT_EQ(completions.posted[0].cqe.qp_num, 0x11u);
+  EXPECT_EQ(completions.posted[0].cqe.wr_id, 1u);
+  EXPECT_EQ(completions.posted[0].cqe.byte_len, kMtu + 8);
+  EXPECT_EQ(completions.posted[1].cqe.qp_num, 0x12u);
+  EXPECT_EQ(completions.posted[1].cqe.wr_id, 2u);
+  EXPECT_EQ(completions.posted[1].cqe.byte_len, kMtu + 16);
+  EXPECT_TRUE(s.wqes.empty());
+  EXPECT_TRUE(a.recv_wqes.empty());
+  EXPECT_TRUE(c.recv_wqes.empty());
+  b.run();
+  EXPECT_EQ(b.read(mem->addr, da.size()), da);
+  EXPECT_EQ(b.read(mem->addr + 4096, dc.size()), dc);
+}
+
+// The WQE a FIRST took is the QP's own until its message ends (so a QP that
+// breaks mid-message flushes it on its own CQ, as it does its RQ's); the SRQ
+// keeps the rest for the other QPs.
+TEST_F(ResponderTest, AnSrqWqeTakenByAFirstIsItsQpsUntilTheMessageEnds) {
+  QpContext& a = qp(QpType::Rc, 0x11);
+  SrqContext& s = add_srq(2, 4096);
+  a.srq = Srqn(3);
+  request(a, req(Opcode::RcSendFirst, 0), pattern(kMtu));
+  ASSERT_EQ(a.recv_wqes.size(), 1u);
+  EXPECT_EQ(a.recv_wqes.front().wr_id, 1u);
+  EXPECT_EQ(s.wqes.size(), 1u);
+  EXPECT_EQ(s.wqes.front().wr_id, 2u);
 }
 
 void ack_every_three(NicParams& p) { p.ack_coalesce_packets = 3; }
