@@ -69,6 +69,9 @@ struct ResponseJob {
   uint64_t atomic_original = 0;
   Msn msn;                     // the MSN the answer's AETH carries
   bool cancelled = false;      // a duplicate request asked for it again: not sent
+  bool replay = false;         // a READ executed again for a duplicate request
+  bool ack = false;            // an ACK or NAK behind the QP's READ or atomic answers
+  uint8_t syndrome = 0;        // ack: its AETH syndrome
 };
 
 // Answers of executed atomics, replayed when a request is retransmitted.
@@ -168,6 +171,7 @@ struct QpContext {
   sim::RingQueue<RecvWqe> recv_wqes{16};
   uint32_t recv_offset = 0;      // bytes of the current SEND placed so far
   uint32_t responses_queued = 0; // READ/atomic answers waiting to go out
+  uint32_t acks_queued = 0;      // ACKs/NAKs queued behind them (ResponseJob::ack)
   std::map<uint32_t, fabric::Frame> reorder;  // selective repeat: packets after a gap, by PSN
   std::array<AtomicReplay, 16> atomic_replay{};
   uint32_t atomic_replay_next = 0;

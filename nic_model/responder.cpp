@@ -35,7 +35,24 @@ constexpr const UdL3& ud_l3(packet::LinkKind k) { return kUdL3[static_cast<int>(
 
 Responder::Responder(NicContext& ctx) : ctx_(ctx), respond_([this] { step_responses(); }, "responder.respond") {}
 
+// Every answer of a QP leaves in PSN order (IBTA 9.7.5.1.1): an ACK or NAK
+// behind READ responses or an atomic's answer still queued waits for them,
+// or the requester takes the READ as lost (an ACK beyond it) and asks again.
 void Responder::send_ack(QpContext& qp, uint8_t syndrome, Psn psn) {
+  if (qp.responses_queued > 0 || qp.acks_queued > 0) {
+    ResponseJob job;
+    job.qpn = qp.qpn.value();
+    job.ack = true;
+    job.syndrome = syndrome;
+    job.first_psn = psn;
+    job.msn = qp.msn;
+    ++qp.acks_queued;
+    responses_.push_back(job);
+    ++counters_.acks_sent;
+    qp.unacked_packets = 0;
+    room_available();
+    return;
+  }
   packet::PacketFields f = ctx_.packet_template(qp);
   f.opcode = packet::Opcode::RcAcknowledge;
   f.psn = psn.value();
@@ -237,7 +254,24 @@ bool Responder::execute_write(QpContext& qp, const packet::ParsedPacket& p, fabr
   return true;
 }
 
-bool Responder::queue_read(QpContext& qp, const packet::ParsedPacket& p) {
+// Room for one more READ or atomic answer within the IRD. A READ executed
+// again for a duplicate whose answer the requester has since had (it went back
+// twice, and got the first answers before the second request) holds a slot
+// the requester no longer counts: the oldest such answer gives its slot up, as
+// a responder's ring of IRD answer slots overwrites its oldest.
+bool Responder::answer_slot(QpContext& qp) {
+  if (qp.responses_queued < qp.max_dest_rd_atomic) return true;
+  for (size_t i = 0; i < responses_.size(); ++i) {
+    ResponseJob& job = responses_[i];
+    if (job.qpn != qp.qpn.value() || job.cancelled || job.ack || !job.replay) continue;
+    job.cancelled = true;
+    --qp.responses_queued;
+    return true;
+  }
+  return false;
+}
+
+bool Responder::queue_read(QpContext& qp, const packet::ParsedPacket& p, bool replay) {
   const Psn psn(p.fields.psn);
   const auto& r = *p.fields.reth;
   uint64_t host = 0;
@@ -245,12 +279,13 @@ bool Responder::queue_read(QpContext& qp, const packet::ParsedPacket& p) {
     class_c_error(qp, NakCode::RemoteAccessError, psn);
     return false;
   }
-  if (qp.responses_queued >= qp.max_dest_rd_atomic) {  // more than IRD outstanding
+  if (!answer_slot(qp)) {  // more than IRD outstanding
     class_c_error(qp, NakCode::InvalidRequest, psn);
     return false;
   }
   ResponseJob job;
   job.qpn = qp.qpn.value();
+  job.replay = replay;
   job.host_addr = host;
   job.length = r.dma_length;
   job.first_psn = psn;
@@ -281,7 +316,7 @@ Responder::Verdict Responder::start_atomic(QpContext& qp, const packet::ParsedPa
     class_c_error(qp, NakCode::RemoteAccessError, psn);
     return Verdict::Done;
   }
-  if (qp.responses_queued >= qp.max_dest_rd_atomic) {
+  if (!answer_slot(qp)) {
     class_c_error(qp, NakCode::InvalidRequest, psn);
     return Verdict::Done;
   }
@@ -364,7 +399,7 @@ void Responder::cancel_responses_from(QpContext& qp, Psn psn) {
     ResponseJob& job = responses_[i];
     if (job.qpn != qp.qpn.value() || job.cancelled || Psn::distance(psn, job.first_psn + job.packets) <= 0) continue;
     job.cancelled = true;
-    if (qp.responses_queued > 0) --qp.responses_queued;
+    if (!job.ack && qp.responses_queued > 0) --qp.responses_queued;
   }
 }
 
@@ -372,7 +407,9 @@ void Responder::step_responses() {
   while (!responses_.empty()) {
     ResponseJob& job = responses_.front();
     QpContext* qp = ctx_.qp(job.qpn);
-    if (job.cancelled || qp == nullptr || qp->state == QpState::Err || qp->state == QpState::Reset) {
+    // A NAK still goes out from a QP it broke; answers do not.
+    if (job.cancelled || qp == nullptr || qp->state == QpState::Reset || (qp->state == QpState::Err && !job.ack)) {
+      if (qp != nullptr && job.ack) --qp->acks_queued;
       responses_.pop_front();
       continue;
     }
@@ -381,7 +418,9 @@ void Responder::step_responses() {
     const uint32_t i = job.next_packet;
     const uint32_t offset = i * qp->path_mtu;
     uint32_t len = 0;
-    if (job.atomic) {
+    if (job.ack) {
+      f.opcode = packet::Opcode::RcAcknowledge;
+    } else if (job.atomic) {
       f.opcode = packet::Opcode::RcAtomicAcknowledge;
       f.atomic_ack_eth = packet::AtomicAckEthFields{job.atomic_original};
     } else {
@@ -397,7 +436,8 @@ void Responder::step_responses() {
       f.opcode = kRead[static_cast<size_t>(pos)];
       ++counters_.read_responses;
     }
-    if (packet::opcode_info(f.opcode).has(packet::Hdr::Aeth)) f.aeth = packet::AethFields{aeth_ack(), job.msn.value()};
+    if (packet::opcode_info(f.opcode).has(packet::Hdr::Aeth))
+      f.aeth = packet::AethFields{job.ack ? job.syndrome : aeth_ack(), job.msn.value()};
     f.psn = (job.first_psn + i).value();
     f.payload_length = len;
     packet::derive_fields(f);
@@ -409,8 +449,9 @@ void Responder::step_responses() {
     const DmaPiece piece{job.host_addr + offset, 0, len};
     const uint32_t qpn = job.qpn;
     if (++job.next_packet >= job.packets) {
+      if (job.ack) --qp->acks_queued;
+      else if (qp->responses_queued > 0) --qp->responses_queued;
       responses_.pop_front();
-      if (qp->responses_queued > 0) --qp->responses_queued;
     }
     ports_.transmit->submit(std::move(frame), *layout, std::span(&piece, len > 0 ? 1 : 0), qpn, TxOrigin::Response);
     next_free_ = ctx_.now() + ctx_.cycles(ctx_.params().responder_cycles_per_packet);
@@ -496,7 +537,7 @@ void Responder::duplicate(Request& r) {
   // in order, so it is not sent now.
   if (op == Operation::RdmaReadRequest || op == Operation::Atomic) cancel_responses_from(qp, r.psn);
   if (op == Operation::RdmaReadRequest) {
-    queue_read(qp, r.p);  // READs are executed again
+    queue_read(qp, r.p, /*replay=*/true);  // READs are executed again
   } else if (op == Operation::Atomic) {
     if (const AtomicReplay* a = replayed_atomic(qp, r.psn)) {  // atomics are answered, not executed again
       ++qp.responses_queued;

@@ -99,7 +99,8 @@ private:
                      WcStatus status = WcStatus::Success);
   Verdict execute_send(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame, bool ends);
   bool execute_write(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame, bool starts, bool ends);
-  bool queue_read(QpContext& qp, const packet::ParsedPacket& p);
+  bool answer_slot(QpContext& qp);
+  bool queue_read(QpContext& qp, const packet::ParsedPacket& p, bool replay = false);
   // The QP's access flags and the R_Key's range for an RDMA READ or WRITE.
   bool remote_access_ok(const QpContext& qp, const packet::RethFields& r, uint32_t needed, uint64_t& host) const;
   Verdict start_atomic(QpContext& qp, const packet::ParsedPacket& p);

@@ -385,6 +385,60 @@ TEST_F(ResponderTest, AReadIsAnsweredThroughTheTransmitPipeline) {
   EXPECT_EQ(q.responses_queued, 0u);
 }
 
+// A SEND behind a READ whose responses are still queued is acknowledged after
+// them, through the same pipeline: an ACK ahead of them would tell the
+// requester the READ was lost (UCX's rendezvous READ, then its ACK'd SEND).
+TEST_F(ResponderTest, AnAckBehindQueuedReadResponsesFollowsThem) {
+  QpContext& q = qp();
+  post_recv(q, 1, 8192, 1024);
+  packet::PacketFields f = req(Opcode::RcRdmaReadRequest, 0);
+  f.reth = reth(0, 2 * kMtu);
+  request(q, f);
+  request(q, req(Opcode::RcSendOnly, 2, true), pattern(8));
+  EXPECT_TRUE(wire.sent.empty()) << "nothing overtakes the READ responses";
+  EXPECT_EQ(q.acks_queued, 1u);
+  b.run();
+  ASSERT_EQ(transmit.sent.size(), 3u);
+  EXPECT_EQ(transmit.sent[0].fields.opcode, Opcode::RcRdmaReadResponseFirst);
+  EXPECT_EQ(transmit.sent[1].fields.opcode, Opcode::RcRdmaReadResponseLast);
+  EXPECT_EQ(transmit.sent[1].fields.aeth->msn, 1u);
+  const SentFrame& ack = transmit.sent[2];
+  EXPECT_EQ(ack.fields.opcode, Opcode::RcAcknowledge);
+  EXPECT_EQ(ack.fields.psn, 2u);
+  EXPECT_EQ(ack.fields.aeth->syndrome, aeth_ack());
+  EXPECT_EQ(ack.fields.aeth->msn, 2u);
+  EXPECT_TRUE(ack.pieces.empty());
+  EXPECT_EQ(q.acks_queued, 0u);
+  // With nothing queued, the next ACK goes straight to the wire again.
+  write_only(q, 3, reth(0, 8), 8);
+  EXPECT_EQ(acks(), (Acks{{aeth_ack(), 3}}));
+}
+
+// A READ executed again for a duplicate holds an answer slot the requester no
+// longer counts once it asks for something new (it had the first answer): the
+// new READ takes that slot, within the IRD, and no class C error breaks the QP.
+TEST_F(ResponderTest, AReplayedReadGivesItsSlotToANewOneAtTheIrdLimit) {
+  QpContext& q = qp();  // max_dest_rd_atomic 1
+  transmit.room = false;
+  packet::PacketFields f = req(Opcode::RcRdmaReadRequest, 0);
+  f.reth = reth(0, 8);
+  request(q, f);
+  request(q, f);  // the duplicate: executed again
+  EXPECT_EQ(q.responses_queued, 1u);
+  f.psn = 1;
+  f.reth = reth(64, 8);
+  request(q, f);
+  EXPECT_TRUE(errors.fatal.empty());
+  EXPECT_TRUE(wire.sent.empty());
+  EXPECT_EQ(q.responses_queued, 1u);
+  transmit.room = true;
+  responder.room_available();
+  b.run();
+  ASSERT_EQ(transmit.sent.size(), 1u);
+  EXPECT_EQ(transmit.sent[0].fields.psn, 1u);
+  EXPECT_EQ(transmit.sent[0].pieces[0].host_addr, mem->addr + 64);
+}
+
 TEST_F(ResponderTest, ADuplicateReadIsExecutedAgain) {
   QpContext& q = qp();
   packet::PacketFields f = req(Opcode::RcRdmaReadRequest, 0);
@@ -438,8 +492,18 @@ TEST_F(ResponderTest, AReadBeyondTheIrdLimitIsAnInvalidRequest) {
   request(q, f);
   f.psn = 1;
   request(q, f);
-  expect_class_c(NakCode::InvalidRequest, 1);
+  EXPECT_TRUE(wire.sent.empty()) << "the NAK follows the first READ's answer";
+  ASSERT_EQ(errors.fatal.size(), 1u);
+  EXPECT_EQ(errors.fatal[0].status, WcStatus::WrFlushErr);
   EXPECT_EQ(responder.counters().invalid_requests, 1u);
+  q.state = QpState::Err;  // as qp_fatal leaves it: the NAK still goes, the answer not
+  transmit.room = true;
+  responder.room_available();
+  b.run();
+  ASSERT_EQ(transmit.sent.size(), 1u);
+  EXPECT_EQ(transmit.sent[0].fields.opcode, Opcode::RcAcknowledge);
+  EXPECT_EQ(transmit.sent[0].fields.psn, 1u);
+  EXPECT_EQ(transmit.sent[0].fields.aeth->syndrome, aeth_nak(NakCode::InvalidRequest));
 }
 
 TEST_F(ResponderTest, AnAtomicWaitsForHostMemoryThenAnswersWithTheOriginal) {
