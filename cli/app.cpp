@@ -40,10 +40,22 @@ void build_app(CLI::App& app, std::vector<Action>& actions, const Program& progr
 }
 
 Program split_program(std::vector<std::string>& args) {
-  const auto dash = std::find(args.begin(), args.end(), "--");
-  if (dash == args.end()) return {};
-  Program program(dash + 1, args.end());
-  args.erase(dash, args.end());
+  const auto is_word = [](const std::string& a) { return a.empty() || a[0] != '-'; };
+  const auto sub = std::find_if(args.begin(), args.end(), is_word);
+  const auto c = std::find_if(std::begin(kCommands), std::end(kCommands),
+                              [&](const Command& k) { return sub != args.end() && *sub == k.name; });
+  std::vector<std::string>::iterator kept_end, first;  // args keep [begin, kept_end); the program starts at first
+  if (c != std::end(kCommands) && c->program_at == ProgramAt::AfterFirst) {
+    const auto host = std::find_if(sub + 1, args.end(), is_word);  // which the parser reads
+    if (host == args.end()) return {};
+    kept_end = first = host + 1;
+  } else {
+    kept_end = std::find(args.begin(), args.end(), "--");
+    if (kept_end == args.end()) return {};
+    first = kept_end + 1;
+  }
+  Program program(first, args.end());
+  args.erase(kept_end, args.end());
   return program;
 }
 
@@ -74,8 +86,11 @@ int run_command_line(std::vector<std::string> args, std::ostream& out, std::ostr
     return refuse(app, e.what(), err);
   }
   const Command* c = chosen(app);
-  if (had_dash && !c->takes_program) return refuse(app, "takes nothing after --", err);
-  if (c->takes_program && program.empty()) return refuse(app, "the program goes after --: -- PROGRAM ARGS", err);
+  if (c->program_at == ProgramAt::None && had_dash) return refuse(app, "takes nothing after --", err);
+  if (c->program_at == ProgramAt::AfterDash && program.empty())
+    return refuse(app, "the program goes after --: -- PROGRAM ARGS", err);
+  if (c->program_at == ProgramAt::AfterFirst && program.empty())
+    return refuse(app, "the command goes after the host: HOST COMMAND", err);
   return actions[static_cast<size_t>(c - kCommands)]();
 }
 

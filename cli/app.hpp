@@ -9,8 +9,8 @@
 
 namespace rnicsim::cli {
 
-// Takes the first `--` and all after it out of `args`: the program of exec (and
-// of the completion), which no parser reads.
+// Takes the program out of `args`, which no parser reads: the first `--` and
+// all after it (exec, the completion), or all after rsh's host.
 Program split_program(std::vector<std::string>& args);
 
 // Parses `args` (argv without the program name) and runs the subcommand. Help

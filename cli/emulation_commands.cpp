@@ -15,12 +15,15 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include "cli/commands.hpp"
 #include "emulation/host_launch.hpp"
+#include "emulation/host_network.hpp"
 #include "emulation/server.hpp"
 #include "scenario/scenario.hpp"
 #include "verbs_shim/protocol.hpp"
@@ -59,6 +62,7 @@ struct ExecArgs {
 };
 
 int exec_program(ExecArgs a, const Program& program);
+int rsh_command(const std::string& host, const Program& command);
 
 constexpr std::string_view kOnOff[] = {"on", "off"};
 // --network's names: each host a network namespace of its own, or the machine's.
@@ -163,6 +167,19 @@ Action add_exec(CLI::App& sub, const Program& program) {
   return [a, &program] { return exec_program(*a, program); };
 }
 
+// rsh HOST COMMAND, as rsh and ssh run a command: its words joined by spaces,
+// run by /bin/sh on the host (so the quoting mpirun gives survives). The
+// daemon is the calling program's ($RNICSIM_SOCKET, which exec sets), else
+// the default one: rsh has no options, so that everything after the host is
+// the command. A host is a name or an address of the scenario's hosts.
+Action add_rsh(CLI::App& sub, const Program& program) {
+  auto host = std::make_shared<std::string>();
+  sub.add_option("host", *host, "the scenario's host, by name or address")->required()->type_name("HOST");
+  sub.footer("Everything after HOST is the command; rnicsim reads none of it. Open MPI: "
+             "mpirun --mca plm_rsh_agent 'rnicsim rsh' -H host0,host1 ...");
+  return [host, &program] { return rsh_command(*host, program); };
+}
+
 namespace {
 
 // No daemon answers: start one (the given scenario or two hosts on a lossless
@@ -236,6 +253,32 @@ int exec_program(ExecArgs a, const Program& program) {
   execvp(argv[0], argv.data());
   std::cerr << "rnicsim exec: cannot run " << argv[0] << ": " << std::strerror(errno) << '\n';
   return 127;
+}
+
+// The host the caller is on runs the command itself (rsh to localhost): a host
+// has one program at a time, and the caller is it.
+int rsh_command(const std::string& host, const Program& command) {
+  const char* sock = std::getenv(verbs_proto::kSocketEnv);
+  ExecArgs a;
+  a.socket_path = sock != nullptr && *sock != '\0' ? sock : emulation::default_socket_path();
+  std::ifstream file(emulation::hosts_file_path(a.socket_path));
+  std::ostringstream hosts;
+  hosts << file.rdbuf();
+  a.host = emulation::host_named(hosts.str(), host);
+  std::string line;
+  for (const std::string& word : command) line += (line.empty() ? "" : " ") + word;
+  const char* own = std::getenv(verbs_proto::kHostEnv);
+  if (own != nullptr && a.host == own) {
+    const char* argv[] = {"/bin/sh", "-c", line.c_str(), nullptr};
+    execv(argv[0], const_cast<char* const*>(argv));
+    std::cerr << "rnicsim rsh: cannot run /bin/sh: " << std::strerror(errno) << '\n';
+    return 127;
+  }
+  if (!daemon_answers(a.socket_path)) {
+    std::cerr << "rnicsim rsh: no daemon answers on " << a.socket_path << '\n';
+    return kExitFailed;
+  }
+  return exec_program(a, {"/bin/sh", "-c", line});
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <ostream>
 
 #include "emulation/host_namespace.hpp"
+#include "emulation/host_network.hpp"
 #include "verbs_shim/hello.hpp"
 
 namespace rnicsim::emulation {
@@ -79,7 +80,9 @@ int supervise(pid_t child, const sigset_t& set) {
   if (spec.view) {
     HostView view{info, std::string(info.netdev, strnlen(info.netdev, sizeof info.netdev)),
                   static_cast<uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))};
-    std::string e = info.net_ns_pid != 0 ? enter_host(info.user_ns_pid, info.net_ns_pid) : enter_own_mounts();
+    std::string e = info.net_ns_pid != 0
+                        ? enter_host(info.user_ns_pid, info.net_ns_pid, hosts_file_path(spec.socket_path))
+                        : enter_own_mounts();
     if (e.empty()) e = mount_host_view(view);
     if (!e.empty())
       err << "rnicsim exec: " << spec.argv[0] << " runs without host " << info.host

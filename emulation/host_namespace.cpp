@@ -127,7 +127,7 @@ std::string enter_own_namespaces(int kinds) {
 
 std::string enter_own_mounts() { return enter_own_namespaces(CLONE_NEWNS); }
 
-std::string enter_host(pid_t user_ns_pid, pid_t net_ns_pid) {
+std::string enter_host(pid_t user_ns_pid, pid_t net_ns_pid, const std::string& hosts) {
   const auto join = [](pid_t pid, const char* kind, int type) -> std::string {
     const std::string path = "/proc/" + std::to_string(pid) + "/ns/" + kind;
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -139,10 +139,14 @@ std::string enter_host(pid_t user_ns_pid, pid_t net_ns_pid) {
   if (user_ns_pid != 0)
     if (std::string e = join(user_ns_pid, "user", CLONE_NEWUSER); !e.empty()) return e;
   if (std::string e = join(net_ns_pid, "net", CLONE_NEWNET); !e.empty()) return e;
+  if (std::string e = join(net_ns_pid, "uts", CLONE_NEWUTS); !e.empty()) return e;
   if (unshare(CLONE_NEWNS) != 0) return failed("unshare");
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return failed("making / private");
   // A sysfs of the host's network namespace: /sys/class/net is its interfaces.
   if (mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) return failed("sysfs on /sys");
+  // The hosts by name, as a cluster's resolver knows them.
+  if (access(hosts.c_str(), R_OK) == 0 && mount(hosts.c_str(), "/etc/hosts", nullptr, MS_BIND, nullptr) != 0)
+    return failed("binding the hosts' names on /etc/hosts");
   return {};
 }
 

@@ -28,9 +28,10 @@ std::string enter_own_namespaces(int kinds);
 std::string enter_own_mounts();  // CLONE_NEWNS
 
 // Joins a host's network (host_network: the user namespace of process
-// `user_ns_pid` unless 0, the network namespace of `net_ns_pid`), then a mount
-// namespace of its own with a sysfs of that network at /sys.
-std::string enter_host(pid_t user_ns_pid, pid_t net_ns_pid);
+// `user_ns_pid` unless 0, the network and UTS namespaces of `net_ns_pid`),
+// then a mount namespace of its own with a sysfs of that network at /sys and
+// the file `hosts` (if there is one) at /etc/hosts.
+std::string enter_host(pid_t user_ns_pid, pid_t net_ns_pid, const std::string& hosts);
 
 // Covers directory `dir` as said above; `fill` writes the new entries into it.
 std::string cover_directory(const std::string& dir, const std::vector<std::string>& left_out,

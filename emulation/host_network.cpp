@@ -89,16 +89,17 @@ std::string run_ip(pid_t netns_of, const std::string& commands) {
   return "ip: " + (said.empty() ? std::string("failed") : said);
 }
 
-// A process that only holds a new network namespace, until its keeper dies.
-pid_t start_holder(int report_fd) {
+// A process that only holds a new network namespace and a UTS namespace named
+// after its host, until its keeper dies.
+pid_t start_holder(int report_fd, const std::string& name) {
   int ready[2];
   if (pipe2(ready, O_CLOEXEC) != 0) return -1;
   const pid_t pid = fork();
   if (pid == 0) {
     close(report_fd);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    const char ok = unshare(CLONE_NEWNET) == 0 ? 'y' : 'n';
-    (void)!write(ready[1], &ok, 1);
+    const bool ok = unshare(CLONE_NEWNET | CLONE_NEWUTS) == 0 && sethostname(name.data(), name.size()) == 0;
+    (void)!write(ready[1], ok ? "y" : "n", 1);
     for (;;) pause();
   }
   close(ready[1]);
@@ -129,7 +130,7 @@ std::string bridge_commands(const std::vector<pid_t>& holders) {
   std::string error = enter_own_namespaces(CLONE_NEWNET);
   std::vector<pid_t> holders;
   for (size_t i = 0; i < hosts.size() && error.empty(); ++i) {
-    holders.push_back(start_holder(report_fd));
+    holders.push_back(start_holder(report_fd, hosts[i].name));
     if (holders.back() < 0) error = failed("a host's network namespace");
   }
   if (error.empty()) error = run_ip(0, bridge_commands(holders));
@@ -152,6 +153,22 @@ std::string address_text(const std::array<uint8_t, 16>& ip) {
   if (std::memcmp(ip.data(), kMapped, sizeof kMapped) == 0) inet_ntop(AF_INET, ip.data() + 12, text, sizeof text);
   else inet_ntop(AF_INET6, ip.data(), text, sizeof text);
   return text;
+}
+
+std::string hosts_file(const std::vector<NetworkHost>& hosts) {
+  std::string text = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
+  for (const NetworkHost& h : hosts) text += address_text(h.ip) + "\t" + h.name + "\n";
+  return text;
+}
+
+std::string host_named(const std::string& hosts_text, const std::string& host) {
+  std::istringstream lines(hosts_text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string address, name;
+    if (words >> address >> name && address == host && name != "localhost") return name;
+  }
+  return host;
 }
 
 std::string host_ip_commands(const std::vector<NetworkHost>& hosts, size_t i) {

@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -84,6 +87,7 @@ private:
   bool handle(Session& s);
   void end_session(Session& s);
   void start_network();
+  void write_hosts_file();
   // Fires the events that are due; the DMA writes they made reach the programs.
   // Whether any fired.
   bool run_simulation();
@@ -117,6 +121,8 @@ private:
   Sessions sessions_;
   std::vector<Settling> settling_;
   std::unique_ptr<HostNetwork> network_;  // with host_network: each host's namespace
+  std::string hosts_text_;                 // with network_: their /etc/hosts
+  std::string hosts_path_;                 // where it is, once written
   ControlOps ops_;
   DoorbellScanner doorbells_;
   Clock::time_point idle_since_ = Clock::now();
@@ -158,12 +164,14 @@ void Server::start_network() {
   std::vector<NetworkHost> hosts;
   for (size_t i = 0; i < world_.hosts().size(); ++i) {
     const scenario::Host& h = *world_.hosts()[i];
-    hosts.push_back({scenario::network_address(h, i), h.address.mac});
+    hosts.push_back({scenario::network_address(h, i), h.address.mac, h.name});
   }
   std::string error;
   network_ = HostNetwork::create(hosts, error);
   if (!network_)
     out_ << "rnicsim serve: the hosts share this machine's network, none of their own (" << error << ")" << std::endl;
+  else
+    hosts_text_ = hosts_file(hosts);
   ops_.set_network(network_.get());
 }
 
@@ -172,11 +180,30 @@ Server::~Server() {
   if (mover_) mover_->drain();
   registry_.release_all();
   close(wake_fd_);
+  if (!hosts_path_.empty()) std::remove(hosts_path_.c_str());
 }
 
 void Server::listen_on_socket() {
-  listener_ = std::make_unique<ListeningSocket>(options_.socket_path.empty() ? default_socket_path()
-                                                                             : options_.socket_path);
+  const std::string path = options_.socket_path.empty() ? default_socket_path() : options_.socket_path;
+  listener_ = std::make_unique<ListeningSocket>(path);
+  if (network_) {
+    hosts_path_ = hosts_file_path(path);
+    write_hosts_file();
+  }
+}
+
+// Beside the socket, where the launchers find it (written whole, then renamed,
+// so that none reads half of it).
+void Server::write_hosts_file() {
+  const std::string tmp = hosts_path_ + ".new";
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  const bool ok = f != nullptr && std::fputs(hosts_text_.c_str(), f) >= 0;
+  if (f != nullptr && std::fclose(f) != 0) std::remove(tmp.c_str());
+  if (!ok || std::rename(tmp.c_str(), hosts_path_.c_str()) != 0) {
+    out_ << "rnicsim serve: the hosts cannot find each other by name (" << hosts_path_ << ": " << std::strerror(errno)
+         << ")" << std::endl;
+    hosts_path_.clear();
+  }
 }
 
 bool Server::serve_session(int fd) {

@@ -109,6 +109,20 @@ TEST(Cli, ProgramAfterDashDashIsNotParsed) {
   EXPECT_EQ(none.size(), 2u);
 }
 
+// rsh's command is everything after its host, as rsh and ssh take it (mpirun
+// passes options of its own daemon there): none of it is parsed.
+TEST(Cli, RshCommandFollowsTheHostUnparsed) {
+  std::vector<std::string> args = {"rsh", "node1", "orted", "--help", "-mca", "x", "--", "y"};
+  const Program p = split_program(args);
+  EXPECT_EQ(args, (std::vector<std::string>{"rsh", "node1"}));
+  EXPECT_EQ(p, (std::vector<std::string>{"orted", "--help", "-mca", "x", "--", "y"}));
+  std::vector<std::string> bare = {"rsh", "node1"};
+  EXPECT_TRUE(split_program(bare).empty());
+  const Result r = run({"rsh", "node1"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("the command goes after the host"), std::string::npos) << r.err;
+}
+
 TEST(Cli, SetIsRepeatableAndTakesOneValueEach) {
   // A second word after --set is the scenario file, not another setting: the
   // file does not exist, so the loader (not the parser) refuses it.

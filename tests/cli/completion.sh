@@ -26,8 +26,8 @@ has workloads.write_stream.size= || fail "workloads.write: ${COMPREPLY[*]}"
 complete_words validate --set nic.mtu = 9000 "$scenario" --set links.0.lo  # bash splits at '=' 
 [ "${COMPREPLY[*]}" = "links.0.loss=" ] || fail "links.0.lo: ${COMPREPLY[*]}"
 
-complete_words r
-[ "${COMPREPLY[*]}" = "run" ] || fail "r: ${COMPREPLY[*]}"
+complete_words ru
+[ "${COMPREPLY[*]}" = "run" ] || fail "ru: ${COMPREPLY[*]}"
 complete_words ''
 has serve && has exec && has --version || fail "subcommands: ${COMPREPLY[*]}"
 has complete && fail "the hidden complete subcommand is offered"

@@ -60,6 +60,18 @@ timeout 60 "$rnicsim" exec --socket "$sock" --host host1 -- fi_pingpong -p verbs
 wait $fi || bad "fi_pingpong server: exit $?"
 grep -qE "^4k +100 +=100 " "$out/fi_client.txt" || bad "fi_pingpong did not run: $(tail -3 "$out/fi_client.txt")"
 
+# rnicsim rsh, the launch agent cluster tools use in place of ssh: from host0
+# a command runs on host1, named or by address, with host1's hostname and
+# address; every host knows the others by name; the caller's own host runs it
+# itself; a host the scenario lacks is refused.
+[ "$(ex --host host0 -- "$rnicsim" rsh host1 'echo $(hostname) $(ip -br -4 addr show dev eth0)' 2>&1 |
+  awk '{print $1, $4}')" = "host1 10.0.0.2/32" ] || bad "rsh host1 did not run on host1"
+[ "$(ex --host host0 -- "$rnicsim" rsh 10.0.0.2 hostname 2>&1)" = host1 ] || bad "rsh 10.0.0.2 did not run on host1"
+[ "$(ex --host host0 -- "$rnicsim" rsh host0 'echo $RNICSIM_HOST' 2>&1)" = host0 ] || bad "rsh to its own host"
+[ "$(ex --host host1 -- getent hosts host0)" = "10.0.0.1        host0" ] || bad "host1 does not know host0 by name"
+ex --host host0 -- "$rnicsim" rsh nosuch true > "$out/rsh_nosuch.txt" 2>&1 && bad "rsh to a host the scenario lacks ran"
+grep -q nosuch "$out/rsh_nosuch.txt" || bad "rsh to an unknown host does not name it: $(cat "$out/rsh_nosuch.txt")"
+
 kill -INT $daemon; wait $daemon
 [ "$(ip -o link | wc -l)" -eq "$links_before" ] || bad "interfaces left behind"
 cat "$out/daemon.log"
