@@ -10,9 +10,10 @@ RNICSIM_BUILD_PACKAGES="g++ cmake ninja-build pkg-config libgtest-dev libgmock-d
 # Tests: real RDMA programs, the protocol decoder and an independent ICRC implementation;
 # matplotlib for `rnicsim plot` (and its test); iproute2 (ss; ip for the hosts' network) and util-linux
 # (setpriv) for the shim tests; ucx-utils (ucx_info) and libfabric-bin (fi_pingpong) for the hosts' tests;
+# openmpi-bin and libopenmpi-dev (mpirun, and the MPI test programs built against it) for the cluster test;
 # clang and its runtime libraries (libFuzzer, sanitizers) for the fuzz preset's fuzzers.
 RNICSIM_TEST_PACKAGES="ibverbs-utils rdmacm-utils perftest python3-pyverbs tshark python3-scapy python3-matplotlib iproute2 util-linux
-  ucx-utils libfabric-bin clang libclang-rt-14-dev"
+  ucx-utils libfabric-bin openmpi-bin libopenmpi-dev clang libclang-rt-14-dev"
 
 rnicsim_missing_packages() {
   local missing="" p

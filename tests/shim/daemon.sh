@@ -17,3 +17,12 @@ start_daemon() {
 wait_listen() {
   for _ in $(seq 200); do ss -ltn "sport = :$1" | grep -q LISTEN && return; sleep 0.05; done
 }
+# tshark options that decode an InfiniBand payload as the program's own bytes:
+# tshark 4.0's guesses at what it carries (RPC-over-RDMA, an EtherType, SMB
+# Direct, iSER...) are off, or an application's data that happens to look like
+# one decodes as a broken frame of that protocol.
+payload_as_data=()
+for _h in rpcrdma_infiniband smb_direct_infiniband iser_infiniband mellanox_eoib sdp_infiniband eth_over_ib \
+          fc_infiniband smcr_infiniband nvme_rdma; do
+  payload_as_data+=(--disable-heuristic "$_h")
+done

@@ -23,15 +23,18 @@ done
 
 # run_perftest TLS TEST: server on host0, client on host1 by address.
 run_perftest() {
-  local tls=$1 test=$2 name="$out/${2}_${1%%,*}"
+  local tls=$1 test=$2 name="$out/${2}_${1%%,*}" before=$fail
+  fail=0
   local env=(env UCX_TLS="$tls" UCX_NET_DEVICES=rnicsim0:1)
   ex --host host0 -- "${env[@]}" stdbuf -oL timeout 120 ucx_perftest -p "$port" -t "$test" -n "$iters" > "$name.server" 2>&1 &
   local server=$!
   # It listens before it says so (line-buffered; one program per host, so no ss).
   for _ in $(seq 200); do grep -q "Waiting for connection" "$name.server" && break; sleep 0.1; done
   ex --host host1 -- "${env[@]}" timeout 120 ucx_perftest -p "$port" -t "$test" -n "$iters" 10.0.0.1 \
-    > "$name.client" 2>&1 || bad "$test over $tls: client exit $? ($(grep -m1 ERROR "$name.client"))"
+    > "$name.client" 2>&1 || bad "$test over $tls: client exit $?"
   wait $server || bad "$test over $tls: server exit $?"
+  [ $fail -eq 0 ] || tail -n 25 "$name.client" "$name.server"
+  fail=$((fail | before))
   grep -qE "^Final: +$iters " "$name.client" || bad "$test over $tls did not finish: $(tail -2 "$name.client")"
 }
 for tls in rc_verbs,ud_verbs:aux ud_verbs; do
@@ -39,7 +42,7 @@ for tls in rc_verbs,ud_verbs:aux ud_verbs; do
 done
 
 kill -INT $daemon; wait $daemon
-tshark=(tshark -n --disable-heuristic rpcrdma_infiniband -r "$out/ucx.pcap")
+tshark=(tshark -n "${payload_as_data[@]}" -r "$out/ucx.pcap")
 "${tshark[@]}" -q -z io,phs > "$out/phs.txt" 2>/dev/null
 total=$("${tshark[@]}" 2>/dev/null | wc -l)
 ib=$("${tshark[@]}" -Y infiniband 2>/dev/null | wc -l)
