@@ -49,7 +49,7 @@ struct SendEntry {
   SendWqe wqe{};
   uint32_t length = 0;   // message bytes
   uint32_t packets = 0;  // PSNs the message takes (READ: its response packets)
-  Psn first_psn;
+  Psn first_psn{};
   bool signaled = false;
   bool reads_remote = false;       // RDMA READ or atomic: completes on its responses
   uint32_t responses_placed = 0;   // response packets placed so far
@@ -57,17 +57,18 @@ struct SendEntry {
   bool responses_complete() const { return !reads_remote || responses_placed == packets; }
 };
 
-// An RDMA READ or atomic the responder is answering.
+// An RDMA READ or atomic the responder is answering, or an ACK or NAK queued
+// behind such answers of its QP.
 struct ResponseJob {
   uint32_t qpn = 0;
   bool atomic = false;
   uint64_t host_addr = 0;      // READ: where the data comes from
   uint32_t length = 0;         // READ: bytes
-  Psn first_psn;
+  Psn first_psn{};
   uint32_t packets = 1;
   uint32_t next_packet = 0;
   uint64_t atomic_original = 0;
-  Msn msn;                     // the MSN the answer's AETH carries
+  Msn msn{};                   // the MSN the answer's AETH carries
   bool cancelled = false;      // a duplicate request asked for it again: not sent
   bool replay = false;         // a READ executed again for a duplicate request
   bool ack = false;            // an ACK or NAK behind the QP's READ or atomic answers

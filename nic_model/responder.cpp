@@ -40,17 +40,10 @@ Responder::Responder(NicContext& ctx) : ctx_(ctx), respond_([this] { step_respon
 // or the requester takes the READ as lost (an ACK beyond it) and asks again.
 void Responder::send_ack(QpContext& qp, uint8_t syndrome, Psn psn) {
   if (qp.responses_queued > 0 || qp.acks_queued > 0) {
-    ResponseJob job;
-    job.qpn = qp.qpn.value();
-    job.ack = true;
-    job.syndrome = syndrome;
-    job.first_psn = psn;
-    job.msn = qp.msn;
     ++qp.acks_queued;
-    responses_.push_back(job);
+    queue_answer(qp, {.first_psn = psn, .ack = true, .syndrome = syndrome});
     ++counters_.acks_sent;
     qp.unacked_packets = 0;
-    room_available();
     return;
   }
   packet::PacketFields f = ctx_.packet_template(qp);
@@ -283,17 +276,12 @@ bool Responder::queue_read(QpContext& qp, const packet::ParsedPacket& p, bool re
     class_c_error(qp, NakCode::InvalidRequest, psn);
     return false;
   }
-  ResponseJob job;
-  job.qpn = qp.qpn.value();
-  job.replay = replay;
-  job.host_addr = host;
-  job.length = r.dma_length;
-  job.first_psn = psn;
-  job.packets = std::max<uint32_t>(1, (r.dma_length + qp.path_mtu - 1) / qp.path_mtu);
-  job.msn = qp.msn;
   ++qp.responses_queued;
-  responses_.push_back(job);
-  room_available();
+  queue_answer(qp, {.host_addr = host,
+                    .length = r.dma_length,
+                    .first_psn = psn,
+                    .packets = std::max<uint32_t>(1, (r.dma_length + qp.path_mtu - 1) / qp.path_mtu),
+                    .replay = replay});
   return true;
 }
 
@@ -335,11 +323,13 @@ Responder::Verdict Responder::start_atomic(QpContext& qp, const packet::ParsedPa
 }
 
 void Responder::queue_atomic_answer(QpContext& qp, Psn psn, uint64_t original) {
-  ResponseJob job;
+  queue_answer(qp, {.atomic = true, .first_psn = psn, .atomic_original = original});
+}
+
+// Every answer of `qp` joins the one queue, behind all that are waiting, and
+// carries the MSN of the moment it was queued.
+void Responder::queue_answer(QpContext& qp, ResponseJob job) {
   job.qpn = qp.qpn.value();
-  job.atomic = true;
-  job.first_psn = psn;
-  job.atomic_original = original;
   job.msn = qp.msn;
   responses_.push_back(job);
   room_available();

@@ -111,6 +111,7 @@ private:
   // Queues the ATOMIC ACK of `psn` carrying `original` (the caller counts it in
   // responses_queued).
   void queue_atomic_answer(QpContext& qp, Psn psn, uint64_t original);
+  void queue_answer(QpContext& qp, ResponseJob job);
   void release_reordered(QpContext& qp);
 
   NicContext& ctx_;
