@@ -39,7 +39,7 @@ void HostState::on_event(nic::Cqn cqn) {
 }
 
 void HostState::on_async_event(nic::AsyncEvent event, uint32_t id) {
-  uint32_t ctx = 0;
+  uint32_t ctx = 0;  // no context has id 0: an object not in the tables gets no event
   using E = nic::AsyncEvent;
   if (event == E::CqErr) {
     if (auto it = cqs.find(id); it != cqs.end()) ctx = it->second.ctx;
@@ -177,17 +177,21 @@ void Registry::release_all() {
 void Registry::destroy_qp(HostState& h, uint32_t qpn) {
   auto it = h.qps.find(qpn);
   if (it == h.qps.end()) return;
+  // Out of the table first: the QP raises no async event from here on (a
+  // destroy is a move to Reset, which raises none; the program's objects for
+  // it are going).
+  const QpEntry entry = it->second;
+  h.qps.erase(it);
   nic::Nic& n = *h.host->nic;
   // Into ERR first: outstanding work is flushed and timers stop.
   nic::QpAttr a;
   a.state = nic::QpState::Err;
   n.modify_qp(nic::Qpn(qpn), a, nic::kQpState);
   n.destroy_qp(nic::Qpn(qpn));
-  Context& c = *contexts_[it->second.ctx];
-  c.doorbell_used[it->second.doorbell] = false;
-  give_back(c, it->second.sq);
-  give_back(c, it->second.rq);
-  h.qps.erase(it);
+  Context& c = *contexts_[entry.ctx];
+  c.doorbell_used[entry.doorbell] = false;
+  give_back(c, entry.sq);
+  give_back(c, entry.rq);
 }
 
 uint64_t Registry::take_ring(Context& c, uint64_t bytes) {

@@ -257,14 +257,14 @@ int ibv_get_async_event(ibv_context* context, ibv_async_event* event) {
     event->event_type = static_cast<ibv_event_type>(record[0]);
     switch (event->event_type) {
       case IBV_EVENT_CQ_ERR: {
-        Cq* cq = cq_by_number(c, record[1]);
+        Cq* cq = cq_for_async_event(c, record[1]);
         if (cq == nullptr) continue;
         event->element.cq = &cq->cq;
         return 0;
       }
       case IBV_EVENT_SRQ_ERR:
       case IBV_EVENT_SRQ_LIMIT_REACHED: {
-        Srq* srq = srq_by_number(c, record[1]);
+        Srq* srq = srq_for_async_event(c, record[1]);
         if (srq == nullptr) continue;
         event->element.srq = &srq->srq;
         return 0;
@@ -275,7 +275,7 @@ int ibv_get_async_event(ibv_context* context, ibv_async_event* event) {
         event->element.port_num = static_cast<int>(record[1]);
         return 0;
       default: {
-        Qp* qp = qp_by_number(c, record[1]);
+        Qp* qp = qp_for_async_event(c, record[1]);
         if (qp == nullptr) continue;
         event->element.qp = &qp->qp;
         return 0;

@@ -347,6 +347,8 @@ int ibv_destroy_cq(ibv_cq* cq) {
     pthread_mutex_unlock(&cq->context->mutex);
   }
   unregister_cq(q);
+  wait_for_acks(cq->mutex, cq->cond, cq->comp_events_completed, q->reported.comp);
+  wait_for_acks(cq->mutex, cq->cond, cq->async_events_completed, q->reported.async);
   delete q;
   return 0;
 }
@@ -377,7 +379,7 @@ int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context) 
     do n = read(channel->fd, &cookie, sizeof cookie);
     while (n < 0 && errno == EINTR);
     if (n != sizeof cookie) return -1;
-    Cq* q = cq_by_cookie(cookie);
+    Cq* q = cq_for_comp_event(cookie);
     if (q == nullptr) continue;  // destroyed since
     *cq = &q->cq;
     *cq_context = q->cq.cq_context;
@@ -481,6 +483,7 @@ int ibv_destroy_qp(ibv_qp* qp) {
   proto::ObjectReq req{q->ctx->id, qp->qp_num, 0};
   if (const int rc = call(proto::Op::DestroyQp, req); rc != 0) return rc;
   unregister_qp(q);
+  wait_for_acks(qp->mutex, qp->cond, qp->events_completed, q->reported.async);
   delete q;
   return 0;
 }
@@ -554,6 +557,7 @@ int ibv_destroy_srq(ibv_srq* srq) {
   proto::ObjectReq req{s->ctx->id, srq->handle, 0};
   if (const int rc = call(proto::Op::DestroySrq, req); rc != 0) return rc;
   unregister_srq(s);
+  wait_for_acks(srq->mutex, srq->cond, srq->events_completed, s->reported.async);
   delete s;
   return 0;
 }

@@ -124,16 +124,27 @@ void unregister_cq(Cq* cq) {
   std::lock_guard<std::mutex> lock(g_tables_mutex);
   g_cqs_by_cookie.erase(cq->cookie);
 }
-Cq* cq_by_cookie(uint32_t cookie) {
+Cq* cq_for_comp_event(uint32_t cookie) {
   std::lock_guard<std::mutex> lock(g_tables_mutex);
   auto it = g_cqs_by_cookie.find(cookie);
-  return it == g_cqs_by_cookie.end() ? nullptr : it->second;
+  if (it == g_cqs_by_cookie.end()) return nullptr;
+  it->second->reported.comp.fetch_add(1, std::memory_order_relaxed);
+  return it->second;
 }
-Cq* cq_by_number(Context* ctx, uint32_t cqn) {
+Cq* cq_for_async_event(Context* ctx, uint32_t cqn) {
   std::lock_guard<std::mutex> lock(g_tables_mutex);
   for (auto& [cookie, cq] : g_cqs_by_cookie)
-    if (cq->ctx == ctx && cq->cq.handle == cqn) return cq;
+    if (cq->ctx == ctx && cq->cq.handle == cqn) {
+      cq->reported.async.fetch_add(1, std::memory_order_relaxed);
+      return cq;
+    }
   return nullptr;
+}
+void wait_for_acks(pthread_mutex_t& m, pthread_cond_t& cv, const uint32_t& completed,
+                   const std::atomic<uint32_t>& reported) {
+  pthread_mutex_lock(&m);
+  while (completed != reported.load(std::memory_order_relaxed)) pthread_cond_wait(&cv, &m);
+  pthread_mutex_unlock(&m);
 }
 namespace {
 template <class T>
@@ -151,6 +162,14 @@ T* find(std::unordered_map<uint64_t, T*>& table, Context* c, uint32_t n) {
   std::lock_guard<std::mutex> lock(g_tables_mutex);
   auto it = table.find(key(c, n));
   return it == table.end() ? nullptr : it->second;
+}
+template <class T>
+T* find_for_async_event(std::unordered_map<uint64_t, T*>& table, Context* c, uint32_t n) {
+  std::lock_guard<std::mutex> lock(g_tables_mutex);
+  auto it = table.find(key(c, n));
+  if (it == table.end()) return nullptr;
+  it->second->reported.async.fetch_add(1, std::memory_order_relaxed);
+  return it->second;
 }
 }  // namespace
 
@@ -181,8 +200,9 @@ void for_each_cq(void (*f)(Cq&)) { visit(g_cqs_by_cookie, f); }
 void register_qp(Qp* qp) { add(g_qps, qp->ctx, qp->qp.qp_num, qp); }
 void unregister_qp(Qp* qp) { remove(g_qps, qp->ctx, qp->qp.qp_num); }
 Qp* qp_by_number(Context* ctx, uint32_t qpn) { return find(g_qps, ctx, qpn); }
+Qp* qp_for_async_event(Context* ctx, uint32_t qpn) { return find_for_async_event(g_qps, ctx, qpn); }
 void register_srq(Srq* srq) { add(g_srqs, srq->ctx, srq->srq.handle, srq); }
 void unregister_srq(Srq* srq) { remove(g_srqs, srq->ctx, srq->srq.handle); }
-Srq* srq_by_number(Context* ctx, uint32_t srqn) { return find(g_srqs, ctx, srqn); }
+Srq* srq_for_async_event(Context* ctx, uint32_t srqn) { return find_for_async_event(g_srqs, ctx, srqn); }
 
 }  // namespace rnicsim::shim

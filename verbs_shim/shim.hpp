@@ -99,6 +99,19 @@ struct Mr {
   unsigned access = 0;
 };
 
+// Events the program was handed that name an object (ibv_get_async_event,
+// ibv_get_cq_event), counted when the lookup finds the object. A destroy
+// unregisters the object, then waits until the program has acknowledged as
+// many, as libibverbs does: an acknowledgement writes into the object, so it
+// must come before the object's memory is freed.
+struct EventsReported {
+  std::atomic<uint32_t> async{0};
+  std::atomic<uint32_t> comp{0};  // CQs only
+};
+// Blocks until `completed` (guarded by `m`) has caught up with `reported`.
+void wait_for_acks(pthread_mutex_t& m, pthread_cond_t& cv, const uint32_t& completed,
+                   const std::atomic<uint32_t>& reported);
+
 struct CompChannel {
   ibv_comp_channel channel;
   int write_fd = -1;
@@ -118,6 +131,7 @@ struct Cq {
   uint32_t cookie = 0;
   uint32_t empty_polls = 0;
   std::mutex poll_mutex;
+  EventsReported reported;
   Cq() : cqx{} {}
   // The index after the last CQE the program can see now: the consumer index
   // plus the valid CQEs after it (poll_mutex held).
@@ -153,13 +167,14 @@ struct WqeSlots {
 static_assert(offsetof(nic::SendWqe, wr_id) == offsetof(nic::RecvWqe, wr_id));
 
 struct Srq {
-  ibv_srq srq;
+  ibv_srq srq{};  // zeroed: events_completed counts from 0
   Context* ctx = nullptr;
   WqeSlots ring;
   uint64_t producer = 0;
   proto::DoorbellRecord* db = nullptr;
   uint32_t max_wr = 0, max_sge = 0, limit = 0;
   std::mutex mutex;
+  EventsReported reported;
 };
 
 struct Ah {
@@ -191,18 +206,22 @@ struct Qp {
   bool building = false;
   uint64_t batch_start = 0;
   int batch_error = 0;
+  EventsReported reported;
   Qp() : qp{} {}
 };
 
 // Objects an async event or a completion event names by number.
 void register_cq(Cq* cq);
 void unregister_cq(Cq* cq);
-Cq* cq_by_cookie(uint32_t cookie);
 void register_qp(Qp* qp);
 void unregister_qp(Qp* qp);
 Qp* qp_by_number(Context* ctx, uint32_t qpn);
-Cq* cq_by_number(Context* ctx, uint32_t cqn);
-Srq* srq_by_number(Context* ctx, uint32_t srqn);
+// The object an event names, counted in its EventsReported; null once it is
+// unregistered (an event still queued for a destroyed object is dropped).
+Cq* cq_for_comp_event(uint32_t cookie);
+Cq* cq_for_async_event(Context* ctx, uint32_t cqn);
+Qp* qp_for_async_event(Context* ctx, uint32_t qpn);
+Srq* srq_for_async_event(Context* ctx, uint32_t srqn);
 void register_srq(Srq* srq);
 void unregister_srq(Srq* srq);
 
