@@ -14,8 +14,7 @@ mkdir -p "$out"
 . "$(dirname "$0")/daemon.sh"
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
-# UCX's VFS is off as in ucx.sh (an assertion of its own at an interface's
-# close, cause not found yet). mpirun refuses root unless told: CI runs as root.
+# mpirun refuses root unless told: CI runs as root.
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 # run_mpi NAME SCENARIO|- HOSTS PROGRAM: a daemon of its own, mpirun on the
@@ -28,7 +27,7 @@ run_mpi() {
   n=$(tr , '\n' <<< "$hosts" | wc -l)
   timeout 300 "$rnicsim" exec --socket "$sock" --host "${hosts%%,*}" -- \
     mpirun --mca plm_rsh_agent "$rnicsim rsh" -H "$hosts" -np "$n" --mca pml ucx \
-      -x UCX_TLS=rc_verbs,ud_verbs:aux -x UCX_NET_DEVICES=rnicsim0:1 -x UCX_VFS_ENABLE=n "$program" > "$out/$name.txt" 2>&1 ||
+      -x UCX_TLS=rc_verbs,ud_verbs:aux -x UCX_NET_DEVICES=rnicsim0:1 "$program" > "$out/$name.txt" 2>&1 ||
     bad "$name: mpirun exit $?: $(tail -5 "$out/$name.txt")"
   kill -INT "$daemon"
   wait "$daemon"

@@ -8,12 +8,6 @@
 # usage: ucx.sh RNICSIM OUTDIR PORT ITERATIONS
 set -u
 rnicsim=$1 out=$2 port=$3 iters=$4
-# UCX 1.13's own object tree (its VFS, for ucx_vfs) asserts now and then at an
-# interface's close, a path missing from its hash (vfs_obj.c:365): ucx_info -d
-# aborted once in 120 runs beside two busy loops, and once in a CI run.
-# Whether UCX or the shim causes it is not known yet; the tree is only UCX's
-# introspection, so it is off here.
-export UCX_VFS_ENABLE=n
 mkdir -p "$out"
 . "$(dirname "$0")/daemon.sh"
 start_daemon "$rnicsim" "$out/daemon.log" --network namespaces --pcap "$out/ucx.pcap"
