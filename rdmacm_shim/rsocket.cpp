@@ -145,6 +145,13 @@ void note_event(Rs& rs, rdma_cm_event* e) {
   rdma_ack_cm_event(e);
 }
 
+// Whether the peer has disconnected (a DISCONNECTED event on the socket's
+// channel): what it has not acknowledged it never will, as its QP is going.
+bool peer_left(Rs& rs) {
+  while (rdma_cm_event* e = next_event(rs, false)) note_event(rs, e);
+  return !rs.connected;
+}
+
 // Takes what the CQ holds: frees send slots, queues received data, learns
 // the peer's iomaps and the end of its stream. Returns false on an error
 // completion (the connection is broken).
@@ -344,10 +351,12 @@ int rclose(int socket) {
   if (rs->connected) {
     // What was sent is in the peer's memory before the disconnect (which
     // takes both QPs to ERR): every send acknowledged, the end of the stream
-    // included. A peer that stops reading holds this up for at most 10 s.
+    // included, unless the peer has disconnected first (it had all it waited
+    // for). A peer that stops reading holds this up for at most 10 s.
     if (!rs->shut_wr && take_send_slot(*rs, false)) post(*rs, IBV_WR_SEND_WITH_IMM, kFin, nullptr, 0);
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (rs->send_free < kSlots && reap(*rs) && std::chrono::steady_clock::now() < give_up) sched_yield();
+    while (rs->send_free < kSlots && reap(*rs) && !peer_left(*rs) && std::chrono::steady_clock::now() < give_up)
+      sched_yield();
     rdma_disconnect(rs->id);
   }
   for (rdma_cm_id* r : rs->requests) rdma_reject(r, nullptr, 0), rdma_destroy_id(r);
