@@ -97,7 +97,7 @@ void PayloadMover::end_round() {
   if (!accepting()) {
     if (!made(pushed_)) {
       wake();  // it went to sleep as the last moves came
-    } else if (round_bytes_ == 0) {
+    } else if (round_bytes_ == 0 || held_.load(std::memory_order_relaxed)) {
       stream_bytes_ = 0;
     } else if ((stream_bytes_ += round_bytes_) >= kWakeBytes) {
       stream_bytes_ = 0;
@@ -180,7 +180,7 @@ void PayloadMover::run() {
       continue;
     }
     sched_yield();  // the programs and the simulation spin too, maybe on this CPU
-    if (Clock::now() - last_move < idle_) continue;
+    if (Clock::now() - last_move < idle_ && !held_.load(std::memory_order_relaxed)) continue;
     // Asleep: the simulation thread copies itself until it wakes this one.
     join_cpus();
     awake_.store(0, std::memory_order_seq_cst);

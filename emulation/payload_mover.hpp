@@ -78,8 +78,13 @@ public:
   PayloadMover& operator=(const PayloadMover&) = delete;
 
   // --- the simulation thread only ---
-  // Whether the thread is awake: a move handed over now is made soon.
-  bool accepting() const { return awake_.load(std::memory_order_relaxed) != 0; }
+  // Whether the thread is awake and not held: a move handed over now is made soon.
+  bool accepting() const { return awake_.load(std::memory_order_relaxed) != 0 && !held_.load(std::memory_order_relaxed); }
+  // Held while programs spin on every CPU: the thread would only take turns
+  // with them, and the simulation thread would wait for its turns. Held, it
+  // takes no move, sleeps once it has made those it has, and a stream does not
+  // wake it (the simulation thread makes the copies itself).
+  void hold(bool on) { held_.store(on, std::memory_order_relaxed); }
   // Hands a move over, after every move before it (`lent`: its source bytes
   // are in a program's memory); waits while all slots are taken. Returns its
   // number: made(number) holds once it is made.
@@ -135,6 +140,7 @@ private:
   // The simulation thread's alone. pushed_: moves handed over, published_ of
   // them through tail_; reaped_: slots whose frame was released.
   alignas(64) uint64_t pushed_ = 0;
+  std::atomic<bool> held_{false};  // written by the simulation thread only
   uint64_t published_ = 0, reaped_ = 0, done_seen_ = 0, last_lent_ = 0, wake_ups_ = 0, rounds_ = 0;
   size_t round_bytes_ = 0, stream_bytes_ = 0;
   // Written by the simulation thread.

@@ -44,6 +44,18 @@ constexpr std::chrono::microseconds kHotWindow{50};
 constexpr std::chrono::milliseconds kLookEvery{1};
 // ... and while it spins with nothing due soon (a request waits this long at most).
 constexpr std::chrono::microseconds kIdleLookEvery{50};
+// A yield that took this long gave the CPU to a program that kept it for a
+// scheduler slice. Two such within kContendedWithin: the programs spin on more
+// CPUs than they leave free (one alone may be any other process's slice). For
+// kContendedFor after, the daemon sleeps as soon as nothing is due soon
+// instead of spinning on: a doorbell or a request wakes it, and the scheduler
+// gives a woken sleeper the CPU far sooner than it gives a yielder back its
+// turn (riostream's programs spin on their own memory: 2 ms a transfer
+// against 50 us on 2 CPUs). Programs that spin in the shim's poll yield too,
+// so the daemon's yields come back quickly and it keeps spinning for them.
+constexpr std::chrono::microseconds kContendedYield{500};
+constexpr std::chrono::milliseconds kContendedWithin{50};
+constexpr std::chrono::milliseconds kContendedFor{100};
 
 using Clock = std::chrono::steady_clock;
 
@@ -81,8 +93,15 @@ private:
   struct Loop {
     Clock::time_point last_activity = Clock::now();
     Clock::time_point last_look = Clock::now();
+    Clock::time_point long_yield{}, contended_until{};  // see kContendedYield
     uint64_t spins = 0;
   };
+  // sched_yield, timed: a long one marks the CPUs contended.
+  void yield(Loop& l);
+  // How long the daemon spins after its last work before it sleeps.
+  std::chrono::microseconds spin_after_work(const Loop& l, Clock::time_point now) const {
+    return now < l.contended_until ? std::chrono::microseconds{0} : options_.spin;
+  }
   // Handles one request; false when the session is over.
   bool handle(Session& s);
   void end_session(Session& s);
@@ -126,7 +145,7 @@ private:
   ControlOps ops_;
   DoorbellScanner doorbells_;
   Clock::time_point idle_since_ = Clock::now();
-  uint64_t requests_ = 0, sleeps_ = 0;
+  uint64_t requests_ = 0, sleeps_ = 0, contended_ = 0;
 };
 
 Server::Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream& out)
@@ -324,16 +343,30 @@ int Server::run() {
 // least every kLookEvery of wall time (a round that catches up with the
 // wall clock can take long; a program that died must not wait for 1024).
 bool Server::keep_spinning(Loop& l, Clock::time_point round_end, bool worked) {
+  if (mover_ && round_end >= l.contended_until) mover_->hold(false);
   if (++l.spins % 1024 == 0 || round_end - l.last_look >= kLookEvery) return false;
   if (executor_->until_next() < kHotWindow) return true;
   // Spinning with nothing due soon: let the programs (which spin too)
   // have the CPU; on a machine with fewer CPUs than spinners that is what
   // moves work. The sockets wait for the next look, a short while.
-  if (round_end - l.last_look < kIdleLookEvery && round_end - l.last_activity <= options_.spin) {
-    if (!worked) sched_yield();
+  if (round_end - l.last_look < kIdleLookEvery && round_end - l.last_activity <= spin_after_work(l, round_end)) {
+    if (!worked) yield(l);
     return true;
   }
   return false;
+}
+
+void Server::yield(Loop& l) {
+  const auto before = Clock::now();
+  sched_yield();
+  const auto after = Clock::now();
+  if (after - before < kContendedYield) return;
+  if (after - l.long_yield < kContendedWithin) {
+    if (after >= l.contended_until) ++contended_;
+    l.contended_until = after + kContendedFor;
+    if (mover_) mover_->hold(true);
+  }
+  l.long_yield = after;
 }
 
 // A zero-timeout look while busy. Idle: arm the wake-up doorbell, look once
@@ -342,7 +375,8 @@ bool Server::look(Loop& l, bool worked) {
   const auto next = executor_->until_next();
   int timeout_ms = 0;
   bool sleeping = false;
-  if (Clock::now() - l.last_activity > options_.spin && next > std::chrono::microseconds(200)) {
+  const auto now = Clock::now();
+  if (now - l.last_activity > spin_after_work(l, now) && next > std::chrono::microseconds(200)) {
     doorbells_.set_sleeping(true);
     if (doorbells_.take() || executor_->settling()) {
       doorbells_.set_sleeping(false);
@@ -359,7 +393,7 @@ bool Server::look(Loop& l, bool worked) {
   const int n = poll(pfds.data(), pfds.size(), timeout_ms);
   // Spinning with nothing to do: let the programs (which spin too) have the
   // CPU; on a machine with fewer CPUs than spinners that is what moves work.
-  if (n == 0 && !sleeping && !worked) sched_yield();
+  if (n == 0 && !sleeping && !worked) yield(l);
   if (sleeping) doorbells_.set_sleeping(false);
   if (n > 0) {
     l.last_activity = Clock::now();
@@ -411,7 +445,8 @@ void Server::print_summary() {
        << " events, " << tx << " packets sent, " << rx << " received, " << retx << " retransmitted; " << memory_calls << " process_vm_readv/writev calls (" << failed_calls
        << " failed), " << shared << " accesses through shared memory, "
        << (mover_ ? mover_->moves() : 0) << " payload moves by the mover thread; " << requests_
-       << " requests, " << doorbells_.scans_with_work() << " doorbell scans with work, " << sleeps_ << " sleeps; ";
+       << " requests, " << doorbells_.scans_with_work() << " doorbell scans with work, " << sleeps_ << " sleeps, " << contended_
+       << " spells of CPUs contended; ";
   executor_->summarize(out_);
   out_ << std::endl;
 }
