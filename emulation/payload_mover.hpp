@@ -84,7 +84,10 @@ public:
   // with them, and the simulation thread would wait for its turns. Held, it
   // takes no move, sleeps once it has made those it has, and a stream does not
   // wake it (the simulation thread makes the copies itself).
-  void hold(bool on) { held_.store(on, std::memory_order_relaxed); }
+  // Stores only a change: the daemon calls it every round.
+  void hold(bool on) {
+    if (held_.load(std::memory_order_relaxed) != on) held_.store(on, std::memory_order_relaxed);
+  }
   // Hands a move over, after every move before it (`lent`: its source bytes
   // are in a program's memory); waits while all slots are taken. Returns its
   // number: made(number) holds once it is made.
@@ -140,7 +143,6 @@ private:
   // The simulation thread's alone. pushed_: moves handed over, published_ of
   // them through tail_; reaped_: slots whose frame was released.
   alignas(64) uint64_t pushed_ = 0;
-  std::atomic<bool> held_{false};  // written by the simulation thread only
   uint64_t published_ = 0, reaped_ = 0, done_seen_ = 0, last_lent_ = 0, wake_ups_ = 0, rounds_ = 0;
   size_t round_bytes_ = 0, stream_bytes_ = 0;
   // Written by the simulation thread.
@@ -158,6 +160,7 @@ private:
   alignas(64) std::atomic<uint32_t> awake_{1};
   std::atomic<bool> stop_{false};
   std::atomic<bool> split_{false};  // the mover runs on CPUs of its own
+  std::atomic<bool> held_{false};   // written by the simulation thread (hold)
   // The simulation thread's CPU, as it last looked.
   alignas(64) std::atomic<int> sim_cpu_{-1};
   alignas(64) std::thread thread_;
