@@ -111,4 +111,8 @@ void DoorbellScanner::set_sleeping(bool on) {
   for (auto& [id, c] : registry_.contexts()) c->header().daemon_sleeping.store(on ? 1 : 0, std::memory_order_seq_cst);
 }
 
+void DoorbellScanner::set_contended(bool on) {
+  for (auto& [id, c] : registry_.contexts()) c->header().cpus_contended.store(on ? 1 : 0, std::memory_order_relaxed);
+}
+
 }  // namespace rnicsim::emulation

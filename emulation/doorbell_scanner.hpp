@@ -30,6 +30,9 @@ public:
   bool take();
   // Tells the programs the daemon sleeps: they ring the wake-up eventfd.
   void set_sleeping(bool on);
+  // Tells the programs that programs spin on every CPU: their empty polls do
+  // not yield (verbs_proto::SegmentHeader::cpus_contended).
+  void set_contended(bool on);
   uint64_t scans_with_work() const { return scans_with_work_; }
 
 private:

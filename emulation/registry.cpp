@@ -98,6 +98,7 @@ int Registry::open_context(int session_fd, size_t host, size_t slot, int async_f
   h.magic = proto::kMagic;
   h.version = proto::kVersion;
   h.daemon_sleeping.store(0);
+  h.cpus_contended.store(0);
   state(*c).memory.add_segment(c->slot, c->address(), c->base, proto::kSegmentBytes);
   out = c.get();
   contexts_[c->id] = c.get();

@@ -94,6 +94,7 @@ private:
     Clock::time_point last_activity = Clock::now();
     Clock::time_point last_look = Clock::now();
     Clock::time_point long_yield{}, contended_until{};  // see kContendedYield
+    bool told_contended = false;                        // the programs were told (set_contended)
     uint64_t spins = 0;
   };
   // sched_yield, timed: a long one marks the CPUs contended.
@@ -343,6 +344,10 @@ int Server::run() {
 // least every kLookEvery of wall time (a round that catches up with the
 // wall clock can take long; a program that died must not wait for 1024).
 bool Server::keep_spinning(Loop& l, Clock::time_point round_end, bool worked) {
+  if (l.told_contended && round_end >= l.contended_until) {
+    l.told_contended = false;
+    doorbells_.set_contended(false);
+  }
   if (mover_ && round_end >= l.contended_until) mover_->hold(false);
   if (++l.spins % 1024 == 0 || round_end - l.last_look >= kLookEvery) return false;
   if (executor_->until_next() < kHotWindow) return true;
@@ -364,6 +369,8 @@ void Server::yield(Loop& l) {
   if (after - l.long_yield < kContendedWithin) {
     if (after >= l.contended_until) ++contended_;
     l.contended_until = after + kContendedFor;
+    l.told_contended = true;
+    doorbells_.set_contended(true);  // again: a context made since is told too
     if (mover_) mover_->hold(true);
   }
   l.long_yield = after;

@@ -22,12 +22,13 @@ constexpr uint32_t kPollsBeforeYield = 64;
 // for the end of a time slice: on two CPUs that took ib_send_lat's 8-byte
 // typical latency from about 50 us to 10 ms (docs/PERFORMANCE.md). It gives it
 // away at once on the first empty poll after posting: the daemon has work
-// then, and the completion cannot come before the daemon has run.
+// then, and the completion cannot come before the daemon has run. Not while
+// the daemon says the CPUs are contended (verbs_proto::SegmentHeader).
 void empty_poll(Cq& q) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
-  if (!q.ctx->few_cpus) return;
+  if (!q.ctx->few_cpus || q.ctx->header().cpus_contended.load(std::memory_order_relaxed) != 0) return;
   const bool just_posted = q.ctx->posted.load(std::memory_order_relaxed);
   if (just_posted) q.ctx->posted.store(false, std::memory_order_relaxed);
   if (just_posted || ++q.empty_polls % kPollsBeforeYield == 0) sched_yield();

@@ -264,6 +264,11 @@ struct SegmentHeader {
   // The daemon sets this before it sleeps; a shim that publishes a producer index
   // and then sees it set writes the wake-up eventfd.
   std::atomic<uint32_t> daemon_sleeping;
+  // The daemon sets this while programs spin on every CPU (a yield of its own
+  // waited for a whole scheduler slice). A shim then does not give its CPU away
+  // when it polls a CQ empty: that would hand a slice to a spinner, while the
+  // daemon, which sleeps then, is woken by the doorbell.
+  std::atomic<uint32_t> cpus_contended;
 };
 
 // One cache line per queue. QPs use sq_producer and rq_producer, SRQs
