@@ -94,11 +94,14 @@ private:
     Clock::time_point last_activity = Clock::now();
     Clock::time_point last_look = Clock::now();
     Clock::time_point long_yield{}, contended_until{};  // see kContendedYield
-    bool told_contended = false;                        // the programs were told (set_contended)
+    bool contended = false;                             // in a spell: told and held (contend)
     uint64_t spins = 0;
   };
   // sched_yield, timed: a long one marks the CPUs contended.
   void yield(Loop& l);
+  // Starts (or renews) and ends a spell of CPUs contended: the programs are
+  // told and the payload mover is held.
+  void contend(Loop& l, bool on);
   // How long the daemon spins after its last work before it sleeps.
   std::chrono::microseconds spin_after_work(const Loop& l, Clock::time_point now) const {
     return now < l.contended_until ? std::chrono::microseconds{0} : options_.spin;
@@ -344,11 +347,7 @@ int Server::run() {
 // least every kLookEvery of wall time (a round that catches up with the
 // wall clock can take long; a program that died must not wait for 1024).
 bool Server::keep_spinning(Loop& l, Clock::time_point round_end, bool worked) {
-  if (l.told_contended && round_end >= l.contended_until) {
-    l.told_contended = false;
-    doorbells_.set_contended(false);
-  }
-  if (mover_ && round_end >= l.contended_until) mover_->hold(false);
+  if (l.contended && round_end >= l.contended_until) contend(l, false);
   if (++l.spins % 1024 == 0 || round_end - l.last_look >= kLookEvery) return false;
   if (executor_->until_next() < kHotWindow) return true;
   // Spinning with nothing due soon: let the programs (which spin too)
@@ -369,11 +368,15 @@ void Server::yield(Loop& l) {
   if (after - l.long_yield < kContendedWithin) {
     if (after >= l.contended_until) ++contended_;
     l.contended_until = after + kContendedFor;
-    l.told_contended = true;
-    doorbells_.set_contended(true);  // again: a context made since is told too
-    if (mover_) mover_->hold(true);
+    contend(l, true);  // again when renewed: a context made since is told too
   }
   l.long_yield = after;
+}
+
+void Server::contend(Loop& l, bool on) {
+  l.contended = on;
+  doorbells_.set_contended(on);
+  if (mover_) mover_->hold(on);
 }
 
 // A zero-timeout look while busy. Idle: arm the wake-up doorbell, look once
