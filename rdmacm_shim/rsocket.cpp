@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 namespace {
@@ -209,7 +210,7 @@ class Waiter {
  public:
   static constexpr auto kSpin = std::chrono::microseconds(50);
 
-  void idle(const std::vector<Rs*>& socks, const std::vector<pollfd>& others, int timeout_ms) {
+  void idle(std::span<Rs* const> socks, std::span<const pollfd> others, int timeout_ms) {
     if (std::chrono::steady_clock::now() - start_ < kSpin) return;
     if (!armed_) {  // armed now: the caller's next check sees what came before
       arm(socks);
@@ -219,14 +220,17 @@ class Waiter {
     sleep(socks, others, timeout_ms);
     armed_ = false;
   }
-  void idle(Rs& rs, int timeout_ms = -1) { idle(std::vector<Rs*>{&rs}, {}, timeout_ms); }
+  void idle(Rs& rs, int timeout_ms = -1) {
+    Rs* one[] = {&rs};
+    idle(one, {}, timeout_ms);
+  }
 
-  static void arm(const std::vector<Rs*>& socks) {
+  static void arm(std::span<Rs* const> socks) {
     for (Rs* rs : socks)
       if (rs->cq != nullptr && !rs->armed) rs->armed = ibv_req_notify_cq(rs->cq, 0) == 0;
   }
-  static void sleep(const std::vector<Rs*>& socks, const std::vector<pollfd>& others, int timeout_ms) {
-    std::vector<pollfd> fds(others);
+  static void sleep(std::span<Rs* const> socks, std::span<const pollfd> others, int timeout_ms) {
+    std::vector<pollfd> fds(others.begin(), others.end());
     for (Rs* rs : socks) {
       fds.push_back({rs->fd, POLLIN, 0});  // CM events: a disconnect, a request
       if (rs->comp != nullptr) fds.push_back({rs->comp->fd, POLLIN, 0});
@@ -261,10 +265,11 @@ void pause_if_idle(Rs& rs) {
     return;
   }
   if (now - rs.idle_since < Waiter::kSpin) return;
-  Waiter::arm({&rs});
+  Rs* one[] = {&rs};
+  Waiter::arm(one);
   const uint32_t free_before = rs.send_free;
   if (!reap(rs) || !rs.received.empty() || rs.send_free != free_before || rs.eof) return;
-  Waiter::sleep({&rs}, {}, 1);
+  Waiter::sleep(one, {}, 1);
 }
 
 // Waits for a send slot (or, with `nonblocking`, says EAGAIN).
@@ -570,12 +575,14 @@ short ready(Rs& rs, short events) {
 
 int rpoll(struct pollfd* fds, nfds_t nfds, int timeout) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
-  std::vector<pollfd> plain;  // the descriptors that are not rsockets
+  std::vector<Rs*> rs_at(nfds);  // each descriptor's rsocket, or null
   std::vector<Rs*> socks;
+  std::vector<pollfd> plain;  // the descriptors that are not rsockets
   std::vector<nfds_t> plain_at;
   for (nfds_t i = 0; i < nfds; ++i) {
-    if (Rs* rs = find(fds[i].fd)) {
-      socks.push_back(rs);
+    rs_at[i] = find(fds[i].fd);
+    if (rs_at[i] != nullptr) {
+      socks.push_back(rs_at[i]);
     } else {
       plain.push_back(fds[i]);
       plain_at.push_back(i);
@@ -584,10 +591,7 @@ int rpoll(struct pollfd* fds, nfds_t nfds, int timeout) {
   Waiter w;
   for (;;) {
     int n = 0;
-    for (nfds_t i = 0; i < nfds; ++i) {
-      Rs* rs = find(fds[i].fd);
-      fds[i].revents = rs != nullptr ? ready(*rs, fds[i].events) : 0;
-    }
+    for (nfds_t i = 0; i < nfds; ++i) fds[i].revents = rs_at[i] != nullptr ? ready(*rs_at[i], fds[i].events) : 0;
     if (!plain.empty() && poll(plain.data(), plain.size(), 0) > 0)  // a look without waiting
       for (size_t j = 0; j < plain.size(); ++j) fds[plain_at[j]].revents = plain[j].revents;
     for (nfds_t i = 0; i < nfds; ++i) n += fds[i].revents != 0;
