@@ -61,7 +61,7 @@ std::vector<std::byte> frame_of(const std::uint8_t* r, Endpoint& to, Endpoint& f
   const std::uint64_t va = to.buffer + static_cast<std::int64_t>(static_cast<std::int32_t>(le(r + 12, 4)));
   if (info.has(Hdr::Reth)) f.reth = packet::RethFields{va, rkey, le(r + 16, 4)};
   if (info.has(Hdr::AtomicEth)) f.atomic_eth = packet::AtomicEthFields{va & ~7ull, rkey, raw, le(r + 16, 4)};
-  if (info.has(Hdr::Aeth)) f.aeth = packet::AethFields{r[23], f.psn};
+  if (info.has(Hdr::Aeth)) f.aeth = packet::AethFields{packet::Syndrome(r[23]), f.psn};
   if (info.has(Hdr::AtomicAckEth)) f.atomic_ack_eth = packet::AtomicAckEthFields{raw};
   if (info.has(Hdr::ImmDt)) f.imm = raw;
   if (info.has(Hdr::Ieth)) f.ieth = packet::IethFields{rkey};

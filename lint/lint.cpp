@@ -12,6 +12,7 @@
 #include "packet/erf.hpp"
 #include "packet/icrc.hpp"
 #include "packet/pfc.hpp"
+#include "packet/syndrome.hpp"
 #include "sim/output.hpp"
 
 namespace rnicsim::lint {
@@ -50,17 +51,6 @@ std::string address(const packet::Ipv6Addr& a, bool lid) {
 bool is_foreign(ParseError e) {
   return e == ParseError::NotIp || e == ParseError::NotUdp || e == ParseError::NotRoceV2Port ||
          e == ParseError::NotIbaTransport;
-}
-
-std::string_view nak_name(std::uint8_t syndrome) {
-  switch (syndrome & 0x1F) {
-    case 0: return "PSN sequence error";
-    case 1: return "invalid request";
-    case 2: return "remote access error";
-    case 3: return "remote operational error";
-    case 4: return "invalid RD request";
-    default: return "reserved NAK code";
-  }
 }
 
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
@@ -215,16 +205,16 @@ void Linter::add_frame(std::uint64_t frame, std::span<const std::byte> data, std
   if (!trusted) return;  // a receiver drops it: its PSN and opcode say nothing
 
   if (f.aeth) {
-    const unsigned kind = (f.aeth->syndrome >> 5) & 0x3;
-    if (kind == 1) {
+    const packet::Syndrome s = f.aeth->syndrome;
+    if (s.kind() == packet::AckKind::RnrNak) {
       ++st.naks;
       add(frame, FindingKind::RnrNak, "RNR NAK, PSN " + hex(f.psn, 6) + " on " + describe(key), &st);
-    } else if (kind == 3) {
+    } else if (s.kind() == packet::AckKind::Nak) {
       ++st.naks;
       add(frame, FindingKind::Nak,
-          "NAK (" + std::string(nak_name(f.aeth->syndrome)) + "), PSN " + hex(f.psn, 6) + " on " + describe(key), &st);
-    } else if (kind == 2) {
-      add(frame, FindingKind::ReservedSyndrome, "reserved AETH syndrome " + hex(f.aeth->syndrome, 2), &st);
+          "NAK (" + std::string(s.nak_name()) + "), PSN " + hex(f.psn, 6) + " on " + describe(key), &st);
+    } else if (s.kind() == packet::AckKind::Reserved) {
+      add(frame, FindingKind::ReservedSyndrome, "reserved AETH syndrome " + hex(s.raw(), 2), &st);
     }
   }
   if (info.operation == Operation::RdmaWrite && info.position == Position::Only && f.reth &&

@@ -147,16 +147,16 @@ void Completer::receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Fr
     return;
   }
   const auto op = packet::opcode_info(p.fields.opcode).operation;
-  const bool nak = p.fields.aeth && (p.fields.aeth->syndrome >> 5) != 0;
+  const bool nak = p.fields.aeth && p.fields.aeth->syndrome.is_nak();
   if (!nak && (op == packet::Operation::RdmaReadResponse || op == packet::Operation::AtomicAcknowledge)) {
     place_response(qp, p, frame);
     return;
   }
   if (!p.fields.aeth) return;
-  const uint8_t syndrome = p.fields.aeth->syndrome;
-  const auto kind = static_cast<AckKind>(syndrome >> 5);
+  const Syndrome syndrome = p.fields.aeth->syndrome;
+  const AckKind kind = syndrome.kind();
   if (auto* t = ctx_.timeline) t->record({.kind = kind == AckKind::Ack ? TimelineKind::Ack : TimelineKind::Nak,
-                                            .qpn = qp.qpn, .psn = psn, .code = syndrome, .start = ctx_.now()});
+                                            .qpn = qp.qpn, .psn = psn, .code = syndrome.raw(), .start = ctx_.now()});
   switch (kind) {
     case AckKind::Ack: {
       ++acks_;
@@ -179,12 +179,12 @@ void Completer::receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Fr
       }
       // Stop sending, wait the responder's RNR time, then go back to the refused PSN.
       qp.rnr_waiting = true;
-      ctx_.scheduler().reschedule(*qp.retransmit_timer, ctx_.now() + rnr_timer_duration(syndrome & 0x1F));
+      ctx_.scheduler().reschedule(*qp.retransmit_timer, ctx_.now() + rnr_timer_duration(syndrome.value()));
       return;
     }
     case AckKind::Nak: {
       ++naks_;
-      const auto code = static_cast<NakCode>(syndrome & 0x1F);
+      const NakCode code = syndrome.nak_code();
       tell_congestion(qp, psn - 1, true);
       retire_through(qp, psn - 1);
       if (code == NakCode::PsnSequenceError) {

@@ -15,14 +15,6 @@
 
 namespace rnicsim::nic {
 
-// AETH syndrome classes (IBTA 9.7.5.1.1).
-enum class AckKind : uint8_t { Ack = 0, RnrNak = 1, Reserved = 2, Nak = 3 };
-enum class NakCode : uint8_t { PsnSequenceError = 0, InvalidRequest = 1, RemoteAccessError = 2, RemoteOperationalError = 3, InvalidRdRequest = 4 };
-
-constexpr uint8_t aeth_ack(uint8_t credits = 0x1F) { return credits & 0x1F; }
-constexpr uint8_t aeth_rnr_nak(uint8_t timer) { return static_cast<uint8_t>(0x20 | (timer & 0x1F)); }
-constexpr uint8_t aeth_nak(NakCode c) { return static_cast<uint8_t>(0x60 | static_cast<uint8_t>(c)); }
-
 // The RNR NAK timer field's value in time (IBTA table 45).
 sim::Duration rnr_timer_duration(uint8_t field);
 // The local ACK timeout: 4.096 us x 2^timeout; 0 means infinite.

@@ -72,7 +72,7 @@ struct ResponseJob {
   bool cancelled = false;      // a duplicate request asked for it again: not sent
   bool replay = false;         // a READ executed again for a duplicate request
   bool ack = false;            // an ACK or NAK behind the QP's READ or atomic answers
-  uint8_t syndrome = 0;        // ack: its AETH syndrome
+  Syndrome syndrome{};         // ack: its AETH syndrome
 };
 
 // Answers of executed atomics, replayed when a request is retransmitted.
@@ -173,7 +173,10 @@ struct QpContext {
   uint32_t recv_offset = 0;      // bytes of the current SEND placed so far
   uint32_t responses_queued = 0; // READ/atomic answers waiting to go out
   uint32_t acks_queued = 0;      // ACKs/NAKs queued behind them (ResponseJob::ack)
-  std::map<uint32_t, fabric::Frame> reorder;  // selective repeat: packets after a gap, by PSN
+  // Selective repeat: packets after a gap, in PSN order modulo 2^24. Every key
+  // lies within reorder_window_packets (at most 2^16) after epsn, so Psn's
+  // modular order is a strict order over them, across the wrap too.
+  std::map<packet::Psn, fabric::Frame> reorder;
   std::array<AtomicReplay, 16> atomic_replay{};
   uint32_t atomic_replay_next = 0;
 

@@ -10,30 +10,38 @@ namespace {
 using packet::Opcode;
 using packet::Position;
 
-// Packet opcode of a work request at a position in its message, RC numbering
-// (UC adds 0x20).
+// Packet opcode of a work request at a position in its message, RC numbering.
+// A UC opcode is the RC one in the UC transport's range (IBTA 9.2: bits 7-5
+// name the transport, 000 RC and 001 UC; the operation bits are the same).
 struct OpcodeRow {
   WrOpcode wr;
-  uint8_t first, middle, last, only;
+  Opcode first, middle, last, only;
 };
 constexpr OpcodeRow kOpcodes[] = {
-    {WrOpcode::Send, 0x00, 0x01, 0x02, 0x04},
-    {WrOpcode::SendWithImm, 0x00, 0x01, 0x03, 0x05},
-    {WrOpcode::SendWithInv, 0x00, 0x01, 0x16, 0x17},
-    {WrOpcode::RdmaWrite, 0x06, 0x07, 0x08, 0x0A},
-    {WrOpcode::RdmaWriteWithImm, 0x06, 0x07, 0x09, 0x0B},
-    {WrOpcode::RdmaRead, 0x0C, 0x0C, 0x0C, 0x0C},
-    {WrOpcode::AtomicCmpSwap, 0x13, 0x13, 0x13, 0x13},
-    {WrOpcode::AtomicFetchAdd, 0x14, 0x14, 0x14, 0x14},
+    {WrOpcode::Send, Opcode::RcSendFirst, Opcode::RcSendMiddle, Opcode::RcSendLast, Opcode::RcSendOnly},
+    {WrOpcode::SendWithImm, Opcode::RcSendFirst, Opcode::RcSendMiddle, Opcode::RcSendLastWithImmediate,
+     Opcode::RcSendOnlyWithImmediate},
+    {WrOpcode::SendWithInv, Opcode::RcSendFirst, Opcode::RcSendMiddle, Opcode::RcSendLastWithInvalidate,
+     Opcode::RcSendOnlyWithInvalidate},
+    {WrOpcode::RdmaWrite, Opcode::RcRdmaWriteFirst, Opcode::RcRdmaWriteMiddle, Opcode::RcRdmaWriteLast,
+     Opcode::RcRdmaWriteOnly},
+    {WrOpcode::RdmaWriteWithImm, Opcode::RcRdmaWriteFirst, Opcode::RcRdmaWriteMiddle,
+     Opcode::RcRdmaWriteLastWithImmediate, Opcode::RcRdmaWriteOnlyWithImmediate},
+    {WrOpcode::RdmaRead, Opcode::RcRdmaReadRequest, Opcode::RcRdmaReadRequest, Opcode::RcRdmaReadRequest,
+     Opcode::RcRdmaReadRequest},
+    {WrOpcode::AtomicCmpSwap, Opcode::RcCompareSwap, Opcode::RcCompareSwap, Opcode::RcCompareSwap,
+     Opcode::RcCompareSwap},
+    {WrOpcode::AtomicFetchAdd, Opcode::RcFetchAdd, Opcode::RcFetchAdd, Opcode::RcFetchAdd, Opcode::RcFetchAdd},
 };
+constexpr uint8_t kUcTransport = 0x20;
 
 Opcode packet_opcode(QpType type, WrOpcode wr, Position pos) {
   if (type == QpType::Ud) return wr == WrOpcode::SendWithImm ? Opcode::UdSendOnlyWithImmediate : Opcode::UdSendOnly;
   for (const OpcodeRow& r : kOpcodes) {
     if (r.wr != wr) continue;
-    const uint8_t v = pos == Position::First ? r.first : pos == Position::Middle ? r.middle
+    const Opcode rc = pos == Position::First ? r.first : pos == Position::Middle ? r.middle
                     : pos == Position::Last ? r.last : r.only;
-    return static_cast<Opcode>(type == QpType::Uc ? v + 0x20 : v);
+    return type == QpType::Uc ? static_cast<Opcode>(static_cast<uint8_t>(rc) | kUcTransport) : rc;
   }
   return Opcode::RcSendOnly;
 }

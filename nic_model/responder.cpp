@@ -38,7 +38,7 @@ Responder::Responder(NicContext& ctx) : ctx_(ctx), respond_([this] { step_respon
 // Every answer of a QP leaves in PSN order (IBTA 9.7.5.1.1): an ACK or NAK
 // behind READ responses or an atomic's answer still queued waits for them,
 // or the requester takes the READ as lost (an ACK beyond it) and asks again.
-void Responder::send_ack(QpContext& qp, uint8_t syndrome, Psn psn) {
+void Responder::send_ack(QpContext& qp, Syndrome syndrome, Psn psn) {
   if (qp.responses_queued > 0 || qp.acks_queued > 0) {
     ++qp.acks_queued;
     queue_answer(qp, {.first_psn = psn, .ack = true, .syndrome = syndrome});
@@ -65,7 +65,7 @@ void Responder::nak(QpContext& qp, NakCode code, Psn psn) {
   else if (code != NakCode::PsnSequenceError) ++counters_.invalid_requests;
   if (qp.type != QpType::Rc || qp.nak_outstanding) return;
   outstanding_nak(qp, psn);
-  send_ack(qp, aeth_nak(code), psn);
+  send_ack(qp, Syndrome::nak(code), psn);
 }
 
 void Responder::outstanding_nak(QpContext& qp, Psn highest) {
@@ -362,7 +362,7 @@ void Responder::release_reordered(QpContext& qp) {
   // kept, goes back through the receive pipeline next.
   while (!qp.reorder.empty()) {
     auto it = qp.reorder.begin();
-    const int32_t d = Psn::distance(qp.epsn, Psn(it->first));
+    const int32_t d = Psn::distance(qp.epsn, it->first);
     if (d < 0) {
       qp.reorder.erase(it);
       continue;
@@ -371,7 +371,7 @@ void Responder::release_reordered(QpContext& qp) {
       ports_.receive->reinject(std::move(it->second));
       qp.reorder.erase(it);
     } else {
-      sequence_nak(qp, Psn(it->first));  // another gap before the next kept packet: ask for it too
+      sequence_nak(qp, it->first);  // another gap before the next kept packet: ask for it too
     }
     return;
   }
@@ -427,7 +427,7 @@ void Responder::step_responses() {
       ++counters_.read_responses;
     }
     if (packet::opcode_info(f.opcode).has(packet::Hdr::Aeth))
-      f.aeth = packet::AethFields{job.ack ? job.syndrome : aeth_ack(), job.msn.value()};
+      f.aeth = packet::AethFields{job.ack ? job.syndrome : Syndrome::ack(), job.msn.value()};
     f.psn = (job.first_psn + i).value();
     f.payload_length = len;
     packet::derive_fields(f);
@@ -510,7 +510,7 @@ std::optional<Responder::Verdict> Responder::check_psn_rc(Request& r) {
   }
   if (params.selective_repeat != 0 && static_cast<uint32_t>(d) < params.reorder_window_packets &&
       qp.reorder.size() < params.reorder_window_packets) {
-    qp.reorder.emplace(r.psn.value(), std::move(r.frame));
+    qp.reorder.emplace(r.psn, std::move(r.frame));
     sequence_nak(qp, r.psn);  // each missing PSN before this one is asked for
     return Verdict::Done;
   }
@@ -534,7 +534,7 @@ void Responder::duplicate(Request& r) {
       queue_atomic_answer(qp, r.psn, a->original);
     }
   } else {
-    send_ack(qp, aeth_ack(), qp.epsn - 1);
+    send_ack(qp, Syndrome::ack(), qp.epsn - 1);
   }
 }
 
@@ -605,7 +605,7 @@ std::optional<Responder::Verdict> Responder::check_resources(Request& r) {
   ++counters_.dropped;
   if (qp.type == QpType::Rc) {
     outstanding_nak(qp, r.psn);
-    send_ack(qp, aeth_rnr_nak(qp.min_rnr_timer), r.psn);
+    send_ack(qp, Syndrome::rnr_nak(qp.min_rnr_timer), r.psn);
   }
   return Verdict::Done;
 }
@@ -663,7 +663,7 @@ std::optional<Responder::Verdict> Responder::acknowledge(Request& r) {
     // Go-back-0 acknowledges whole messages only: it may yet go back to the first packet.
     const bool may_ack = ctx_.params().go_back_0 == 0 || r.ends;
     if (may_ack && (r.p.fields.ack_req || qp.unacked_packets >= ctx_.params().ack_coalesce_packets))
-      send_ack(qp, aeth_ack(), r.psn);
+      send_ack(qp, Syndrome::ack(), r.psn);
   }
   return Verdict::Done;
 }

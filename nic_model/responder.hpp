@@ -14,7 +14,6 @@
 #include "nic_model/nic_context.hpp"
 #include "nic_model/ports.hpp"
 #include "fabric/frame.hpp"
-#include "nic_model/completer.hpp"
 #include "nic_model/dma_engine.hpp"
 #include "nic_model/qp_context.hpp"
 #include "packet/packet.hpp"
@@ -74,7 +73,7 @@ private:
   void duplicate(Request& r);
   // IBTA's opcode sequence check for the next packet of a connected QP.
   static bool sequence_ok(const QpContext& qp, const packet::OpcodeInfo& info);
-  void send_ack(QpContext& qp, uint8_t syndrome, Psn psn);
+  void send_ack(QpContext& qp, Syndrome syndrome, Psn psn);
   void nak(QpContext& qp, NakCode code, Psn psn);
   // A NAK (of any kind) is out: note when, and the PSN the repeat rule of
   // sequence_nak measures the requester's going back against.

@@ -9,10 +9,14 @@
 #include <functional>
 
 #include "packet/psn.hpp"
+#include "packet/syndrome.hpp"
 
 namespace rnicsim::nic {
 
 using packet::Psn;
+using packet::AckKind;
+using packet::NakCode;
+using packet::Syndrome;
 
 class Qpn {
 public:

@@ -84,7 +84,7 @@ const ParseResult<ParsedPacket>& HeaderPrediction::parse(std::span<const std::by
     }
     if (e.aeth_offset != 0) {
       const ConstAeth aeth(frame.subspan(e.aeth_offset, Aeth::kSize));
-      p.fields.aeth = AethFields{aeth.syndrome(), aeth.msn()};
+      p.fields.aeth = AethFields{Syndrome(aeth.syndrome()), aeth.msn()};
     }
     p.payload = frame.subspan(l.payload_offset, p.payload.size());
     if (read_crcs && l.icrc_offset + kIcrcSize <= frame.size()) p.icrc = load_le32(frame.data() + l.icrc_offset);

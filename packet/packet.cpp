@@ -150,7 +150,7 @@ void write_transport(const PacketFields& f, std::byte* bth_p) noexcept {
   }
   if (f.aeth) {
     Aeth h(t.subspan(info.offset(Hdr::Aeth)));
-    h.set_syndrome(f.aeth->syndrome);
+    h.set_syndrome(f.aeth->syndrome.raw());
     h.set_msn(f.aeth->msn);
   }
   if (f.atomic_ack_eth) AtomicAckEth(t.subspan(info.offset(Hdr::AtomicAckEth))).set_orig_remote_data(f.atomic_ack_eth->orig_remote_data);
@@ -390,7 +390,7 @@ std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std:
   }
   if (info.has(Hdr::Aeth)) {
     const ConstAeth h(t.subspan(info.offset(Hdr::Aeth)));
-    f.aeth = AethFields{h.syndrome(), h.msn()};
+    f.aeth = AethFields{Syndrome(h.syndrome()), h.msn()};
   }
   if (info.has(Hdr::AtomicAckEth))
     f.atomic_ack_eth = AtomicAckEthFields{ConstAtomicAckEth(t.subspan(info.offset(Hdr::AtomicAckEth))).orig_remote_data()};

@@ -25,6 +25,7 @@
 #include "packet/headers.hpp"
 #include "packet/opcode.hpp"
 #include "packet/result.hpp"
+#include "packet/syndrome.hpp"
 
 namespace rnicsim::packet {
 
@@ -87,7 +88,7 @@ struct RethFields {
   bool operator==(const RethFields&) const = default;
 };
 struct AethFields {
-  std::uint8_t syndrome = 0;
+  Syndrome syndrome{};
   std::uint32_t msn = 0;  ///< 24 bits
   bool operator==(const AethFields&) const = default;
 };

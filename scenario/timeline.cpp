@@ -11,6 +11,7 @@
 #include "nic_model/nic.hpp"
 #include "nic_model/timeline.hpp"
 #include "packet/pfc.hpp"
+#include "packet/syndrome.hpp"
 #include "scenario/units.hpp"
 #include "scenario/world.hpp"
 
@@ -95,14 +96,10 @@ bool reads_remote(uint8_t opcode) {
   return op == nic::WrOpcode::RdmaRead || op == nic::WrOpcode::AtomicCmpSwap || op == nic::WrOpcode::AtomicFetchAdd;
 }
 
-// A NAK's name from its AETH syndrome (IBTA table 43): RNR, or the NAK code.
-std::string_view nak_name(uint8_t syndrome) {
-  static constexpr std::string_view kCodes[] = {"NAK: PSN sequence error", "NAK: invalid request",
-                                                "NAK: remote access error", "NAK: remote operational error",
-                                                "NAK: invalid RD request"};
-  if ((syndrome >> 5) == 1) return "RNR NAK";
-  const uint8_t code = syndrome & 0x1F;
-  return code < std::size(kCodes) ? kCodes[code] : std::string_view("NAK");
+// A NAK's name from its AETH syndrome: RNR, or the NAK code.
+std::string nak_name(packet::Syndrome syndrome) {
+  if (syndrome.kind() == packet::AckKind::RnrNak) return "RNR NAK";
+  return "NAK: " + std::string(syndrome.nak_name());
 }
 
 std::string qp_label(uint32_t qpn) {
@@ -177,7 +174,7 @@ private:
   void packet_out(QpTrack& q, const TimelineEvent& e);
   void retransmit(QpTrack& q, const TimelineEvent& e);
   void ack(QpTrack& q, const TimelineEvent& e);
-  void nak(QpTrack& q, const TimelineEvent& e) { mark(q, e, nak_name(e.code), psn_args(e)); }
+  void nak(QpTrack& q, const TimelineEvent& e) { mark(q, e, nak_name(packet::Syndrome(e.code)), psn_args(e)); }
   void timeout(QpTrack& q, const TimelineEvent& e) { mark(q, e, "ACK timeout", psn_args(e)); }
   static sim::TraceArgs psn_args(const TimelineEvent& e) { return sim::TraceArgs().add("psn", e.psn.value()); }
   void wr_done(QpTrack& q, const TimelineEvent& e);

@@ -415,7 +415,7 @@ TEST(Lint, NakAndCoalescedAcksAreNotGaps) {
   std::swap(nak.ip_src, nak.ip_dst);
   nak.dest_qp = 0x456;
   nak.psn = 12;
-  nak.aeth = AethFields{0x60, 3};  // NAK, PSN sequence error
+  nak.aeth = AethFields{packet::Syndrome::nak(packet::NakCode::PsnSequenceError), 3};
   const auto r = lint_frames({pkt(Opcode::RcSendOnly, 10), pkt(Opcode::RcSendOnly, 11), pkt(Opcode::RcSendOnly, 13),
                               resp(Opcode::RcAcknowledge, 11), sample_frame(nak), resp(Opcode::RcAcknowledge, 20)});
   EXPECT_EQ(r.rc, 0) << r.out;

@@ -47,7 +47,7 @@ protected:
     InPacket in = make_packet(b.pool, f, payload);
     completer.receive(*q, in.p, in.frame);
   }
-  void ack(uint32_t psn, uint8_t syndrome = aeth_ack()) {
+  void ack(uint32_t psn, Syndrome syndrome = Syndrome::ack()) {
     packet::PacketFields f;
     f.opcode = Opcode::RcAcknowledge;
     f.psn = psn;
@@ -58,14 +58,14 @@ protected:
     packet::PacketFields f;
     f.opcode = op;
     f.psn = psn;
-    if (op != Opcode::RcRdmaReadResponseMiddle) f.aeth = packet::AethFields{aeth_ack(), 0};
+    if (op != Opcode::RcRdmaReadResponseMiddle) f.aeth = packet::AethFields{Syndrome::ack(), 0};
     respond(f, payload);
   }
   void atomic_ack(uint32_t psn, uint64_t original) {
     packet::PacketFields f;
     f.opcode = Opcode::RcAtomicAcknowledge;
     f.psn = psn;
-    f.aeth = packet::AethFields{aeth_ack(), 0};
+    f.aeth = packet::AethFields{Syndrome::ack(), 0};
     f.atomic_ack_eth = packet::AtomicAckEthFields{original};
     respond(f);
   }
@@ -230,7 +230,7 @@ TEST_F(CompleterTest, APsnSequenceNakGoesBackToThePsnItNames) {
   sent(1, WrOpcode::Send, 8);
   sent(2, WrOpcode::Send, 8);
   sent(3, WrOpcode::Send, 8);
-  ack(1, aeth_nak(NakCode::PsnSequenceError));
+  ack(1, Syndrome::nak(NakCode::PsnSequenceError));
   EXPECT_EQ(completed(), (std::vector<uint64_t>{1})) << "what came before the NAKed PSN is acknowledged";
   EXPECT_EQ(send_queue.rewound, (std::vector<uint32_t>{1}));
   EXPECT_TRUE(send_queue.resent.empty());
@@ -250,7 +250,7 @@ TEST_F(CompleterTest, OtherNaksBreakTheQpWithTheirStatus) {
   sent(1, WrOpcode::Send, 8);
   for (const auto& [code, status] : cases) {
     errors.fatal.clear();
-    ack(0, aeth_nak(code));
+    ack(0, Syndrome::nak(code));
     ASSERT_EQ(errors.fatal.size(), 1u);
     EXPECT_EQ(errors.fatal[0].status, status);
   }
@@ -262,7 +262,7 @@ TEST_F(CompleterTest, AnRnrNakWaitsTheRnrTimeThenGoesBack) {
   sent(1, WrOpcode::Send, 8);
   sent(2, WrOpcode::Send, 8);
   q->rnr_retry = q->rnr_retries_left = 3;
-  ack(1, aeth_rnr_nak(14));
+  ack(1, Syndrome::rnr_nak(14));
   EXPECT_EQ(completed(), (std::vector<uint64_t>{1}));
   EXPECT_TRUE(q->rnr_waiting);
   EXPECT_EQ(q->rnr_retries_left, 2u);
@@ -278,9 +278,9 @@ TEST_F(CompleterTest, AnRnrNakWaitsTheRnrTimeThenGoesBack) {
 TEST_F(CompleterTest, RnrRetriesRunOut) {
   sent(1, WrOpcode::Send, 8);
   q->rnr_retry = q->rnr_retries_left = 1;
-  ack(0, aeth_rnr_nak(1));
+  ack(0, Syndrome::rnr_nak(1));
   EXPECT_TRUE(errors.fatal.empty());
-  ack(0, aeth_rnr_nak(1));
+  ack(0, Syndrome::rnr_nak(1));
   ASSERT_EQ(errors.fatal.size(), 1u);
   EXPECT_EQ(errors.fatal[0].status, WcStatus::RnrRetryExcErr);
 }
@@ -289,7 +289,7 @@ TEST_F(CompleterTest, RnrRetryOfSevenRetriesForever) {
   sent(1, WrOpcode::Send, 8);
   q->rnr_retry = 7;
   q->rnr_retries_left = 0;
-  for (int i = 0; i < 3; ++i) ack(0, aeth_rnr_nak(1));
+  for (int i = 0; i < 3; ++i) ack(0, Syndrome::rnr_nak(1));
   EXPECT_TRUE(errors.fatal.empty());
   EXPECT_EQ(completer.naks(), 3u);
 }
@@ -356,7 +356,7 @@ TEST_F(CompleterSelectiveRepeatTest, ANakAndATimeoutResendOnePsn) {
   sent(1, WrOpcode::Send, 8);
   sent(2, WrOpcode::Send, 8);
   sent(3, WrOpcode::Send, 8);
-  ack(1, aeth_nak(NakCode::PsnSequenceError));
+  ack(1, Syndrome::nak(NakCode::PsnSequenceError));
   EXPECT_EQ(send_queue.resent, (std::vector<uint32_t>{1}));
   completer.on_timer(*q);
   EXPECT_EQ(send_queue.resent, (std::vector<uint32_t>{1, 1})) << "the oldest unacknowledged";

@@ -89,15 +89,15 @@ protected:
     ASSERT_TRUE(b.memory.write(mem->addr + offset, bytes_of(v)));
   }
   // The wire's frames as (syndrome, PSN).
-  std::vector<std::pair<uint8_t, uint32_t>> acks() const {
-    std::vector<std::pair<uint8_t, uint32_t>> v;
+  std::vector<std::pair<Syndrome, uint32_t>> acks() const {
+    std::vector<std::pair<Syndrome, uint32_t>> v;
     for (const packet::PacketFields& f : wire.sent) {
       EXPECT_EQ(f.opcode, Opcode::RcAcknowledge);
-      v.emplace_back(f.aeth ? f.aeth->syndrome : 0xFF, f.psn);
+      v.emplace_back(f.aeth ? f.aeth->syndrome : Syndrome(0xFF), f.psn);
     }
     return v;
   }
-  using Acks = std::vector<std::pair<uint8_t, uint32_t>>;
+  using Acks = std::vector<std::pair<Syndrome, uint32_t>>;
   // An RDMA WRITE ONLY of `len` pattern bytes, to where `r` says.
   Responder::Verdict write_only(QpContext& q, uint32_t psn, packet::RethFields r, size_t len, bool ack_req = true) {
     packet::PacketFields f = req(Opcode::RcRdmaWriteOnly, psn, ack_req);
@@ -106,7 +106,7 @@ protected:
   }
   // A class C error: the NAK alone on the wire, the asynchronous event, and qp_fatal.
   void expect_class_c(NakCode code, uint32_t psn) const {
-    EXPECT_EQ(acks(), (Acks{{aeth_nak(code), psn}}));
+    EXPECT_EQ(acks(), (Acks{{Syndrome::nak(code), psn}}));
     const AsyncEvent event = code == NakCode::RemoteAccessError ? AsyncEvent::QpAccessErr : AsyncEvent::QpReqErr;
     ASSERT_EQ(errors.events.size(), 1u);
     EXPECT_EQ(errors.events[0], std::make_pair(event, 0x11u));
@@ -145,7 +145,7 @@ TEST_F(ResponderTest, ASendLandsInAReceiveWqeAndCompletesIt) {
   EXPECT_EQ(c.cqe.src_qp, 0x22u);
   EXPECT_TRUE(c.cqe.wc_flags & kWcWithImm);
   EXPECT_EQ(c.cqe.imm_data, __builtin_bswap32(0x01020304)) << "network order";
-  EXPECT_EQ(acks(), (Acks{{aeth_ack(), 0}}));
+  EXPECT_EQ(acks(), (Acks{{Syndrome::ack(), 0}}));
   EXPECT_EQ(wire.sent[0].aeth->msn, 1u);
   EXPECT_EQ(q.epsn, Psn(1));
   EXPECT_TRUE(q.recv_wqes.empty());
@@ -168,7 +168,7 @@ TEST_F(ResponderTest, AMultiPacketSendFillsOneWqe) {
   EXPECT_EQ(completions.posted[0].cqe.wr_id, 1u);
   EXPECT_EQ(completions.posted[0].cqe.byte_len, 2 * kMtu + 10);
   EXPECT_FALSE(completions.posted[0].solicited);
-  EXPECT_EQ(acks(), (Acks{{aeth_ack(), 2}}));
+  EXPECT_EQ(acks(), (Acks{{Syndrome::ack(), 2}}));
   EXPECT_EQ(q.recv_wqes.size(), 1u);
   EXPECT_EQ(q.msn, Msn(1)) << "one message";
   b.run();
@@ -184,7 +184,7 @@ TEST_F(ResponderTest, AWriteIsPlacedWhereItsRethSays) {
   request(q, first, all.subspan(0, kMtu));
   request(q, req(Opcode::RcRdmaWriteLast, 1, true), all.subspan(kMtu));
   EXPECT_TRUE(completions.posted.empty()) << "a WRITE consumes no receive WQE";
-  EXPECT_EQ(acks(), (Acks{{aeth_ack(), 1}}));
+  EXPECT_EQ(acks(), (Acks{{Syndrome::ack(), 1}}));
   EXPECT_EQ(q.payload_bytes_placed, kMtu + 44u);
   b.run();
   EXPECT_EQ(b.read(mem->addr + 512, data.size()), data);
@@ -207,7 +207,7 @@ TEST_F(ResponderTest, ASendWithInvalidateRevokesTheRkey) {
   EXPECT_TRUE(completions.posted[0].cqe.wc_flags & kWcWithInv);
   EXPECT_EQ(completions.posted[0].cqe.imm_data, other.rkey.value());
   write_only(q, 1, packet::RethFields{other.addr, other.rkey.value(), 8}, 8);
-  EXPECT_EQ(acks().back(), std::make_pair(aeth_nak(NakCode::RemoteAccessError), 1u));
+  EXPECT_EQ(acks().back(), std::make_pair(Syndrome::nak(NakCode::RemoteAccessError), 1u));
 }
 
 TEST_F(ResponderTest, AWriteWithImmediateConsumesAReceiveWqe) {
@@ -243,7 +243,7 @@ TEST_F(ResponderTest, ABadRkeyIsARemoteAccessErrorThatBreaksTheQp) {
 TEST_F(ResponderTest, AZeroLengthWriteOrReadNeedsNoValidRkey) {
   QpContext& q = qp();
   write_only(q, 0, packet::RethFields{0, 0, 0}, 0);
-  EXPECT_EQ(acks(), (Acks{{aeth_ack(), 0}}));
+  EXPECT_EQ(acks(), (Acks{{Syndrome::ack(), 0}}));
   EXPECT_EQ(responder.counters().access_errors, 0u);
   packet::PacketFields f = req(Opcode::RcRdmaReadRequest, 1);
   f.reth = packet::RethFields{0, 0xDEAD, 0};
@@ -287,7 +287,7 @@ TEST_F(ResponderTest, ADuplicateIsAcknowledgedAgainAndNotExecuted) {
   post_recv(q, 2, 64, 64);
   request(q, req(Opcode::RcSendOnly, 0, true), pattern(8));
   request(q, req(Opcode::RcSendOnly, 0, true), pattern(8));
-  EXPECT_EQ(acks(), (Acks{{aeth_ack(), 0}, {aeth_ack(), 0}}));
+  EXPECT_EQ(acks(), (Acks{{Syndrome::ack(), 0}, {Syndrome::ack(), 0}}));
   EXPECT_EQ(completions.posted.size(), 1u);
   EXPECT_EQ(q.recv_wqes.size(), 1u);
   EXPECT_EQ(responder.counters().duplicates, 1u);
@@ -300,7 +300,7 @@ TEST_F(ResponderTest, AGapIsNakedOnceUntilTheMissingPsnArrives) {
   request(q, f, pattern(8));
   f.psn = 3;
   request(q, f, pattern(8));
-  EXPECT_EQ(acks(), (Acks{{aeth_nak(NakCode::PsnSequenceError), 0}})) << "NAKed once, for the expected PSN";
+  EXPECT_EQ(acks(), (Acks{{Syndrome::nak(NakCode::PsnSequenceError), 0}})) << "NAKed once, for the expected PSN";
   EXPECT_EQ(responder.counters().out_of_sequence, 2u);
   EXPECT_EQ(q.epsn, Psn(0));
   f.psn = 0;
@@ -309,7 +309,7 @@ TEST_F(ResponderTest, AGapIsNakedOnceUntilTheMissingPsnArrives) {
   EXPECT_EQ(wire.sent.size(), 2u);
   f.psn = 3;  // a new gap NAKs again
   request(q, f, pattern(8));
-  EXPECT_EQ(acks().back(), std::make_pair(aeth_nak(NakCode::PsnSequenceError), 1u));
+  EXPECT_EQ(acks().back(), std::make_pair(Syndrome::nak(NakCode::PsnSequenceError), 1u));
   EXPECT_TRUE(errors.fatal.empty());
 }
 
@@ -317,7 +317,7 @@ TEST_F(ResponderTest, ASendWithNoReceiveWqeIsAnsweredWithAnRnrNak) {
   QpContext& q = qp();
   q.min_rnr_timer = 9;
   EXPECT_EQ(request(q, req(Opcode::RcSendOnly, 0, true), pattern(8)), RequestVerdict::Done);
-  EXPECT_EQ(acks(), (Acks{{aeth_rnr_nak(9), 0}}));
+  EXPECT_EQ(acks(), (Acks{{Syndrome::rnr_nak(9), 0}}));
   EXPECT_EQ(responder.counters().rnr_naks, 1u);
   EXPECT_EQ(q.epsn, Psn(0)) << "to be sent again";
   EXPECT_TRUE(completions.posted.empty());
@@ -336,10 +336,10 @@ TEST_F(ResponderTest, PacketsInFlightBehindAnRnrNakAreNotNakedAgain) {
   request(q, req(Opcode::RcSendOnly, kFirst, true), pattern(8));
   request(q, req(Opcode::RcSendOnly, kFirst + 1, true), pattern(8));
   request(q, req(Opcode::RcSendOnly, kFirst + 2, true), pattern(8));
-  EXPECT_EQ(acks(), (Acks{{aeth_rnr_nak(9), kFirst}}));
+  EXPECT_EQ(acks(), (Acks{{Syndrome::rnr_nak(9), kFirst}}));
   EXPECT_EQ(responder.counters().repeated_naks, 0u);
   request(q, req(Opcode::RcSendOnly, kFirst + 1, true), pattern(8));  // the resend of kFirst was lost
-  EXPECT_EQ(acks().back(), std::make_pair(aeth_nak(NakCode::PsnSequenceError), kFirst));
+  EXPECT_EQ(acks().back(), std::make_pair(Syndrome::nak(NakCode::PsnSequenceError), kFirst));
   EXPECT_EQ(responder.counters().repeated_naks, 1u);
 }
 
@@ -405,13 +405,13 @@ TEST_F(ResponderTest, AnAckBehindQueuedReadResponsesFollowsThem) {
   const SentFrame& ack = transmit.sent[2];
   EXPECT_EQ(ack.fields.opcode, Opcode::RcAcknowledge);
   EXPECT_EQ(ack.fields.psn, 2u);
-  EXPECT_EQ(ack.fields.aeth->syndrome, aeth_ack());
+  EXPECT_EQ(ack.fields.aeth->syndrome, Syndrome::ack());
   EXPECT_EQ(ack.fields.aeth->msn, 2u);
   EXPECT_TRUE(ack.pieces.empty());
   EXPECT_EQ(q.acks_queued, 0u);
   // With nothing queued, the next ACK goes straight to the wire again.
   write_only(q, 3, reth(0, 8), 8);
-  EXPECT_EQ(acks(), (Acks{{aeth_ack(), 3}}));
+  EXPECT_EQ(acks(), (Acks{{Syndrome::ack(), 3}}));
 }
 
 // A READ executed again for a duplicate holds an answer slot the requester no
@@ -503,7 +503,7 @@ TEST_F(ResponderTest, AReadBeyondTheIrdLimitIsAnInvalidRequest) {
   ASSERT_EQ(transmit.sent.size(), 1u);
   EXPECT_EQ(transmit.sent[0].fields.opcode, Opcode::RcAcknowledge);
   EXPECT_EQ(transmit.sent[0].fields.psn, 1u);
-  EXPECT_EQ(transmit.sent[0].fields.aeth->syndrome, aeth_nak(NakCode::InvalidRequest));
+  EXPECT_EQ(transmit.sent[0].fields.aeth->syndrome, Syndrome::nak(NakCode::InvalidRequest));
 }
 
 TEST_F(ResponderTest, AnAtomicWaitsForHostMemoryThenAnswersWithTheOriginal) {
@@ -625,7 +625,7 @@ TEST_F(ResponderTest, AReceiveBufferTooShortIsTheRequestersError) {
   ASSERT_EQ(completions.posted.size(), 1u);
   EXPECT_EQ(completions.posted[0].cqe.status, WcStatus::LocLenErr);
   EXPECT_EQ(completions.posted[0].cqe.byte_len, 0u);
-  EXPECT_EQ(acks(), (Acks{{aeth_nak(NakCode::InvalidRequest), 0}}));
+  EXPECT_EQ(acks(), (Acks{{Syndrome::nak(NakCode::InvalidRequest), 0}}));
   ASSERT_EQ(errors.fatal.size(), 1u);
 }
 
@@ -705,7 +705,7 @@ using ResponderCoalescingTest = Tuned<ResponderTest, ack_every_three>;
 TEST_F(ResponderCoalescingTest, AnAckGoesEveryNPacketsWithoutAckRequest) {
   QpContext& q = qp();
   for (uint32_t psn = 0; psn < 4; ++psn) write_only(q, psn, reth(psn * 8, 8), 8, false);
-  EXPECT_EQ(acks(), (Acks{{aeth_ack(), 2}}));
+  EXPECT_EQ(acks(), (Acks{{Syndrome::ack(), 2}}));
   EXPECT_EQ(q.unacked_packets, 1u);
 }
 
@@ -717,7 +717,7 @@ TEST_F(ResponderSelectiveRepeatTest, APacketAfterAGapIsKeptAndReinjectedInItsTur
   packet::PacketFields f = req(Opcode::RcRdmaWriteOnly, 1, true);
   f.reth = reth(0, 8);
   request(q, f, pattern(8));
-  EXPECT_EQ(acks(), (Acks{{aeth_nak(NakCode::PsnSequenceError), 0}}));
+  EXPECT_EQ(acks(), (Acks{{Syndrome::nak(NakCode::PsnSequenceError), 0}}));
   EXPECT_EQ(q.reorder.size(), 1u);
   f.psn = 0;
   request(q, f, pattern(8));
@@ -729,12 +729,27 @@ TEST_F(ResponderSelectiveRepeatTest, AnotherGapAfterTheKeptPacketsIsNakedToo) {
   QpContext& q = qp();
   write_only(q, 1, reth(0, 8), 8);
   write_only(q, 3, reth(8, 8), 8);  // PSNs 0 and 2 missing
-  EXPECT_EQ(acks(), (Acks{{aeth_nak(NakCode::PsnSequenceError), 0}}));
+  EXPECT_EQ(acks(), (Acks{{Syndrome::nak(NakCode::PsnSequenceError), 0}}));
   write_only(q, 0, reth(16, 8), 8);
   EXPECT_EQ(receive.reinjected, (std::vector<uint32_t>{1}));
   write_only(q, 1, reth(0, 8), 8, false);  // the reinjected packet, back from the receive pipeline
-  EXPECT_EQ(acks().back(), std::make_pair(aeth_nak(NakCode::PsnSequenceError), 2u));
+  EXPECT_EQ(acks().back(), std::make_pair(Syndrome::nak(NakCode::PsnSequenceError), 2u));
   EXPECT_EQ(q.reorder.size(), 1u) << "PSN 3 still kept";
+}
+
+// The kept packets are in PSN order modulo 2^24 from the expected PSN: across
+// the wrap, 0xFFFFFF comes before 0x000001 although its raw value is larger.
+TEST_F(ResponderSelectiveRepeatTest, KeptPacketsAcrossThePsnWrapAreReinjectedInPsnOrder) {
+  QpContext& q = qp();
+  q.epsn = q.message_start = Psn(0xFFFFFE);
+  write_only(q, 0xFFFFFF, reth(0, 8), 8);
+  write_only(q, 0x000001, reth(8, 8), 8);  // 0xFFFFFE and 0x000000 missing
+  EXPECT_EQ(q.reorder.size(), 2u);
+  write_only(q, 0xFFFFFE, reth(16, 8), 8);
+  EXPECT_EQ(receive.reinjected, (std::vector<uint32_t>{0xFFFFFF}));
+  write_only(q, 0xFFFFFF, reth(0, 8), 8, false);  // back from the receive pipeline
+  EXPECT_EQ(acks().back(), std::make_pair(Syndrome::nak(NakCode::PsnSequenceError), 0u)) << "the gap at 0 is asked for";
+  EXPECT_EQ(q.reorder.size(), 1u) << "PSN 1 still kept";
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ PacketFields next_packet(PacketFields f) {
   f.ack_req = !f.ack_req;
   f.solicited = !f.solicited;
   f.ipv4_id = static_cast<std::uint16_t>(f.ipv4_id + 77);
-  if (f.aeth) f.aeth = AethFields{static_cast<std::uint8_t>(f.aeth->syndrome ^ 0x60), (f.aeth->msn + 3) & 0xFFFFFF};
+  if (f.aeth) f.aeth = AethFields{Syndrome(static_cast<std::uint8_t>(f.aeth->syndrome.raw() ^ 0x60)), (f.aeth->msn + 3) & 0xFFFFFF};
   return f;
 }
 

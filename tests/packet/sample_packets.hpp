@@ -101,7 +101,7 @@ inline PacketFields sample_fields(Opcode op, LinkVariant lv, std::uint32_t paylo
   if (info.has(Hdr::AtomicEth))
     f.atomic_eth = AtomicEthFields{0x00007F0000002008ull, 0x1234ABCD, 0x1111111111111111ull,
                                    op == Opcode::RcCompareSwap ? 0x2222222222222222ull : 0};
-  if (info.has(Hdr::Aeth)) f.aeth = AethFields{0x1F, 7};
+  if (info.has(Hdr::Aeth)) f.aeth = AethFields{Syndrome::ack(), 7};
   if (info.has(Hdr::AtomicAckEth)) f.atomic_ack_eth = AtomicAckEthFields{0x5555555555555555ull};
   if (info.has(Hdr::ImmDt)) f.imm = 0xDEADBEEF;
   if (info.has(Hdr::Ieth)) f.ieth = IethFields{0x0BADCAFE};
