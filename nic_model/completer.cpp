@@ -188,7 +188,7 @@ void Completer::receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Fr
       tell_congestion(qp, psn - 1, true);
       retire_through(qp, psn - 1);
       if (code == NakCode::PsnSequenceError) {
-        if (ctx_.params().selective_repeat != 0) {
+        if (ctx_.params().loss_recovery == LossRecovery::SelectiveRepeat) {
           ports_.send_queue->resend(qp, psn);
         } else {
           ports_.send_queue->rewind(qp, psn);
@@ -223,7 +223,7 @@ void Completer::on_timer(QpContext& qp) {
     return;
   }
   --qp.retries_left;
-  if (ctx_.params().selective_repeat != 0) {
+  if (ctx_.params().loss_recovery == LossRecovery::SelectiveRepeat) {
     ports_.send_queue->resend(qp, qp.una);  // only the oldest: the responder keeps the rest
   } else {
     ports_.send_queue->rewind(qp, qp.una);

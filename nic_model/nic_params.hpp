@@ -3,12 +3,42 @@
 // prints them); scenario files set them by name.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "nic_model/congestion_control.hpp"
 #include "nic_model/pcie_link.hpp"
 
 namespace rnicsim::nic {
+
+// How a lost packet is recovered (docs/ARCHITECTURE.md, "Loss recovery"): one
+// row per way, named as scenarios write it, with the NICs that recover so.
+enum class LossRecovery : uint8_t { GoBackN, GoBack0, SelectiveRepeat };
+struct LossRecoveryRow {
+  LossRecovery mode;
+  std::string_view name;
+  std::string_view description;
+};
+inline constexpr std::array<LossRecoveryRow, 3> kLossRecoveries{{
+    {LossRecovery::GoBackN, "go_back_n", "the requester resends from the NAKed PSN (ConnectX-5)"},
+    {LossRecovery::GoBack0, "go_back_0", "a loss sends the whole message again from its first packet (ConnectX-3 Pro)"},
+    {LossRecovery::SelectiveRepeat, "selective_repeat",
+     "the responder keeps packets after a gap, the requester resends what is NAKed (ConnectX-6)"},
+}};
+inline std::string_view to_string(LossRecovery m) { return kLossRecoveries[static_cast<size_t>(m)].name; }
+inline std::optional<LossRecovery> loss_recovery_named(std::string_view name) {
+  for (const LossRecoveryRow& r : kLossRecoveries)
+    if (r.name == name) return r.mode;
+  return std::nullopt;
+}
+inline std::string loss_recovery_names(std::string_view separator) {
+  std::string out;
+  for (const LossRecoveryRow& r : kLossRecoveries) out.append(out.empty() ? "" : separator).append(r.name);
+  return out;
+}
 
 struct NicParams {
   uint64_t clock_hz = 500'000'000;
@@ -27,8 +57,7 @@ struct NicParams {
   uint32_t tx_buffer_bytes = 128 * 1024;  // the requester and responder wait when it is full
   uint32_t ack_coalesce_packets = 32;
   uint32_t max_inflight_psns = 1u << 16;
-  uint32_t selective_repeat = 0;  // 0: go-back-N
-  uint32_t go_back_0 = 0;  // 1: a loss sends the whole message again
+  LossRecovery loss_recovery = LossRecovery::GoBackN;
   uint32_t reorder_window_packets = 1024;
   sim::Duration nak_repeat_interval = sim::Duration::zero();  // also NAK a gap again after this (0: off)
   uint32_t mtu = 4096;  // path MTU is per QP
@@ -63,5 +92,11 @@ constexpr uint32_t ethernet_mtu(const NicParams& p) {
   if (p.eth_mtu != 0) return p.eth_mtu;
   return roce_mtu_for(1500) >= p.mtu ? 1500 : 4200;
 }
+
+static_assert([] {
+  for (size_t i = 0; i < kLossRecoveries.size(); ++i)
+    if (static_cast<size_t>(kLossRecoveries[i].mode) != i) return false;
+  return true;
+}(), "kLossRecoveries is indexed by the mode");
 
 }  // namespace rnicsim::nic

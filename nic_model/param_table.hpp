@@ -26,10 +26,11 @@ enum class ParamKind {
   Lanes,      // 1, 2, 4, 8, 16, 32
   Rate,       // bits/s: 5Mbps, 100Gbps
   Algorithm,  // a congestion control algorithm (cc_algorithms())
+  Recovery,   // a way of loss recovery (kLossRecoveries)
 };
 
 template <class T>
-using ParamMember = std::variant<uint32_t T::*, uint64_t T::*, sim::Duration T::*, CcAlgorithm T::*>;
+using ParamMember = std::variant<uint32_t T::*, uint64_t T::*, sim::Duration T::*, CcAlgorithm T::*, LossRecovery T::*>;
 
 template <class T>
 struct ParamKey {

@@ -501,14 +501,14 @@ std::optional<Responder::Verdict> Responder::check_psn_rc(Request& r) {
   QpContext& qp = r.qp;
   ++counters_.out_of_sequence;
   const NicParams& params = ctx_.params();
-  if (params.go_back_0 != 0 && qp.epsn != qp.message_start) {
+  if (params.loss_recovery == LossRecovery::GoBack0 && qp.epsn != qp.message_start) {
     qp.epsn = qp.message_start;
     qp.payload_bytes_placed -= qp.message_bytes_placed;  // they will be placed again
     qp.message_bytes_placed = 0;
     qp.recv_offset = 0;
     qp.write_remaining = 0;
   }
-  if (params.selective_repeat != 0 && static_cast<uint32_t>(d) < params.reorder_window_packets &&
+  if (params.loss_recovery == LossRecovery::SelectiveRepeat && static_cast<uint32_t>(d) < params.reorder_window_packets &&
       qp.reorder.size() < params.reorder_window_packets) {
     qp.reorder.emplace(r.psn, std::move(r.frame));
     sequence_nak(qp, r.psn);  // each missing PSN before this one is asked for
@@ -661,7 +661,7 @@ std::optional<Responder::Verdict> Responder::acknowledge(Request& r) {
   if (qp.type == QpType::Rc) {
     ++qp.unacked_packets;
     // Go-back-0 acknowledges whole messages only: it may yet go back to the first packet.
-    const bool may_ack = ctx_.params().go_back_0 == 0 || r.ends;
+    const bool may_ack = ctx_.params().loss_recovery != LossRecovery::GoBack0 || r.ends;
     if (may_ack && (r.p.fields.ack_req || qp.unacked_packets >= ctx_.params().ack_coalesce_packets))
       send_ack(qp, Syndrome::ack(), r.psn);
   }

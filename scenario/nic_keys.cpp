@@ -55,6 +55,7 @@ void apply(const Reader& r, const YAML::Node& v, const std::string& what, const 
   uint64_t n = 0;
   sim::Duration d;
   nic::CcAlgorithm algorithm;  // none
+  nic::LossRecovery recovery{};
   switch (k.kind) {
     case Kind::Count:
     case Kind::Cycles: {
@@ -96,6 +97,12 @@ void apply(const Reader& r, const YAML::Node& v, const std::string& what, const 
       else r.fail(v, what + " must be one of " + nic::cc_algorithm_names(", ") + ", not '" + name + "'");
       break;
     }
+    case Kind::Recovery: {
+      const std::string name = r.scalar(v, what);
+      if (const auto m = nic::loss_recovery_named(name)) recovery = *m;
+      else r.fail(v, what + " must be one of " + nic::loss_recovery_names(", ") + ", not '" + name + "'");
+      break;
+    }
   }
   std::visit(
       [&](auto m) {
@@ -104,6 +111,8 @@ void apply(const Reader& r, const YAML::Node& v, const std::string& what, const 
           target.*m = d;
         } else if constexpr (std::is_same_v<V, nic::CcAlgorithm>) {
           target.*m = algorithm;
+        } else if constexpr (std::is_same_v<V, nic::LossRecovery>) {
+          target.*m = recovery;
         } else {
           target.*m = static_cast<V>(n);
         }
@@ -212,8 +221,6 @@ void read_settings(const Reader& r, const YAML::Node& n, const std::string& base
 
 void read_nic_settings(const Reader& r, const YAML::Node& n, const std::string& base_dir, NicSettings& s) {
   read_settings(r, n, base_dir, s, 0, false);
-  if (s.params.selective_repeat != 0 && s.params.go_back_0 != 0)
-    r.fail(n, "nic: selective_repeat and go_back_0 are two ways of loss recovery; choose one");
 }
 
 std::optional<std::string> find_preset(const std::string& preset, const std::string& base_dir,
@@ -289,6 +296,7 @@ std::string kind_unit(Kind k) {
     case Kind::Lanes: return "1, 2, 4, 8, 16, 32";
     case Kind::Rate: return "bits/s (5Mbps)";
     case Kind::Algorithm: return nic::cc_algorithm_names(" | ");
+    case Kind::Recovery: return nic::loss_recovery_names(" | ");
   }
   return "";
 }
@@ -304,7 +312,7 @@ std::string default_text(const Key<T>& k) {
           if (ps % 1'000'000 == 0) return std::to_string(ps / 1'000'000) + "us";
           if (ps % 1000 == 0) return std::to_string(ps / 1000) + "ns";
           return std::to_string(ps) + "ps";
-        } else if constexpr (std::is_same_v<V, nic::CcAlgorithm>) {
+        } else if constexpr (std::is_same_v<V, nic::CcAlgorithm> || std::is_same_v<V, nic::LossRecovery>) {
           return std::string(nic::to_string(defaults.*m));
         } else {
           return std::to_string(defaults.*m);

@@ -349,7 +349,7 @@ TEST(CompleterTimers, TheRnrTimerAndTheLocalAckTimeoutHaveTheirSpecifiedValues) 
   EXPECT_EQ(local_ack_timeout(14), sim::Duration::ns(4096) * int64_t{16384});
 }
 
-void selective_repeat(NicParams& p) { p.selective_repeat = 1; }
+void selective_repeat(NicParams& p) { p.loss_recovery = LossRecovery::SelectiveRepeat; }
 using CompleterSelectiveRepeatTest = Tuned<CompleterTest, selective_repeat>;
 
 TEST_F(CompleterSelectiveRepeatTest, ANakAndATimeoutResendOnePsn) {

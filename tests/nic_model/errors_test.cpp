@@ -351,9 +351,9 @@ struct LossRun {
   size_t completions = 0;
 };
 
-LossRun lossy_stream(uint32_t selective_repeat, bool sends) {
+LossRun lossy_stream(nic::LossRecovery recovery, bool sends) {
   NicParams p;
-  p.selective_repeat = selective_repeat;
+  p.loss_recovery = recovery;
   TestBed bed(0.01, 0.0, 17, 100'000'000'000, sim::Duration::us(1), p);
   QpOptions o;
   o.path_mtu = 1024;
@@ -386,8 +386,8 @@ LossRun lossy_stream(uint32_t selective_repeat, bool sends) {
 
 TEST(SelectiveRepeat, ResendsOnlyWhatWasLost) {
   for (bool sends : {false, true}) {
-    const LossRun gbn = lossy_stream(0, sends);
-    const LossRun sr = lossy_stream(1, sends);
+    const LossRun gbn = lossy_stream(nic::LossRecovery::GoBackN, sends);
+    const LossRun sr = lossy_stream(nic::LossRecovery::SelectiveRepeat, sends);
     EXPECT_EQ(gbn.completions, 16u);
     EXPECT_EQ(sr.completions, 16u);
     EXPECT_TRUE(gbn.data_ok);

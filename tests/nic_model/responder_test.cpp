@@ -709,7 +709,7 @@ TEST_F(ResponderCoalescingTest, AnAckGoesEveryNPacketsWithoutAckRequest) {
   EXPECT_EQ(q.unacked_packets, 1u);
 }
 
-void selective_repeat(NicParams& p) { p.selective_repeat = 1; }
+void selective_repeat(NicParams& p) { p.loss_recovery = LossRecovery::SelectiveRepeat; }
 using ResponderSelectiveRepeatTest = Tuned<ResponderTest, selective_repeat>;
 
 TEST_F(ResponderSelectiveRepeatTest, APacketAfterAGapIsKeptAndReinjectedInItsTurn) {

@@ -24,8 +24,8 @@ std::string periodic_drops(bool go_back_0) {
                      "duration: 10ms\n"
                      "hosts: [{name: a}, {name: b}]\n"
                      "links: [{between: [a, b], rate: 100Gbps, delay: 1us}]\n"
-                     "nic: {preset: cx5_100g_roce, go_back_0: ") +
-         (go_back_0 ? "1" : "0") +
+                     "nic: {preset: cx5_100g_roce, loss_recovery: ") +
+         (go_back_0 ? "go_back_0" : "go_back_n") +
          "}\n"
          "faults: [{host: a, direction: tx, action: drop, every: 256}]\n"
          "workloads:\n"

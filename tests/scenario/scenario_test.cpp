@@ -127,6 +127,18 @@ TEST(ParseScenario, ConnectTakesExchangeOrRdmaCm) {
   expect_error(kHosts + w + "tcp}\n", 7, 42, "connect must be exchange or rdma_cm, not 'tcp'");
 }
 
+// loss_recovery: one of the ways kLossRecoveries names; any other name is an
+// error at its value.
+TEST(ParseScenario, LossRecoveryIsOneOfItsNames) {
+  EXPECT_EQ(parse_scenario(kHosts, "t.yaml").nic.loss_recovery, nic::LossRecovery::GoBackN);
+  for (const nic::LossRecoveryRow& row : nic::kLossRecoveries)
+    EXPECT_EQ(parse_scenario("nic: {loss_recovery: " + std::string(row.name) + "}\n" + kHosts, "t.yaml").nic.loss_recovery,
+              row.mode);
+  expect_error("nic: {loss_recovery: go_back_1}\n" + kHosts, 1, 22,
+               "must be one of go_back_n, go_back_0, selective_repeat, not 'go_back_1'");
+  expect_error("nic: {selective_repeat: 1}\n" + kHosts, 1, 7, "unknown key 'selective_repeat'");
+}
+
 TEST(ParseScenario, ValidScenarioReadsEveryField) {
   const Scenario s = parse_scenario(
       "name: tiny\n"
