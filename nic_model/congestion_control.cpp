@@ -3,6 +3,7 @@
 #include <array>
 
 #include "nic_model/dcqcn.hpp"
+#include "nic_model/named_rows.hpp"
 
 namespace rnicsim::nic {
 namespace {
@@ -23,8 +24,7 @@ std::vector<CcAlgorithmEntry> cc_algorithms_with(const CcAlgorithmEntry& extra) 
 }
 
 std::optional<CcAlgorithm> cc_algorithm_named(std::string_view name, CcAlgorithmTable table) {
-  for (size_t i = 0; i < table.size(); ++i)
-    if (table[i].name == name) return CcAlgorithm{static_cast<uint8_t>(i)};
+  if (const auto i = row_named(table, name)) return CcAlgorithm{static_cast<uint8_t>(*i)};
   return std::nullopt;
 }
 
@@ -33,9 +33,7 @@ std::string_view to_string(CcAlgorithm a, CcAlgorithmTable table) {
 }
 
 std::string cc_algorithm_names(std::string_view separator, CcAlgorithmTable table) {
-  std::string out;
-  for (const CcAlgorithmEntry& e : table) out.append(out.empty() ? "" : separator).append(e.name);
-  return out;
+  return row_names(table, separator);
 }
 
 std::unique_ptr<CongestionControl> make_congestion_control(const CongestionParams& p, uint64_t line_rate_bps,

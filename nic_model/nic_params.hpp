@@ -10,34 +10,31 @@
 #include <string_view>
 
 #include "nic_model/congestion_control.hpp"
+#include "nic_model/named_rows.hpp"
 #include "nic_model/pcie_link.hpp"
 
 namespace rnicsim::nic {
 
 // How a lost packet is recovered (docs/ARCHITECTURE.md, "Loss recovery"): one
-// row per way, named as scenarios write it, with the NICs that recover so.
+// row per way, named as scenarios write it (param_table.cpp says which NICs
+// recover so).
 enum class LossRecovery : uint8_t { GoBackN, GoBack0, SelectiveRepeat };
 struct LossRecoveryRow {
   LossRecovery mode;
   std::string_view name;
-  std::string_view description;
 };
 inline constexpr std::array<LossRecoveryRow, 3> kLossRecoveries{{
-    {LossRecovery::GoBackN, "go_back_n", "the requester resends from the NAKed PSN (ConnectX-5)"},
-    {LossRecovery::GoBack0, "go_back_0", "a loss sends the whole message again from its first packet (ConnectX-3 Pro)"},
-    {LossRecovery::SelectiveRepeat, "selective_repeat",
-     "the responder keeps packets after a gap, the requester resends what is NAKed (ConnectX-6)"},
+    {LossRecovery::GoBackN, "go_back_n"},
+    {LossRecovery::GoBack0, "go_back_0"},
+    {LossRecovery::SelectiveRepeat, "selective_repeat"},
 }};
 inline std::string_view to_string(LossRecovery m) { return kLossRecoveries[static_cast<size_t>(m)].name; }
 inline std::optional<LossRecovery> loss_recovery_named(std::string_view name) {
-  for (const LossRecoveryRow& r : kLossRecoveries)
-    if (r.name == name) return r.mode;
+  if (const auto i = row_named(std::span<const LossRecoveryRow>(kLossRecoveries), name)) return kLossRecoveries[*i].mode;
   return std::nullopt;
 }
 inline std::string loss_recovery_names(std::string_view separator) {
-  std::string out;
-  for (const LossRecoveryRow& r : kLossRecoveries) out.append(out.empty() ? "" : separator).append(r.name);
-  return out;
+  return row_names(std::span<const LossRecoveryRow>(kLossRecoveries), separator);
 }
 
 struct NicParams {
