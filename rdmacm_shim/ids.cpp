@@ -136,10 +136,19 @@ void set_live(Id* id, bool live) {
   else g_live.erase(id->number);
 }
 
-Id* live(uint32_t number) {
+// An event read from the channel is the id's, counted as handed out, or
+// dropped, in one step under the registry's lock: rdma_destroy_id takes the
+// id out of the registry first and then waits for the count, so an event is
+// either one it waits for or one nobody sees (the kernel's ucma reports and
+// counts an event in one step too). Counting after the lookup let a destroy
+// pass between them and free the id under the event.
+Id* claim_event(uint32_t number) {
   std::lock_guard lock(g_live_mutex);
   auto it = g_live.find(number);
-  return it == g_live.end() ? nullptr : it->second;
+  if (it == g_live.end()) return nullptr;
+  std::lock_guard count(it->second->mutex);
+  ++it->second->unacked;
+  return it->second;
 }
 
 bool is_ud(const Id& id) { return id.id.qp_type == IBV_QPT_UD || id.id.ps == RDMA_PS_UDP || id.id.ps == RDMA_PS_IPOIB; }
@@ -276,6 +285,7 @@ int rdma_get_cm_event(struct rdma_event_channel* channel, struct rdma_cm_event**
   proto::CmEventWire w;
   const int fd = channel->fd;  // the channel may go while this call waits
   bool dropped = false;
+  Id* id = nullptr;
   for (;;) {
     ssize_t n;
     do n = read(fd, &w, sizeof w);
@@ -289,8 +299,8 @@ int rdma_get_cm_event(struct rdma_event_channel* channel, struct rdma_cm_event**
       for (;;) pause();
     if (n < 0) return -1;  // EAGAIN on a non-blocking channel
     if (n != static_cast<ssize_t>(sizeof w)) return fail(n == 0 ? ENODEV : EPROTO);
-    const uint32_t owner = w.event == RDMA_CM_EVENT_CONNECT_REQUEST ? w.listen_id : w.id;
-    if (live(owner) != nullptr) break;
+    id = claim_event(w.event == RDMA_CM_EVENT_CONNECT_REQUEST ? w.listen_id : w.id);
+    if (id != nullptr) break;
     dropped = true;
     if (w.event == RDMA_CM_EVENT_CONNECT_REQUEST) {  // nobody listens any more: the new id goes
       proto::CmIdReq q;
@@ -298,7 +308,6 @@ int rdma_get_cm_event(struct rdma_event_channel* channel, struct rdma_cm_event**
       cm_call(proto::Op::CmDestroyId, &q, sizeof q);
     }
   }
-  Id* id = live(w.event == RDMA_CM_EVENT_CONNECT_REQUEST ? w.listen_id : w.id);
   auto* e = new Event{};
   e->event.id = &id->id;
   e->event.event = static_cast<rdma_cm_event_type>(w.event);
@@ -333,15 +342,8 @@ int rdma_get_cm_event(struct rdma_event_channel* channel, struct rdma_cm_event**
       take_conn(*e, w);
       modify_qp_err(*id);
       break;
-    case RDMA_CM_EVENT_DISCONNECTED:
-      modify_qp_err(*id);
+    default:  // DISCONNECTED leaves the QP alone, as upstream: rdma_disconnect moves it
       break;
-    default:
-      break;
-  }
-  {
-    std::lock_guard lock(id->mutex);
-    ++id->unacked;
   }
   *event = &e->event;
   return 0;
@@ -391,6 +393,7 @@ int rdma_create_id(struct rdma_event_channel* channel, struct rdma_cm_id** id, v
 int rdma_destroy_id(struct rdma_cm_id* id) {
   if (id == nullptr) return fail(EINVAL);
   Id& i = *of(id);
+  set_live(&i, false);  // first: its events not yet handed out are dropped (claim_event)
   {
     // As upstream: every event reported for the id must have been acknowledged.
     std::unique_lock lock(i.mutex);
@@ -399,7 +402,6 @@ int rdma_destroy_id(struct rdma_cm_id* id) {
   proto::CmIdReq q;
   q.id = i.number;
   cm_call(proto::Op::CmDestroyId, &q, sizeof q);
-  set_live(&i, false);
   if (i.channel != nullptr && i.channel->own) close_channel(i.channel);
   delete i.listen_qp_attr;
   delete &i;

@@ -10,7 +10,7 @@ tshark=$1 rnicsim=$2 out=$3 scenario=$4 port=$5 network=${6:-shared}
 here=$(dirname "$0")
 mkdir -p "$out"
 for run in 1 2; do
-  "$here/cm_pair.sh" "$rnicsim" "$out/run$run" "$scenario" "$port" --pcap --clock virtual --network "$network" \
+  "$here/cm_pair.sh" "$rnicsim" "$out/run$run" "$scenario" "$port" --pcap --clock virtual --network "$network" --rping \
     -- rping -s -a 10.0.0.1 -p "$port" -C 10 -v -- rping -c -a 10.0.0.1 -p "$port" -C 10 -v > "$out/run$run.log" 2>&1 ||
     { cat "$out/run$run.log"; echo "FAIL: run $run"; exit 1; }
 done
