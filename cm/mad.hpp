@@ -13,12 +13,14 @@
 #include <span>
 #include <variant>
 
+#include "packet/numbers.hpp"
+
 namespace rnicsim::cm {
 
 inline constexpr size_t kMadBytes = 256;
 inline constexpr size_t kMadHeaderBytes = 24;
-inline constexpr uint32_t kGsiQpn = 1;
-inline constexpr uint32_t kGsiQkey = 0x80010000;  // the well-known Q_Key of QP1
+using packet::kGsiQpn;
+using packet::kGsiQkey;
 inline constexpr uint16_t kDefaultPkey = 0xFFFF;
 inline constexpr uint8_t kMgmtClassCm = 0x07;
 inline constexpr uint8_t kCmClassVersion = 2;
@@ -65,7 +67,7 @@ struct Req {
   uint8_t remote_cm_response_timeout = 0;   // 5 bits
   Transport transport = Transport::Rc;      // 2 bits
   bool end_to_end_flow_control = false;     // 1 bit
-  uint32_t starting_psn = 0;                // 24 bits
+  uint32_t starting_psn = 0;  // 24 bits
   uint8_t local_cm_response_timeout = 0;    // 5 bits
   uint8_t retry_count = 0;                  // 3 bits
   uint16_t pkey = kDefaultPkey;
@@ -101,7 +103,7 @@ struct Rej {
 struct Rep {
   uint32_t local_comm_id = 0, remote_comm_id = 0;
   uint32_t local_qkey = 0;
-  uint32_t local_qpn = 0;   // 24 bits
+  uint32_t local_qpn = 0;  // 24 bits
   uint32_t local_eecn = 0;  // 24 bits
   uint32_t starting_psn = 0;  // 24 bits
   uint8_t responder_resources = 0;

@@ -35,7 +35,7 @@ MadAgent::MadAgent(nic::Nic& nic, AgentMemory mem, MadSink& sink)
   init.rq = nic::WorkRing{mem.addr + rq_off_, kRecvSlots};
   init.special_qpn = kGsiQpn;
   qpn_ = nic.create_qp(init);
-  if (qpn_.value() != kGsiQpn) throw std::logic_error("MadAgent: the port already has a GSI QP");
+  if (qpn_ != kGsiQpn) throw std::logic_error("MadAgent: the port already has a GSI QP");
   nic::QpAttr a;
   a.qkey = kGsiQkey;
   a.state = nic::QpState::Init;
@@ -66,12 +66,12 @@ void MadAgent::post_send(uint32_t slot, const std::array<std::byte, kMadBytes>& 
   w.send_flags = nic::kSendSignaled;
   w.num_sge = 1;
   w.sge[0] = nic::Sge{mem_.addr + buf, static_cast<uint32_t>(kMadBytes), lkey_};
-  w.ud_remote_qpn = kGsiQpn;
-  w.ud_remote_qkey = kGsiQkey;
+  w.ud_remote_qpn = kGsiQpn.value();
+  w.ud_remote_qkey = kGsiQkey.value();
   w.ud_ah = address_handle(to);
   ++in_flight_;
   ++sent_;
-  nic_.ring_doorbell(nic::QueueKind::Send, qpn_, sq_.post(w));
+  nic_.ring_doorbell(nic::WorkQueue::send(qpn_), sq_.post(w));
 }
 
 void MadAgent::post_recv(uint32_t slot) {
@@ -79,7 +79,7 @@ void MadAgent::post_recv(uint32_t slot) {
   r.wr_id = slot;
   r.num_sge = 1;
   r.sge[0] = nic::Sge{mem_.addr + recv_buf_off_ + uint64_t{slot} * kRecvSlotBytes, kRecvSlotBytes, lkey_};
-  nic_.ring_doorbell(nic::QueueKind::Recv, qpn_, rq_.post(r));
+  nic_.ring_doorbell(nic::WorkQueue::recv(qpn_), rq_.post(r));
 }
 
 uint32_t MadAgent::address_handle(const nic::AddressVector& to) {

@@ -39,7 +39,7 @@ bool can_read(pid_t pid, const proto::HelloReq& q) {
 template <class Uses>
 bool any_qp_uses(const HostState& h, nic::Nic& n, Uses uses) {
   for (const auto& [qpn, qp] : h.qps)
-    if (const nic::QpContext* ctx = n.qp(qpn); ctx != nullptr && uses(*ctx)) return true;
+    if (const nic::QpContext* ctx = n.qp(nic::Qpn(qpn)); ctx != nullptr && uses(*ctx)) return true;
   return false;
 }
 
@@ -370,7 +370,7 @@ int ControlOps::modify_qp(Call& call, const proto::ModifyQpReq& q, NoReply&) {
   a.dest_qpn = nic::Qpn(q.dest_qpn);
   a.rq_psn = nic::Psn(q.rq_psn);
   a.sq_psn = nic::Psn(q.sq_psn);
-  a.qkey = q.qkey;
+  a.qkey = nic::Qkey(q.qkey);
   a.access_flags = q.access;
   a.timeout = q.timeout;
   a.retry_cnt = q.retry_cnt;
@@ -393,7 +393,7 @@ int ControlOps::modify_qp(Call& call, const proto::ModifyQpReq& q, NoReply&) {
 }
 
 int ControlOps::query_qp(Call& c, const proto::ObjectReq& q, proto::ObjectRep& rep) {
-  const nic::QpContext* qp = owned_by(registry_.state(*c.ctx).qps, q.id, c.ctx->id) ? registry_.nic(*c.ctx).qp(q.id) : nullptr;
+  const nic::QpContext* qp = owned_by(registry_.state(*c.ctx).qps, q.id, c.ctx->id) ? registry_.nic(*c.ctx).qp(nic::Qpn(q.id)) : nullptr;
   if (qp == nullptr) return EINVAL;
   rep = proto::ObjectRep{q.id, static_cast<uint32_t>(qp->state)};
   return 0;

@@ -25,13 +25,13 @@ bool DoorbellScanner::scan_host(HostState& h) {
     if (sq != q.sq_seen) {
       q.sq_seen = sq;
       h.memory.space(c.slot).forget_reads();  // the program may have filled what it posts
-      n.ring_doorbell(nic::QueueKind::Send, nic::Qpn(qpn), sq);
+      n.ring_doorbell(nic::WorkQueue::send(nic::Qpn(qpn)), sq);
       any = true;
     }
     const uint64_t rq = value(d.rq_producer, q.rq_noticed);
     if (rq != q.rq_seen) {
       q.rq_seen = rq;
-      n.ring_doorbell(nic::QueueKind::Recv, nic::Qpn(qpn), rq);
+      n.ring_doorbell(nic::WorkQueue::recv(nic::Qpn(qpn)), rq);
       any = true;
     }
   }
@@ -39,7 +39,7 @@ bool DoorbellScanner::scan_host(HostState& h) {
     const uint64_t p = value(registry_.context(q.ctx).doorbell(q.doorbell).sq_producer, q.noticed);
     if (p != q.seen) {
       q.seen = p;
-      n.ring_doorbell(nic::QueueKind::Srq, nic::Qpn(srqn), p);
+      n.ring_doorbell(nic::WorkQueue::srq(nic::Srqn(srqn)), p);
       any = true;
     }
   }

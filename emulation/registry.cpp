@@ -38,7 +38,8 @@ void HostState::on_event(nic::Cqn cqn) {
   if (write(it->second.channel_fd, &cookie, sizeof cookie) < 0) { /* the program is gone or not reading */ }
 }
 
-void HostState::on_async_event(nic::AsyncEvent event, uint32_t id) {
+void HostState::on_async_event(nic::AsyncEvent event, nic::AsyncObject about) {
+  const uint32_t id = nic::number_of(about);  // the tables and the wire keep raw numbers
   uint32_t ctx = 0;  // no context has id 0: an object not in the tables gets no event
   using E = nic::AsyncEvent;
   if (event == E::CqErr) {

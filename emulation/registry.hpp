@@ -100,7 +100,7 @@ struct HostState : nic::CompletionListener, nic::AsyncEventListener {
   // What the program's ibv_poll_cq published in the CQ's doorbell record.
   std::optional<uint64_t> consumer_index(nic::Cqn cqn) const override;
   void on_event(nic::Cqn cqn) override;
-  void on_async_event(nic::AsyncEvent event, uint32_t id) override;
+  void on_async_event(nic::AsyncEvent event, nic::AsyncObject about) override;
 };
 
 class Registry {

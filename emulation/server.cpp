@@ -286,7 +286,7 @@ bool Server::settled(HostState& h, nic::Cqn cqn) {
   if (cq == nullptr) return true;
   if (cq->written != cq->producer) return false;
   for (const auto& [qpn, e] : h.qps) {
-    const nic::QpContext* qp = n.qp(qpn);
+    const nic::QpContext* qp = n.qp(nic::Qpn(qpn));
     if (qp == nullptr || (qp->send_cq != cqn && qp->recv_cq != cqn)) continue;
     if (qp->state == nic::QpState::Reset || qp->state == nic::QpState::Err) continue;
     if (qp->send_cq == cqn && (qp->sq.producer < e.sq_seen || qp->sq.fetched < qp->sq.producer ||

@@ -24,8 +24,8 @@ enum class FaultAction : uint8_t { Drop, Corrupt, Delay };
 // Which packets a rule looks at; an absent field matches everything.
 struct FaultMatch {
   std::optional<packet::Opcode> opcode;
-  std::optional<uint32_t> psn;
-  std::optional<uint32_t> dest_qp;
+  std::optional<packet::Psn> psn;
+  std::optional<packet::Qpn> dest_qp;
 };
 
 // Acts on the `nth` (1-based) matching packet and then on the next `count - 1`

@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "packet/psn.hpp"
 #include "sim/time.hpp"
 
 namespace rnicsim::fabric {
@@ -53,7 +54,7 @@ struct FrameMeta {
   uint16_t ingress_port = 0;  // inside a switch: the port it came in on
   uint8_t ingress_vl = 0;     // and the priority (IB: VL) it came in on, for credits
   bool corrupted = false;     // a size-only frame a fault changed (its ICRC would fail)
-  uint32_t psn = 0;           // a request the NIC built: its PSN (flow_id is its QP)
+  packet::Psn psn{};          // a request the NIC built: its PSN (flow_id is its QP)
   bool request = false;       // and that it is one (withdraw looks for them)
 };
 

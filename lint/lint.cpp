@@ -67,8 +67,8 @@ std::string_view to_string(Severity s) noexcept {
 }
 
 std::string describe(const StreamKey& k) {
-  std::string s = address(k.src, k.lid) + " -> " + address(k.dst, k.lid) + " QPN " + hex(k.dest_qp, 6);
-  if (k.src_qp != 0) s += " from QPN " + hex(k.src_qp, 6);
+  std::string s = address(k.src, k.lid) + " -> " + address(k.dst, k.lid) + " QPN " + hex(k.dest_qp.value(), 6);
+  if (k.src_qp != packet::Qpn()) s += " from QPN " + hex(k.src_qp.value(), 6);
   switch (k.kind) {
     case StreamKind::Request: s += " requests"; break;
     case StreamKind::Response: s += " responses"; break;
@@ -208,11 +208,11 @@ void Linter::add_frame(std::uint64_t frame, std::span<const std::byte> data, std
     const packet::Syndrome s = f.aeth->syndrome;
     if (s.kind() == packet::AckKind::RnrNak) {
       ++st.naks;
-      add(frame, FindingKind::RnrNak, "RNR NAK, PSN " + hex(f.psn, 6) + " on " + describe(key), &st);
+      add(frame, FindingKind::RnrNak, "RNR NAK, PSN " + hex(f.psn.value(), 6) + " on " + describe(key), &st);
     } else if (s.kind() == packet::AckKind::Nak) {
       ++st.naks;
       add(frame, FindingKind::Nak,
-          "NAK (" + std::string(s.nak_name()) + "), PSN " + hex(f.psn, 6) + " on " + describe(key), &st);
+          "NAK (" + std::string(s.nak_name()) + "), PSN " + hex(f.psn.value(), 6) + " on " + describe(key), &st);
     } else if (s.kind() == packet::AckKind::Reserved) {
       add(frame, FindingKind::ReservedSyndrome, "reserved AETH syndrome " + hex(s.raw(), 2), &st);
     }
@@ -236,7 +236,7 @@ void Linter::check_sequence(std::uint64_t frame, const packet::ParsedPacket& pp,
   const packet::PacketFields& f = pp.fields;
   const OpcodeInfo& info = packet::opcode_info(f.opcode);
   SeqState& s = seq_[key];
-  const Psn p(f.psn);
+  const Psn p = f.psn;
   const std::string where = " on " + describe(key);
   bool disrupted = false;
 
@@ -400,8 +400,8 @@ sim::Json stream_json(const StreamKey& k, const StreamStats& s) {
   static constexpr const char* kKinds[] = {"requests", "responses", "cnps"};
   return {{"src", address(k.src, k.lid)},
           {"dst", address(k.dst, k.lid)},
-          {"dest_qp", k.dest_qp},
-          {"src_qp", k.src_qp != 0 ? sim::Json(k.src_qp) : sim::Json()},
+          {"dest_qp", k.dest_qp.value()},
+          {"src_qp", k.src_qp != packet::Qpn() ? sim::Json(k.src_qp.value()) : sim::Json()},
           {"kind", kKinds[static_cast<std::size_t>(k.kind)]},
           {"transport", packet::to_string(s.transport)},
           {"packets", s.packets},
@@ -418,7 +418,7 @@ sim::Json stream_json(const StreamKey& k, const StreamStats& s) {
 }
 
 sim::Json finding_json(const Finding& f) {
-  const auto optional = [](const std::optional<std::uint32_t>& v) { return v ? sim::Json(*v) : sim::Json(); };
+  const auto optional = [](const auto& v) { return v ? sim::Json(v->value()) : sim::Json(); };
   return {{"frame", f.frame},         {"severity", to_string(f.severity)}, {"kind", info(f.kind).name},
           {"qp", optional(f.qp)},     {"psn", optional(f.psn)},            {"message", f.message}};
 }

@@ -67,7 +67,8 @@ struct Finding {
   std::string message;
   FindingKind kind = FindingKind::Malformed;
   /// The packet's destination QP and PSN, when the finding is about a parsed packet.
-  std::optional<std::uint32_t> qp, psn;
+  std::optional<packet::Qpn> qp;
+  std::optional<packet::Psn> psn;
 };
 
 enum class StreamKind : std::uint8_t { Request, Response, Cnp };
@@ -75,9 +76,9 @@ enum class StreamKind : std::uint8_t { Request, Response, Cnp };
 struct StreamKey {
   packet::Ipv6Addr src{};  ///< IP address, GID, or LID in the last two bytes (IB local)
   packet::Ipv6Addr dst{};
-  std::uint32_t dest_qp = 0;
+  packet::Qpn dest_qp{};
   StreamKind kind = StreamKind::Request;
-  std::uint32_t src_qp = 0;  ///< UD only (DETH SrcQP), else 0
+  packet::Qpn src_qp{};      ///< UD only (DETH SrcQP), else 0
   bool lid = false;          ///< addresses are LIDs
   auto operator<=>(const StreamKey&) const = default;
 };
@@ -152,7 +153,8 @@ class Linter {
   void add(std::uint64_t frame, FindingKind kind, std::string message, StreamStats* st = nullptr);
 
   struct PacketRef {
-    std::uint32_t qp, psn;
+    packet::Qpn qp;
+    packet::Psn psn;
   };
   packet::LinkType link_type_;
   std::optional<PacketRef> packet_;  ///< the parsed packet being checked, for findings

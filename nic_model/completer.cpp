@@ -106,9 +106,9 @@ void Completer::place_response(QpContext& qp, const packet::ParsedPacket& p, fab
     const uint64_t orig = p.fields.atomic_ack_eth->orig_remote_data;
     std::array<std::byte, 8> bytes;
     std::memcpy(bytes.data(), &orig, 8);
-    ctx_.dma.scatter(std::span(map.pieces.data(), map.count), bytes, fabric::Frame(), qp.qpn.value());
+    ctx_.dma.scatter(std::span(map.pieces.data(), map.count), bytes, fabric::Frame(), qp.qpn);
   } else {
-    ctx_.dma.scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame), qp.qpn.value());
+    ctx_.dma.scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame), qp.qpn);
   }
   ++e.responses_placed;
   qp.payload_bytes_placed += len;

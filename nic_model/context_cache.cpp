@@ -9,8 +9,8 @@ ContextCache::ContextCache(const NicParams& params, PcieLink& pcie, MemoryTransl
   translation_.set_cache(params.mtt_cache_entries, params.mtt_page_bytes);
 }
 
-sim::Time ContextCache::context_ready(uint32_t qpn, sim::Time now) {
-  if (qpc_.access(qpn)) return now;
+sim::Time ContextCache::context_ready(Qpn qpn, sim::Time now) {
+  if (qpc_.access(qpn.value())) return now;
   return pcie_.read(now, params_.qpc_entry_bytes);
 }
 

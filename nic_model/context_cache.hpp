@@ -8,6 +8,7 @@
 #include "nic_model/memory_translation.hpp"
 #include "nic_model/nic_params.hpp"
 #include "nic_model/pcie_link.hpp"
+#include "nic_model/types.hpp"
 #include "sim/time.hpp"
 
 namespace rnicsim::nic {
@@ -16,10 +17,10 @@ class ContextCache {
 public:
   ContextCache(const NicParams& params, PcieLink& pcie, MemoryTranslation& translation);
   // When the context of `qpn` is on the NIC: `now` on a hit, else when its read lands.
-  sim::Time context_ready(uint32_t qpn, sim::Time now);
+  sim::Time context_ready(Qpn qpn, sim::Time now);
   // How long the block that just made translation-cache misses waits for them.
   sim::Duration translation_stall(sim::Time now);
-  void forget(uint32_t qpn) { qpc_.erase(qpn); }
+  void forget(Qpn qpn) { qpc_.erase(qpn.value()); }
   const LruCache& qpc() const { return qpc_; }
 
 private:

@@ -2,10 +2,10 @@
 
 namespace rnicsim::nic {
 
-QpContext* ContextTables::qp_slow(uint32_t qpn) {
+QpContext* ContextTables::qp_slow(Qpn qpn) {
   auto it = qps_.find(qpn);
   if (it == qps_.end()) return nullptr;
-  qp_slots_[qpn % kQpSlots] = it->second.get();
+  qp_slots_[qpn.value() % kQpSlots] = it->second.get();
   return it->second.get();
 }
 
@@ -19,14 +19,14 @@ SrqContext* ContextTables::srq(Srqn srqn) {
   return it == srqs_.end() ? nullptr : it->second.get();
 }
 
-WorkRing* ContextTables::work_ring(QueueKind kind, uint32_t id) {
-  if (kind == QueueKind::Srq) {
-    SrqContext* s = srq(Srqn(id));
+WorkRing* ContextTables::work_ring(WorkQueue queue) {
+  if (queue.is_srq()) {
+    SrqContext* s = srq(queue.srqn());
     return s == nullptr ? nullptr : &s->ring;
   }
-  QpContext* q = qp(id);
+  QpContext* q = qp(queue.qpn());
   if (q == nullptr) return nullptr;
-  return kind == QueueKind::Send ? &q->sq : &q->rq;
+  return queue.kind() == QueueKind::Send ? &q->sq : &q->rq;
 }
 
 const AddressVector* ContextTables::address_handle(uint32_t index) const {
@@ -35,13 +35,13 @@ const AddressVector* ContextTables::address_handle(uint32_t index) const {
 
 QpContext& ContextTables::add_qp(std::unique_ptr<QpContext> qp) {
   QpContext& q = *qp;
-  qps_.emplace(q.qpn.value(), std::move(qp));
+  qps_.emplace(q.qpn, std::move(qp));
   return q;
 }
 
-bool ContextTables::erase_qp(uint32_t qpn) {
-  QpContext*& slot = qp_slots_[qpn % kQpSlots];
-  if (slot != nullptr && slot->qpn.value() == qpn) slot = nullptr;
+bool ContextTables::erase_qp(Qpn qpn) {
+  QpContext*& slot = qp_slots_[qpn.value() % kQpSlots];
+  if (slot != nullptr && slot->qpn == qpn) slot = nullptr;
   return qps_.erase(qpn) > 0;
 }
 

@@ -16,19 +16,19 @@ namespace rnicsim::nic {
 
 class ContextTables {
 public:
-  QpContext* qp(uint32_t qpn) {
-    QpContext* hit = qp_slots_[qpn % kQpSlots];
-    return hit != nullptr && hit->qpn.value() == qpn ? hit : qp_slow(qpn);
+  QpContext* qp(Qpn qpn) {
+    QpContext* hit = qp_slots_[qpn.value() % kQpSlots];
+    return hit != nullptr && hit->qpn == qpn ? hit : qp_slow(qpn);
   }
   CqContext* cq(Cqn cqn);
   SrqContext* srq(Srqn srqn);
-  // The ring a doorbell of `kind` for `id` (QPN or SRQ number) advances.
-  WorkRing* work_ring(QueueKind kind, uint32_t id);
+  // The ring a doorbell of that queue advances.
+  WorkRing* work_ring(WorkQueue queue);
   const AddressVector* address_handle(uint32_t index) const;
 
-  bool has_qp(uint32_t qpn) const { return qps_.contains(qpn); }
+  bool has_qp(Qpn qpn) const { return qps_.contains(qpn); }
   QpContext& add_qp(std::unique_ptr<QpContext> qp);
-  bool erase_qp(uint32_t qpn);
+  bool erase_qp(Qpn qpn);
   CqContext& add_cq(Cqn cqn) { return cqs_[cqn]; }
   bool erase_cq(Cqn cqn) { return cqs_.erase(cqn) > 0; }
   SrqContext& add_srq(std::unique_ptr<SrqContext> srq);
@@ -41,15 +41,15 @@ public:
   // Calls `f(const QpContext&)` for every QP, in QPN order.
   template <class F>
   void for_each_qp(F&& f) const {
-    std::vector<uint32_t> qpns;
+    std::vector<Qpn> qpns;
     for (const auto& [qpn, qp] : qps_) qpns.push_back(qpn);
     std::sort(qpns.begin(), qpns.end());
-    for (uint32_t q : qpns) f(*qps_.at(q));
+    for (Qpn q : qpns) f(*qps_.at(q));
   }
 
 private:
-  QpContext* qp_slow(uint32_t qpn);
-  std::unordered_map<uint32_t, std::unique_ptr<QpContext>> qps_;
+  QpContext* qp_slow(Qpn qpn);
+  std::unordered_map<Qpn, std::unique_ptr<QpContext>> qps_;
   // A direct-mapped table in front of qps_, so that most packets find their QP
   // without a hash look-up. QPNs are handed out in sequence: up to kQpSlots QPs
   // created one after the other never evict each other.

@@ -50,12 +50,12 @@ void CqeWriter::post(QpContext& qp, Cqn cqn, Cqe c, bool solicited) {
   if (!cq->overrun && full(*cq)) {
     cq->overrun = true;
     ++overruns_;
-    raise(AsyncEvent::CqErr, cqn.value());
+    raise(AsyncEvent::CqErr, cqn);
   }
   if (cq->overrun) {
     ++lost_;
     if (qp.state != QpState::Err) {
-      raise(AsyncEvent::QpFatal, qp.qpn.value());
+      raise(AsyncEvent::QpFatal, qp.qpn);
       ports_.errors->qp_fatal(qp, WcStatus::WrFlushErr);  // its flushed WQEs find the CQ in error too
     }
     return;
@@ -64,22 +64,22 @@ void CqeWriter::post(QpContext& qp, Cqn cqn, Cqe c, bool solicited) {
   const uint64_t addr = cq->base + (cq->producer % cq->entries) * sizeof(Cqe);
   ++cq->producer;
   // Solicited-only notification wakes for solicited messages and for errors.
-  in_flight_.push_back(Written{cqn.value(), solicited || c.status != WcStatus::Success, std::nullopt, c, ctx_.now()});
+  in_flight_.push_back(Written{cqn, solicited || c.status != WcStatus::Success, std::nullopt, c, ctx_.now()});
   ctx_.dma.write_small(addr, bytes_of(c), this, cqn.value());
 }
 
-void CqeWriter::raise(AsyncEvent event, uint32_t id) {
-  in_flight_.push_back(Written{id, false, event, {}, ctx_.now()});
-  ctx_.dma.write_event_entry(this, id);
+void CqeWriter::raise(AsyncEvent event, AsyncObject about) {
+  in_flight_.push_back(Written{about, false, event, {}, ctx_.now()});
+  ctx_.dma.write_event_entry(this, number_of(about));
 }
 
 void CqeWriter::dma_done(uint64_t tag, bool ok) {
   const Written w = in_flight_.pop_front();  // CQE writes complete in order
   if (w.event) {
-    ports_.errors->async_event(*w.event, w.id);
+    ports_.errors->async_event(*w.event, w.about);
     return;
   }
-  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::CqeWritten, .qpn = Qpn(w.cqe.qp_num), .index = w.id,
+  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::CqeWritten, .qpn = Qpn(w.cqe.qp_num), .index = number_of(w.about),
                                             .wr_id = w.cqe.wr_id, .code = static_cast<uint8_t>(w.cqe.status),
                                             .flag = w.cqe.opcode < WcOpcode::Recv, .start = w.posted,
                                             .end = ctx_.now()});

@@ -34,7 +34,7 @@ public:
   void post(QpContext& qp, Cqn cqn, Cqe cqe, bool solicited) override;
   // Writes an event queue entry for `event` on object `id`: the event reaches
   // the host after every CQE written before it.
-  void raise(AsyncEvent event, uint32_t id);
+  void raise(AsyncEvent event, AsyncObject about);
   // The CQ's interrupt: moderation decided it is due.
   void fire_event(Cqn cqn);
   void dma_done(uint64_t tag, bool ok) override;
@@ -44,7 +44,7 @@ public:
 
 private:
   struct Written {
-    uint32_t id;   // a CQE's CQ, or an event's object
+    AsyncObject about;  // a CQE's CQ, or an event's object
     bool notify;   // a CQE that may raise a completion event
     std::optional<AsyncEvent> event;  // an event queue entry, not a CQE
     Cqe cqe{};                        // what it writes, and when it was posted (for the timeline)

@@ -26,16 +26,16 @@ DmaEngine::~DmaEngine() { memory_.set_fault_listener(nullptr); }
 
 void DmaEngine::write_failed(uint64_t addr, uint64_t length) {
   // The newest write for a QP that the failed range covers.
-  uint32_t qpn = 0;
-  for (size_t i = 1; i <= kMadeKept && qpn == 0; ++i) {
+  std::optional<Qpn> qpn;
+  for (size_t i = 1; i <= kMadeKept && !qpn; ++i) {
     const Made& m = made_[(made_next_ + kMadeKept - i) % kMadeKept];
-    if (m.qpn != 0 && m.addr < addr + length && addr < m.addr + m.length) qpn = m.qpn;
+    if (m.qpn && m.addr < addr + length && addr < m.addr + m.length) qpn = m.qpn;
   }
   if (fault_listener_ != nullptr) fault_listener_->dma_fault(qpn, addr, length, true);
 }
 
 void DmaEngine::read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag, ReadMode mode,
-                     uint32_t qpn) {
+                     std::optional<Qpn> qpn) {
   static std::byte nothing;  // a zero-length read still needs a non-null target (null marks size-only)
   // Nothing to lend without bytes or without a client to take them.
   if (mode == ReadMode::Lend && (dst.empty() || client == nullptr)) mode = ReadMode::Copy;
@@ -47,7 +47,7 @@ void DmaEngine::read_elided(uint64_t addr, size_t length, DmaClient* client, uin
 }
 
 void DmaEngine::issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag,
-                           ReadMode mode, uint32_t qpn) {
+                           ReadMode mode, std::optional<Qpn> qpn) {
   Read& r = read_q_.emplace_back();
   r.done = pcie_.read(sim_.now(), length);
   r.addr = addr;
@@ -62,7 +62,7 @@ void DmaEngine::issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClie
 }
 
 void DmaEngine::issue_write(sim::Time done, uint64_t addr, const std::byte* src, size_t length,
-                            fabric::Frame&& holder, DmaClient* client, uint64_t tag, uint32_t qpn) {
+                            fabric::Frame&& holder, DmaClient* client, uint64_t tag, std::optional<Qpn> qpn) {
   Write& w = write_q_.emplace_back();
   w.done = done;
   w.addr = addr;
@@ -77,7 +77,7 @@ void DmaEngine::issue_write(sim::Time done, uint64_t addr, const std::byte* src,
 }
 
 void DmaEngine::write(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder, DmaClient* client,
-                      uint64_t tag, uint32_t qpn) {
+                      uint64_t tag, std::optional<Qpn> qpn) {
   // A zero-length write still needs a non-null source (null marks a small write).
   static constexpr std::byte kNothing{};
   issue_write(pcie_.write(sim_.now(), src.size()), addr, src.empty() ? &kNothing : src.data(), src.size(),
@@ -85,14 +85,14 @@ void DmaEngine::write(uint64_t addr, std::span<const std::byte> src, fabric::Fra
 }
 
 void DmaEngine::write_small(uint64_t addr, std::span<const std::byte> src, DmaClient* client, uint64_t tag,
-                            uint32_t qpn) {
+                            std::optional<Qpn> qpn) {
   if (src.size() > 64) throw std::length_error("write_small takes at most 64 bytes");
   std::memcpy(small_.emplace_back().data(), src.data(), src.size());
   issue_write(pcie_.write(sim_.now(), src.size()), addr, nullptr, src.size(), fabric::Frame(), client, tag, qpn);
 }
 
 void DmaEngine::scatter(std::span<const DmaPiece> pieces, std::span<const std::byte> src, fabric::Frame&& holder,
-                        uint32_t qpn) {
+                        std::optional<Qpn> qpn) {
   const bool held = static_cast<bool>(holder);
   if (held && holder.elided() > 0) {  // the payload bytes were never there
     scatter_elided(pieces, qpn);
@@ -114,7 +114,7 @@ void DmaEngine::write_event_entry(DmaClient* client, uint64_t tag) {
   issue_write(pcie_.write(sim_.now(), kEventEntryBytes), 0, kEventEntry, kEventEntryBytes, fabric::Frame(), client, tag);
 }
 
-void DmaEngine::scatter_elided(std::span<const DmaPiece> pieces, uint32_t qpn) {
+void DmaEngine::scatter_elided(std::span<const DmaPiece> pieces, std::optional<Qpn> qpn) {
   for (const DmaPiece& p : pieces)
     issue_write(pcie_.write(sim_.now(), p.length), p.host_addr, kElided, p.length, fabric::Frame(), nullptr, 0, qpn);
 }
@@ -147,7 +147,7 @@ void DmaEngine::on_write_done() {
                   : w.src == kElided  ? memory_.write_elided(w.addr, w.length)
                                       : memory_.write(w.addr, std::span<const std::byte>(small ? small_.front().data() : w.src, w.length));
   if (small) small_.pop();
-  if (w.qpn != 0) {
+  if (w.qpn) {
     made_[made_next_] = Made{w.addr, w.length, w.qpn};
     made_next_ = (made_next_ + 1) % kMadeKept;
     if (!ok && fault_listener_ != nullptr) fault_listener_->dma_fault(w.qpn, w.addr, w.length, true);

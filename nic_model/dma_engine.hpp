@@ -7,11 +7,13 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "fabric/frame.hpp"
 #include "nic_model/host_memory.hpp"
 #include "nic_model/pcie_link.hpp"
+#include "nic_model/types.hpp"
 #include "sim/ring_queue.hpp"
 #include "sim/simulator.hpp"
 
@@ -48,13 +50,13 @@ public:
   virtual bool take_loan(uint64_t /*tag*/, std::byte* /*dst*/, size_t /*length*/, const Loan& /*loan*/) { return false; }
 };
 
-// Told of a host memory access that failed: the QP whose write it was (0:
-// none known, or a read: its client hears of it through dma_done), where,
-// how long, and which way.
+// Told of a host memory access that failed: the QP whose write it was (none
+// known, or a read: its client hears of it through dma_done), where, how
+// long, and which way.
 class DmaFaultListener {
 public:
   virtual ~DmaFaultListener() = default;
-  virtual void dma_fault(uint32_t qpn, uint64_t addr, uint64_t length, bool write) = 0;
+  virtual void dma_fault(std::optional<Qpn> qpn, uint64_t addr, uint64_t length, bool write) = 0;
 };
 
 class DmaEngine : MemoryFaultListener {
@@ -68,15 +70,15 @@ public:
   // Reads host memory into `dst`, which must stay valid until dma_done.
   // `qpn`: the QP whose data it reads, if any (named when the read fails).
   void read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag,
-            ReadMode mode = ReadMode::Copy, uint32_t qpn = 0);
+            ReadMode mode = ReadMode::Copy, std::optional<Qpn> qpn = std::nullopt);
   // Writes `src` to host memory; `src` lives in `holder` (a received frame), which
   // the engine keeps until the write is done.
   void write(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder, DmaClient* client, uint64_t tag,
-             uint32_t qpn = 0);
+             std::optional<Qpn> qpn = std::nullopt);
   // Writes up to 64 bytes copied at issue (CQEs, small responses); `qpn`: the
   // QP whose data it is, if any (told of a fault).
   void write_small(uint64_t addr, std::span<const std::byte> src, DmaClient* client, uint64_t tag,
-                   uint32_t qpn = 0);
+                   std::optional<Qpn> qpn = std::nullopt);
   // Writes `src` to host memory in pieces (each piece's offset is into `src`), with
   // no completion callback. If `holder` owns src's bytes, the last write keeps it
   // until all have read them; without a holder, each piece (at most 64 bytes) is
@@ -84,7 +86,7 @@ public:
   // bytes: the pieces are written size-only (timing and address checks, no bytes).
   // `qpn`: the QP whose data it is (a write that fails is its fault).
   void scatter(std::span<const DmaPiece> pieces, std::span<const std::byte> src, fabric::Frame&& holder,
-               uint32_t qpn);
+               std::optional<Qpn> qpn);
   // An event queue entry (64 bytes): it lands after every write issued before it
   // (PCIe keeps posted writes in order), so whoever is told of the event finds
   // those writes done. The event queue itself is not kept in host memory.
@@ -110,7 +112,7 @@ private:
     ReadMode mode = ReadMode::Copy;
     DmaClient* client = nullptr;
     uint64_t tag = 0;
-    uint32_t qpn = 0;
+    std::optional<Qpn> qpn;
   };
   struct Write {
     sim::Time done;
@@ -119,13 +121,13 @@ private:
     size_t length = 0;
     DmaClient* client = nullptr;
     uint64_t tag = 0;
-    uint32_t qpn = 0;
+    std::optional<Qpn> qpn;
     fabric::Frame holder;
   };
   // The last writes made for QPs, to tell whose a write that failed later was.
   struct Made {
     uint64_t addr = 0, length = 0;
-    uint32_t qpn = 0;
+    std::optional<Qpn> qpn;
   };
   static constexpr size_t kMadeKept = 256;  // more than a payload mover has in flight
   void write_failed(uint64_t addr, uint64_t length) override;
@@ -135,11 +137,11 @@ private:
   // Offers a ReadMode::Lend read's bytes to its client as a loan; true if taken.
   bool lend(const Read& r);
   // Size-only writes of the pieces, as read_elided reads.
-  void scatter_elided(std::span<const DmaPiece> pieces, uint32_t qpn);
+  void scatter_elided(std::span<const DmaPiece> pieces, std::optional<Qpn> qpn);
   void issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag,
-                  ReadMode mode = ReadMode::Copy, uint32_t qpn = 0);
+                  ReadMode mode = ReadMode::Copy, std::optional<Qpn> qpn = std::nullopt);
   void issue_write(sim::Time done, uint64_t addr, const std::byte* src, size_t length, fabric::Frame&& holder,
-                   DmaClient* client, uint64_t tag, uint32_t qpn = 0);
+                   DmaClient* client, uint64_t tag, std::optional<Qpn> qpn = std::nullopt);
 
   sim::Simulator& sim_;
   PcieLink& pcie_;

@@ -4,24 +4,24 @@ namespace rnicsim::nic {
 
 Doorbell::Doorbell(NicContext& ctx) : ctx_(ctx), arrive_([this] { on_arrival(); }, "doorbell.arrive") {}
 
-void Doorbell::ring(QueueKind kind, uint32_t id, uint64_t producer) {
+void Doorbell::ring(WorkQueue queue, uint64_t producer) {
   // An 8-byte MMIO write, then the unit's own processing.
   const sim::Time at = ctx_.pcie.mmio_write(ctx_.now(), 8) + ctx_.cycles(ctx_.params().doorbell_cycles);
-  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::Doorbell, .qpn = Qpn(id), .index = producer,
-                                            .queue = kind, .start = ctx_.now(), .end = at});
-  in_flight_.push_back(Write{at, kind, id, producer});
+  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::Doorbell, .qpn = queue.qpn(), .index = producer,
+                                            .queue = queue.kind(), .start = ctx_.now(), .end = at});
+  in_flight_.push_back(Write{at, queue, producer});
   ++rung_;
   if (!arrive_.scheduled()) ctx_.scheduler().schedule(arrive_, in_flight_.front().arrival);
 }
 
-void Doorbell::ring_with_wqe(uint32_t qpn, uint64_t producer, const SendWqe& wqe) {
+void Doorbell::ring_with_wqe(Qpn qpn, uint64_t producer, const SendWqe& wqe) {
   // The doorbell word and the WQE (128 bytes for up to four SGEs) in one
   // write-combined MMIO burst.
   const sim::Time at =
       ctx_.pcie.mmio_write(ctx_.now(), 8 + wqe_bytes(wqe)) + ctx_.cycles(ctx_.params().doorbell_cycles);
-  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::Doorbell, .qpn = Qpn(qpn), .index = producer,
+  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::Doorbell, .qpn = qpn, .index = producer,
                                             .start = ctx_.now(), .end = at});
-  Write w{at, QueueKind::Send, qpn, producer};
+  Write w{at, WorkQueue::send(qpn), producer};
   w.has_wqe = true;
   w.wqe = wqe;
   in_flight_.push_back(w);
@@ -32,10 +32,10 @@ void Doorbell::ring_with_wqe(uint32_t qpn, uint64_t producer, const SendWqe& wqe
 void Doorbell::on_arrival() {
   const Write w = in_flight_.pop_front();
   if (!in_flight_.empty()) ctx_.scheduler().schedule(arrive_, std::max(in_flight_.front().arrival, ctx_.now()));
-  WorkRing* ring = ctx_.tables.work_ring(w.kind, w.id);
+  WorkRing* ring = ctx_.tables.work_ring(w.queue);
   if (ring == nullptr) return;  // destroyed meanwhile
   if (w.producer > ring->producer) ring->producer = w.producer;
-  QpContext* qp = w.has_wqe ? ctx_.qp(w.id) : nullptr;
+  QpContext* qp = w.has_wqe ? ctx_.qp(w.queue.qpn()) : nullptr;
   if (qp != nullptr && ring->fetched + 1 == w.producer && qp->state != QpState::Reset) {
     // The WQE came with the doorbell and nothing older is unfetched: no DMA read.
     ring->fetched = w.producer;
@@ -43,7 +43,7 @@ void Doorbell::on_arrival() {
     ports_.send_queue->accept_wqe(*qp, w.wqe);
     return;
   }
-  ports_.fetch->kick(w.kind, w.id);
+  ports_.fetch->kick(w.queue);
 }
 
 }  // namespace rnicsim::nic

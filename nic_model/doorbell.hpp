@@ -13,7 +13,6 @@
 
 namespace rnicsim::nic {
 
-
 class Doorbell final {
 public:
   explicit Doorbell(NicContext& ctx);
@@ -23,19 +22,18 @@ public:
     FetchPort* fetch = nullptr;
   };
   void connect(const Ports& ports) { ports_ = ports; }
-  // The host wrote `producer` to the doorbell register of a queue (a QP's send or
-  // receive queue by QPN, or a shared receive queue by SRQ number).
-  void ring(QueueKind kind, uint32_t id, uint64_t producer);
+  // The host wrote `producer` to the doorbell register of a queue (a QP's send
+  // or receive queue, or a shared receive queue).
+  void ring(WorkQueue queue, uint64_t producer);
   // A send doorbell with the WQE in the same MMIO write (BlueFlame-style).
-  void ring_with_wqe(uint32_t qpn, uint64_t producer, const SendWqe& wqe);
+  void ring_with_wqe(Qpn qpn, uint64_t producer, const SendWqe& wqe);
   uint64_t rung() const { return rung_; }
   uint64_t rung_with_wqe() const { return with_wqe_; }
 
 private:
   struct Write {
     sim::Time arrival;
-    QueueKind kind;
-    uint32_t id;
+    WorkQueue queue;
     uint64_t producer;
     bool has_wqe = false;
     SendWqe wqe{};

@@ -46,16 +46,16 @@ void Nic::connect_blocks() {
 
 Nic::~Nic() = default;
 
-void Nic::dma_fault(uint32_t qpn, uint64_t addr, uint64_t length, bool write) {
+void Nic::dma_fault(std::optional<Qpn> qpn, uint64_t addr, uint64_t length, bool write) {
   ++counters_.dma_faults;
   ctx_.sim.log().log(sim::LogLevel::Warn, config_.name, [&](std::ostream& os) {
     os << "DMA " << (write ? "write" : "read") << " of " << length << " bytes at 0x" << std::hex << addr << std::dec;
-    if (qpn != 0) os << " for QP " << qpn;
+    if (qpn) os << " for QP " << qpn->value();
     os << " failed: the registered memory is not there any more";
   });
-  QpContext* q = write && qpn != 0 ? qp(qpn) : nullptr;
+  QpContext* q = write && qpn ? qp(*qpn) : nullptr;
   if (q == nullptr || q->state == QpState::Err || q->state == QpState::Reset) return;
-  errors_.async_event(AsyncEvent::QpAccessErr, qpn);
+  errors_.async_event(AsyncEvent::QpAccessErr, *qpn);
   errors_.qp_fatal(*q, WcStatus::LocProtErr);
 }
 
@@ -91,9 +91,9 @@ bool Nic::resize_cq(Cqn cqn, uint32_t capacity) {
 
 Qpn Nic::create_qp(const QpInit& init) {
   // The only special QP modelled is the GSI QP (QP0, the SMI, carries IB subnet management).
-  if (init.special_qpn != 0 && (init.special_qpn != 1 || tables_.has_qp(init.special_qpn))) return Qpn(0);
+  if (init.special_qpn && (*init.special_qpn != packet::kGsiQpn || tables_.has_qp(packet::kGsiQpn))) return Qpn(0);
   auto qp = std::make_unique<QpContext>();
-  qp->qpn = Qpn(init.special_qpn != 0 ? init.special_qpn : next_qpn_++);
+  qp->qpn = init.special_qpn.value_or(Qpn(next_qpn_++));
   qp->type = init.type;
   qp->pd = init.pd;
   qp->send_cq = init.send_cq;
@@ -118,7 +118,7 @@ Qpn Nic::create_qp(const QpInit& init) {
 }
 
 int Nic::modify_qp(Qpn qpn, const QpAttr& attr, uint32_t mask) {
-  QpContext* q = qp(qpn.value());
+  QpContext* q = qp(qpn);
   if (q == nullptr) return EINVAL;
   const QpState before = q->state;
   q->header_template.valid = false;  // the path, MTU or peer may change
@@ -160,8 +160,8 @@ void Nic::reset_qp(QpContext& qp) {
 }
 
 bool Nic::destroy_qp(Qpn qpn) {
-  cache_.forget(qpn.value());
-  return tables_.erase_qp(qpn.value());
+  cache_.forget(qpn);
+  return tables_.erase_qp(qpn);
 }
 
 bool Nic::arm_cq(Cqn cqn, bool solicited_only, uint64_t seen) {

@@ -55,7 +55,7 @@ struct QpInit {
   Srqn srq;  // take receive WQEs from this shared receive queue (Srqn(): the QP's own RQ)
   // 0: the next free QPN. A special QP's own number (1: the GSI QP, a UD QP
   // that carries management datagrams; one per port).
-  uint32_t special_qpn = 0;
+  std::optional<Qpn> special_qpn;
 };
 
 
@@ -109,7 +109,7 @@ public:
   }
 
   // --- host MMIO ---
-  void ring_doorbell(QueueKind kind, Qpn qpn, uint64_t producer) { doorbell_.ring(kind, qpn.value(), producer); }
+  void ring_doorbell(WorkQueue queue, uint64_t producer) { doorbell_.ring(queue, producer); }
   // ibv_req_notify_cq: the next completion (solicited only, if asked) raises an
   // event. `seen`: how many of the CQEs written the host had seen when it armed;
   // one it had not seen raises the event at once (the host could not poll it).
@@ -118,7 +118,7 @@ public:
   // A doorbell that carries the WQE itself (BlueFlame-style): the NIC need not
   // fetch it. The WQE must also be in the ring at `producer - 1`.
   void ring_doorbell_with_wqe(Qpn qpn, uint64_t producer, const SendWqe& wqe) {
-    doorbell_.ring_with_wqe(qpn.value(), producer, wqe);
+    doorbell_.ring_with_wqe(qpn, producer, wqe);
   }
 
   // --- fabric ---
@@ -128,7 +128,7 @@ public:
   sim::Scheduler& scheduler() { return ctx_.scheduler(); }
   sim::Time now() const { return ctx_.now(); }
   const NicParams& params() const { return config_.params; }
-  QpContext* qp(uint32_t qpn) { return tables_.qp(qpn); }
+  QpContext* qp(Qpn qpn) { return tables_.qp(qpn); }
   CqContext* cq(Cqn cqn) { return tables_.cq(cqn); }
   SrqContext* srq(Srqn srqn) { return tables_.srq(srqn); }
   PcieLink& pcie() { return pcie_; }
@@ -158,7 +158,7 @@ public:
   // taken away under the registration): counted and logged; a write breaks
   // its QP as a protection error would (IBV_EVENT_QP_ACCESS_ERR, the QP in
   // ERR, its work flushed). A failed read's client breaks its QP itself.
-  void dma_fault(uint32_t qpn, uint64_t addr, uint64_t length, bool write) override;
+  void dma_fault(std::optional<Qpn> qpn, uint64_t addr, uint64_t length, bool write) override;
 
   // The WQE timeline's observer, null when off (then every call site costs one branch).
   TimelineSink* timeline() const { return ctx_.timeline; }

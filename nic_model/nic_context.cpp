@@ -29,7 +29,7 @@ packet::PacketFields NicContext::packet_template(const QpContext& qp) {
     f.grh_flow_label = 0;
     f.grh_hop_limit = qp.remote.hop_limit;
   }
-  f.dest_qp = qp.dest_qpn.value();
+  f.dest_qp = qp.dest_qpn;
   packet::derive_fields(f);  // LNH from the link kind
   return f;
 }

@@ -64,8 +64,8 @@ struct NicContext {
   sim::Time now() const { return sim.now(); }
   sim::Duration cycles(uint32_t n) const { return clock.to_duration(sim::Cycles(n)); }
   const NicParams& params() const { return config.params; }
-  QpContext* qp(uint32_t qpn) const { return tables.qp(qpn); }
-  sim::Time context_ready(uint32_t qpn) const { return cache.context_ready(qpn, now()); }
+  QpContext* qp(Qpn qpn) const { return tables.qp(qpn); }
+  sim::Time context_ready(Qpn qpn) const { return cache.context_ready(qpn, now()); }
   sim::Duration translation_stall() const { return cache.translation_stall(now()); }
   packet::LinkType capture_link_type() const { return packet::link_type(config.link); }
   // Headers every packet of `qp` shares (addresses, ports, QPN); opcode and the

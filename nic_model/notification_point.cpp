@@ -9,7 +9,7 @@ void NotificationPoint::send_cnp(QpContext& qp) {
   if (!packet::is_roce(ctx_.config.link) || cc == nullptr) return;
   packet::PacketFields f = ctx_.packet_template(qp);
   f.opcode = packet::Opcode::Cnp;
-  f.psn = 0;
+  f.psn = Psn(0);
   f.becn = true;
   f.dscp = static_cast<uint8_t>(cc->params().cnp_dscp & 0x3F);
   f.ecn = 0;

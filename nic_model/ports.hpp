@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "fabric/frame.hpp"
@@ -42,7 +43,8 @@ class RequestPort {
 public:
   virtual ~RequestPort() = default;
   virtual RequestVerdict receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) = 0;
-  virtual void recv_wqes_arrived(uint32_t qpn) = 0;
+  // Of that QP's receive queue, or of an SRQ (nullopt: any QP may use them).
+  virtual void recv_wqes_arrived(std::optional<Qpn> qpn) = 0;
 };
 
 // Into the completer: responses (ACK, NAK, READ response, atomic ACK) of RC requests.
@@ -54,13 +56,13 @@ public:
   virtual void arm_timer(QpContext& qp) = 0;
 };
 
-// Into the WQE fetcher: a queue (QPN, or SRQ number for Srq) may have entries to fetch.
+// Into the WQE fetcher: a queue may have entries to fetch.
 class FetchPort {
 public:
   virtual ~FetchPort() = default;
-  virtual void kick(QueueKind kind, uint32_t id) = 0;
+  virtual void kick(WorkQueue queue) = 0;
   // Receive WQEs of that queue are being fetched right now.
-  virtual bool recv_fetch_pending(QueueKind kind, uint32_t id) const = 0;
+  virtual bool recv_fetch_pending(WorkQueue queue) const = 0;
 };
 
 // Into the CQE writer.
@@ -83,7 +85,7 @@ public:
   // Room for one more frame of `bytes`; a producer told no hears of room (RoomPort).
   virtual bool has_room(size_t bytes) const = 0;
   virtual void submit(fabric::Frame&& frame, const packet::FrameLayout& layout, std::span<const DmaPiece> pieces,
-                      uint32_t qpn, TxOrigin origin) = 0;
+                      Qpn qpn, TxOrigin origin) = 0;
   // Takes back the QP's requests from `from` on that wait for the wire; returns how many.
   virtual uint32_t withdraw(Qpn qpn, uint8_t priority, Psn from) = 0;
 };
@@ -99,8 +101,8 @@ public:
 class ReceivePort {
 public:
   virtual ~ReceivePort() = default;
-  // A stalled request of `qpn` (any QP if 0) may go on.
-  virtual void resume(uint32_t qpn) = 0;
+  // A stalled request of `qpn` (of any QP if nullopt) may go on.
+  virtual void resume(std::optional<Qpn> qpn) = 0;
   // A packet kept out of order whose turn has come: processed before the frames still waiting.
   virtual void reinject(fabric::Frame&& frame) = 0;
 };
@@ -139,7 +141,7 @@ public:
   // Completes a receive WQE of a QP in ERR with WR_FLUSH_ERR.
   virtual void flush_recv(QpContext& qp, const RecvWqe& w) = 0;
   // An affiliated or unaffiliated asynchronous event for the host.
-  virtual void async_event(AsyncEvent event, uint32_t id) = 0;
+  virtual void async_event(AsyncEvent event, AsyncObject about) = 0;
 };
 
 }  // namespace rnicsim::nic

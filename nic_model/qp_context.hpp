@@ -60,7 +60,7 @@ struct SendEntry {
 // An RDMA READ or atomic the responder is answering, or an ACK or NAK queued
 // behind such answers of its QP.
 struct ResponseJob {
-  uint32_t qpn = 0;
+  Qpn qpn{};
   bool atomic = false;
   uint64_t host_addr = 0;      // READ: where the data comes from
   uint32_t length = 0;         // READ: bytes
@@ -105,7 +105,7 @@ struct HeaderTemplate {
 };
 
 struct QpContext {
-  Qpn qpn;
+  Qpn qpn{};
   QpType type = QpType::Rc;
   QpState state = QpState::Reset;
   Pdn pd;
@@ -121,7 +121,7 @@ struct QpContext {
   uint32_t path_mtu = 1024;
   Qpn dest_qpn;
   AddressVector remote;
-  uint32_t qkey = 0;
+  Qkey qkey{};
   uint8_t timeout = 14;     // local ACK timeout 4.096 us * 2^timeout (0 = infinite)
   uint8_t retry_cnt = 7;
   uint8_t rnr_retry = 7;    // 7 = infinite

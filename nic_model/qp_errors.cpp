@@ -22,7 +22,7 @@ void QpErrors::enter_error(QpContext& qp, WcStatus status, bool entering) {
   qp.responses_queued = 0;
   while (!qp.recv_wqes.empty()) flush_recv(qp, qp.recv_wqes.pop_front());
   // A QP on an SRQ will take no more of its WQEs: IBTA's Last WQE Reached event.
-  if (entering && qp.uses_srq()) async_event(AsyncEvent::QpLastWqeReached, qp.qpn.value());
+  if (entering && qp.uses_srq()) async_event(AsyncEvent::QpLastWqeReached, qp.qpn);
   ctx_.sim.log().log(sim::LogLevel::Info, ctx_.config.name, [&](std::ostream& os) {
     os << "QP " << qp.qpn.value() << " -> ERR (" << to_string(status) << ')';
   });
@@ -37,10 +37,11 @@ void QpErrors::flush_recv(QpContext& qp, const RecvWqe& w) {
   completions_->post(qp, qp.recv_cq, c, false);
 }
 
-void QpErrors::async_event(AsyncEvent event, uint32_t id) {
-  ctx_.sim.log().log(sim::LogLevel::Debug, ctx_.config.name,
-                     [&](std::ostream& os) { os << "async event " << static_cast<int>(event) << " on " << id; });
-  if (listener_ != nullptr) listener_->on_async_event(event, id);
+void QpErrors::async_event(AsyncEvent event, AsyncObject about) {
+  ctx_.sim.log().log(sim::LogLevel::Debug, ctx_.config.name, [&](std::ostream& os) {
+    os << "async event " << static_cast<int>(event) << " on " << number_of(about);
+  });
+  if (listener_ != nullptr) listener_->on_async_event(event, about);
 }
 
 }  // namespace rnicsim::nic

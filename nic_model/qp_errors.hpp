@@ -12,7 +12,7 @@ class AsyncEventListener {
 public:
   virtual ~AsyncEventListener() = default;
   // `id` is a QPN, CQN or SRQ number, as the event says.
-  virtual void on_async_event(AsyncEvent event, uint32_t id) = 0;
+  virtual void on_async_event(AsyncEvent event, AsyncObject about) = 0;
 };
 
 class QpErrors final : public QpErrorPort {
@@ -22,7 +22,7 @@ public:
   void set_listener(AsyncEventListener* l) { listener_ = l; }
   void qp_fatal(QpContext& qp, WcStatus status) override;
   void flush_recv(QpContext& qp, const RecvWqe& w) override;
-  void async_event(AsyncEvent event, uint32_t id) override;
+  void async_event(AsyncEvent event, AsyncObject about) override;
   // The QP's outstanding WQEs complete (the oldest with `status`, the rest with
   // WR_FLUSH_ERR) and it is in ERR; `entering`: it was not before, which an SRQ's
   // consumer hears of (Last WQE Reached).

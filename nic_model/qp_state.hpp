@@ -39,7 +39,7 @@ struct QpAttr {
   Qpn dest_qpn;
   Psn rq_psn;
   Psn sq_psn;
-  uint32_t qkey = 0;
+  Qkey qkey{};
   uint32_t access_flags = 0;
   uint8_t timeout = 14;
   uint8_t retry_cnt = 7;

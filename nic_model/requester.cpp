@@ -114,7 +114,7 @@ bool Requester::can_send(const QpContext& qp) const {
 void Requester::kick(QpContext& qp) {
   if (!qp.in_requester_list && !qp.cc_paced && can_send(qp)) {
     qp.in_requester_list = true;
-    ready_.push_back(qp.qpn.value());
+    ready_.push_back(qp.qpn);
   }
   room_available();
 }
@@ -171,7 +171,7 @@ void Requester::step() {
     }
     if (!ports_.transmit->has_room(qp->path_mtu + 128)) return;  // resumed when room frees
     // The QP's context must be on the NIC: a miss stalls the requester until it is.
-    const sim::Time ctx = ctx_.context_ready(qp->qpn.value());
+    const sim::Time ctx = ctx_.context_ready(qp->qpn);
     if (ctx > ctx_.now()) {
       next_free_ = ctx;
       ctx_.scheduler().schedule(step_, ctx);
@@ -256,7 +256,7 @@ uint32_t Requester::emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, b
     const std::span<std::byte> bytes = frame.bytes();
     std::memcpy(bytes.data(), t.bytes.data(), t.layout.payload_offset);
     layout = t.layout;
-    packet::patch_headers(bytes, layout, packet::PerPacketFields{psn.value(), ack_req, solicited, ctx_.next_ipv4_id()});
+    packet::patch_headers(bytes, layout, packet::PerPacketFields{psn, ack_req, solicited, ctx_.next_ipv4_id()});
   } else {
     layout = build_headers(qp, e, opcode, psn, len, offset, solicited, ack_req, frame);
   }
@@ -278,26 +278,26 @@ packet::FrameLayout Requester::build_headers(QpContext& qp, const SendEntry& e, 
       f.lrh_sl = av->sl;
       f.dgid = av->ip;
     }
-    f.dest_qp = e.wqe.ud_remote_qpn & 0xFFFFFF;
+    f.dest_qp = Qpn(e.wqe.ud_remote_qpn);
   }
   f.opcode = opcode;
-  f.psn = psn.value();
+  f.psn = psn;
   f.payload_length = len;
   f.solicited = solicited;
   const auto& info = packet::opcode_info(f.opcode);
   if (info.has(packet::Hdr::Reth)) {
     // A READ asked again from the middle asks only for what is still missing.
-    f.reth = read ? packet::RethFields{e.wqe.remote_addr + offset, e.wqe.rkey, e.length - std::min(e.length, offset)}
-                  : packet::RethFields{e.wqe.remote_addr, e.wqe.rkey, e.length};
+    f.reth = read ? packet::RethFields{e.wqe.remote_addr + offset, Rkey(e.wqe.rkey), e.length - std::min(e.length, offset)}
+                  : packet::RethFields{e.wqe.remote_addr, Rkey(e.wqe.rkey), e.length};
   }
   if (atomic) {
     const bool cas = e.wqe.opcode == WrOpcode::AtomicCmpSwap;
-    f.atomic_eth = packet::AtomicEthFields{e.wqe.remote_addr, e.wqe.rkey, cas ? e.wqe.swap : e.wqe.compare_add,
+    f.atomic_eth = packet::AtomicEthFields{e.wqe.remote_addr, Rkey(e.wqe.rkey), cas ? e.wqe.swap : e.wqe.compare_add,
                                            cas ? e.wqe.compare_add : 0};
   }
   if (info.has(packet::Hdr::ImmDt)) f.imm = __builtin_bswap32(e.wqe.imm_data);  // WQE keeps network order
-  if (info.has(packet::Hdr::Ieth)) f.ieth = packet::IethFields{e.wqe.imm_data};
-  if (info.has(packet::Hdr::Deth)) f.deth = packet::DethFields{e.wqe.ud_remote_qkey, qp.qpn.value()};
+  if (info.has(packet::Hdr::Ieth)) f.ieth = packet::IethFields{Rkey(e.wqe.imm_data)};
+  if (info.has(packet::Hdr::Deth)) f.deth = packet::DethFields{Qkey(e.wqe.ud_remote_qkey), qp.qpn};
   f.ack_req = ack_req;
   packet::derive_fields(f);
 
@@ -320,7 +320,7 @@ uint32_t Requester::send_packet(QpContext& qp, const SendEntry& e, uint32_t inde
                                 const packet::FrameLayout& layout, fabric::Frame&& frame, bool ends_unreliable) {
   frame.meta().priority = qp.remote.sl;
   frame.meta().flow_id = qp.qpn.value();
-  frame.meta().psn = (e.first_psn + index).value();
+  frame.meta().psn = e.first_psn + index;
   frame.meta().request = true;
   frame.meta().created = ctx_.now();
 
@@ -349,7 +349,7 @@ uint32_t Requester::send_packet(QpContext& qp, const SendEntry& e, uint32_t inde
   if (qp.type == QpType::Rc) ports_.responses->arm_timer(qp);
   if (CongestionControl* cc = ctx_.congestion)
     sent(*cc, qp, e, index, e.first_psn + index, static_cast<uint32_t>(frame.size()));
-  ports_.transmit->submit(std::move(frame), layout, std::span(map.pieces.data(), map.count), qp.qpn.value(),
+  ports_.transmit->submit(std::move(frame), layout, std::span(map.pieces.data(), map.count), qp.qpn,
                             ends_unreliable ? TxOrigin::RequestEndsUnreliableWqe : TxOrigin::Request);
   return cycles;
 }
@@ -375,13 +375,13 @@ void Requester::sent(CongestionControl& cc, QpContext& qp, const SendEntry& e, u
 
 void Requester::pace(QpContext& qp, sim::Time when) {
   qp.cc_paced = true;
-  paced_.emplace(when, qp.qpn.value());
+  paced_.emplace(when, qp.qpn);
   if (!pace_.scheduled() || pace_.when() > paced_.top().first) ctx_.scheduler().reschedule(pace_, paced_.top().first);
 }
 
 void Requester::release_paced() {
   while (!paced_.empty() && paced_.top().first <= ctx_.now()) {
-    const uint32_t qpn = paced_.top().second;
+    const Qpn qpn = paced_.top().second;
     paced_.pop();
     if (QpContext* qp = ctx_.qp(qpn)) {
       qp->cc_paced = false;

@@ -65,10 +65,10 @@ private:
 
   NicContext& ctx_;
   Ports ports_;
-  sim::RingQueue<uint32_t> ready_;
+  sim::RingQueue<Qpn> ready_;
   sim::Event step_;
   // QPs waiting for their send time, earliest first (ties by QPN).
-  std::priority_queue<std::pair<sim::Time, uint32_t>, std::vector<std::pair<sim::Time, uint32_t>>,
+  std::priority_queue<std::pair<sim::Time, Qpn>, std::vector<std::pair<sim::Time, Qpn>>,
                       std::greater<>>
       paced_;
   sim::Event pace_;

@@ -48,7 +48,7 @@ void Responder::send_ack(QpContext& qp, Syndrome syndrome, Psn psn) {
   }
   packet::PacketFields f = ctx_.packet_template(qp);
   f.opcode = packet::Opcode::RcAcknowledge;
-  f.psn = psn.value();
+  f.psn = psn;
   f.aeth = packet::AethFields{syndrome, qp.msn.value()};
   packet::derive_fields(f);
   fabric::Frame frame = ctx_.pool.acquire(packet::frame_length(f));
@@ -95,7 +95,7 @@ void Responder::class_c_error(QpContext& qp, NakCode code, Psn psn) {
   nak(qp, code, psn);
   if (qp.type != QpType::Rc) return;
   ports_.errors->async_event(code == NakCode::RemoteAccessError ? AsyncEvent::QpAccessErr : AsyncEvent::QpReqErr,
-                   qp.qpn.value());
+                             qp.qpn);
   ports_.errors->qp_fatal(qp, WcStatus::WrFlushErr);
 }
 
@@ -121,7 +121,7 @@ void Responder::take_recv_wqe(QpContext& qp) {
   // SRQ limit: armed once, fires when fewer WQEs than the limit remain posted.
   if (srq->limit != 0 && srq->ring.producer - srq->consumed < srq->limit) {
     srq->limit = 0;
-    ports_.errors->async_event(AsyncEvent::SrqLimitReached, srq->srqn.value());
+    ports_.errors->async_event(AsyncEvent::SrqLimitReached, srq->srqn);
   }
 }
 
@@ -129,10 +129,9 @@ Responder::Verdict Responder::need_recv_wqe(QpContext& qp) {
   if (!recv_queue(qp).empty()) return Verdict::Done;
   SrqContext* srq = qp.uses_srq() ? ctx_.tables.srq(qp.srq) : nullptr;
   const WorkRing& ring = srq != nullptr ? srq->ring : qp.rq;
-  const QueueKind kind = srq != nullptr ? QueueKind::Srq : QueueKind::Recv;
-  const uint32_t id = srq != nullptr ? srq->srqn.value() : qp.qpn.value();
-  if (ring.fetched < ring.producer || ports_.fetch->recv_fetch_pending(kind, id)) {
-    if (ring.fetched < ring.producer) ports_.fetch->kick(kind, id);
+  const WorkQueue queue = srq != nullptr ? WorkQueue::srq(srq->srqn) : WorkQueue::recv(qp.qpn);
+  if (ring.fetched < ring.producer || ports_.fetch->recv_fetch_pending(queue)) {
+    if (ring.fetched < ring.producer) ports_.fetch->kick(queue);
     return Verdict::Stall;
   }
   return Verdict::Done;  // none posted: the caller answers RNR
@@ -154,7 +153,7 @@ void Responder::complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOp
   c.opcode = op;
   c.byte_len = status == WcStatus::Success ? byte_len : 0;
   c.qp_num = qp.qpn.value();
-  c.src_qp = p.fields.deth ? p.fields.deth->src_qp : qp.dest_qpn.value();
+  c.src_qp = (p.fields.deth ? p.fields.deth->src_qp : qp.dest_qpn).value();
   c.slid = p.fields.slid;
   c.sl = qp.type == QpType::Ud ? ud_l3(p.layout.link).roce_sl.value_or(p.fields.lrh_sl) : p.fields.lrh_sl;
   if (p.fields.imm) {
@@ -163,7 +162,7 @@ void Responder::complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOp
   }
   if (p.fields.ieth) {
     c.wc_flags |= kWcWithInv;
-    c.imm_data = p.fields.ieth->rkey;
+    c.imm_data = p.fields.ieth->rkey.value();
   }
   if (qp.type == QpType::Ud && p.layout.link != packet::LinkKind::IbLocal) c.wc_flags |= kWcGrh;
   ports_.completions->post(qp, qp.recv_cq, c, p.fields.solicited);
@@ -199,9 +198,9 @@ Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPa
     std::array<std::byte, kUdGrhBytes> grh{};
     const UdL3& l3 = ud_l3(p.layout.link);
     std::memcpy(grh.data() + l3.area_offset, frame.bytes().data() + p.layout.l3_offset + l3.frame_skip, l3.bytes);
-    ctx_.dma.scatter(std::span(grh_map.pieces.data(), grh_map.count), grh, fabric::Frame(), qp.qpn.value());
+    ctx_.dma.scatter(std::span(grh_map.pieces.data(), grh_map.count), grh, fabric::Frame(), qp.qpn);
   }
-  ctx_.dma.scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame), qp.qpn.value());
+  ctx_.dma.scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame), qp.qpn);
   qp.recv_offset = offset + len;
   if (ends) {
     if (p.fields.ieth) ctx_.translation.invalidate_rkey(Rkey(p.fields.ieth->rkey));
@@ -240,7 +239,7 @@ bool Responder::execute_write(QpContext& qp, const packet::ParsedPacket& p, fabr
     return false;
   }
   const DmaPiece piece{qp.write_addr, 0, len};
-  if (len > 0) ctx_.dma.scatter(std::span(&piece, 1), p.payload, std::move(frame), qp.qpn.value());
+  if (len > 0) ctx_.dma.scatter(std::span(&piece, 1), p.payload, std::move(frame), qp.qpn);
   qp.write_addr += len;
   qp.write_remaining -= len;
   if (ends && p.fields.imm) complete_recv(qp, p, WcOpcode::RecvRdmaWithImm, qp.write_length);
@@ -256,7 +255,7 @@ bool Responder::answer_slot(QpContext& qp) {
   if (qp.responses_queued < qp.max_dest_rd_atomic) return true;
   for (size_t i = 0; i < responses_.size(); ++i) {
     ResponseJob& job = responses_[i];
-    if (job.qpn != qp.qpn.value() || job.cancelled || job.ack || !job.replay) continue;
+    if (job.qpn != qp.qpn || job.cancelled || job.ack || !job.replay) continue;
     job.cancelled = true;
     --qp.responses_queued;
     return true;
@@ -308,7 +307,7 @@ Responder::Verdict Responder::start_atomic(QpContext& qp, const packet::ParsedPa
     class_c_error(qp, NakCode::InvalidRequest, psn);
     return Verdict::Done;
   }
-  atomic_.qpn = qp.qpn.value();
+  atomic_.qpn = qp.qpn;
   atomic_.psn = psn;
   atomic_.host_addr = host;
   atomic_.compare_swap = p.fields.opcode == packet::Opcode::RcCompareSwap;
@@ -329,7 +328,7 @@ void Responder::queue_atomic_answer(QpContext& qp, Psn psn, uint64_t original) {
 // Every answer of `qp` joins the one queue, behind all that are waiting, and
 // carries the MSN of the moment it was queued.
 void Responder::queue_answer(QpContext& qp, ResponseJob job) {
-  job.qpn = qp.qpn.value();
+  job.qpn = qp.qpn;
   job.msn = qp.msn;
   responses_.push_back(job);
   room_available();
@@ -377,7 +376,7 @@ void Responder::release_reordered(QpContext& qp) {
   }
 }
 
-void Responder::recv_wqes_arrived(uint32_t qpn) { ports_.receive->resume(qpn); }
+void Responder::recv_wqes_arrived(std::optional<Qpn> qpn) { ports_.receive->resume(qpn); }
 
 void Responder::room_available() {
   if (!responses_.empty() && !respond_.scheduled())
@@ -387,7 +386,7 @@ void Responder::room_available() {
 void Responder::cancel_responses_from(QpContext& qp, Psn psn) {
   for (size_t i = 0; i < responses_.size(); ++i) {
     ResponseJob& job = responses_[i];
-    if (job.qpn != qp.qpn.value() || job.cancelled || Psn::distance(psn, job.first_psn + job.packets) <= 0) continue;
+    if (job.qpn != qp.qpn || job.cancelled || Psn::distance(psn, job.first_psn + job.packets) <= 0) continue;
     job.cancelled = true;
     if (!job.ack && qp.responses_queued > 0) --qp.responses_queued;
   }
@@ -428,7 +427,7 @@ void Responder::step_responses() {
     }
     if (packet::opcode_info(f.opcode).has(packet::Hdr::Aeth))
       f.aeth = packet::AethFields{job.ack ? job.syndrome : Syndrome::ack(), job.msn.value()};
-    f.psn = (job.first_psn + i).value();
+    f.psn = job.first_psn + i;
     f.payload_length = len;
     packet::derive_fields(f);
     fabric::Frame frame = ctx_.pool.acquire(packet::frame_length(f));
@@ -437,7 +436,7 @@ void Responder::step_responses() {
     frame.meta().priority = qp->remote.sl;
     frame.meta().created = ctx_.now();
     const DmaPiece piece{job.host_addr + offset, 0, len};
-    const uint32_t qpn = job.qpn;
+    const Qpn qpn = job.qpn;
     if (++job.next_packet >= job.packets) {
       if (job.ack) --qp->acks_queued;
       else if (qp->responses_queued > 0) --qp->responses_queued;

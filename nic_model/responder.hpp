@@ -37,7 +37,7 @@ public:
   };
   void connect(const Ports& ports) { ports_ = ports; }
   Verdict receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) override;
-  void recv_wqes_arrived(uint32_t qpn) override;
+  void recv_wqes_arrived(std::optional<Qpn> qpn) override;
   // Answers (READ responses, atomic ACKs) may go on: the pipeline has room.
   void room_available() override;
   void dma_done(uint64_t tag, bool ok) override;
@@ -121,7 +121,7 @@ private:
   sim::Time next_free_;
   // The atomic being executed (the receive pipeline waits for it).
   struct PendingAtomic {
-    uint32_t qpn = 0;
+    Qpn qpn{};
     Psn psn;
     uint64_t host_addr = 0;
     bool compare_swap = false;

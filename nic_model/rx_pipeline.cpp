@@ -50,8 +50,8 @@ void RxPipeline::receive(fabric::Frame&& frame) {
   if (!stalled_ && !process_.scheduled()) ctx_.scheduler().schedule(process_, std::max(effective, busy_until_));
 }
 
-void RxPipeline::resume(uint32_t qpn) {
-  if (!stalled_ || (qpn != 0 && qpn != stalled_qpn_)) return;
+void RxPipeline::resume(std::optional<Qpn> qpn) {
+  if (!stalled_ || (qpn && *qpn != stalled_qpn_)) return;
   stalled_ = false;
   if (!(queue_.empty() && reinjected_.empty()) && !process_.scheduled())
     ctx_.scheduler().schedule(process_, std::max(ctx_.now(), busy_until_));
@@ -154,12 +154,12 @@ void RxPipeline::process() {
         case RequestVerdict::Done: break;
         case RequestVerdict::Stall:  // keep the packet, retry it on resume
           stalled_ = true;
-          stalled_qpn_ = f.dest_qp;
+          stalled_qpn_ = Qpn(f.dest_qp);
           done = false;
           break;
         case RequestVerdict::Wait:  // consumed; take nothing until resume
           stalled_ = true;
-          stalled_qpn_ = f.dest_qp;
+          stalled_qpn_ = Qpn(f.dest_qp);
           break;
       }
     }

@@ -35,7 +35,7 @@ public:
   };
   void connect(const Ports& ports) { ports_ = ports; }
   void receive(fabric::Frame&& frame);
-  void resume(uint32_t qpn) override;
+  void resume(std::optional<Qpn> qpn) override;
   void reinject(fabric::Frame&& frame) override;
 
   struct Counters {
@@ -62,7 +62,7 @@ private:
   sim::Event process_;
   sim::Time busy_until_;
   bool stalled_ = false;
-  uint32_t stalled_qpn_ = 0;
+  Qpn stalled_qpn_;
   Counters counters_;
 };
 

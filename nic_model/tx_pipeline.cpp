@@ -11,7 +11,7 @@ bool TxPipeline::has_room(size_t bytes) const {
 }
 
 void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout, std::span<const DmaPiece> pieces,
-                        uint32_t qpn, TxOrigin origin) {
+                        Qpn qpn, TxOrigin origin) {
   const uint64_t id = front_id_ + pending_.size();
   Pending& p = pending_.emplace_back();
   p.layout = layout;
@@ -47,7 +47,7 @@ void TxPipeline::dma_done(uint64_t tag, bool ok) {
   --p.reads_left;
   if (!ok) p.failed = true;
   if (auto* t = ctx_.timeline; t != nullptr && p.reads_left == 0 && p.origin != TxOrigin::Response)
-    t->record({.kind = TimelineKind::PayloadRead, .qpn = Qpn(p.qpn), .psn = Psn(p.frame.meta().psn),
+    t->record({.kind = TimelineKind::PayloadRead, .qpn = p.qpn, .psn = p.frame.meta().psn,
                .start = p.submitted, .end = ctx_.now()});
   drain_and_wake();
 }
@@ -80,7 +80,7 @@ void TxPipeline::drain() {
     bytes_ -= p.frame.size();
     fabric::Frame frame = std::move(p.frame);
     const packet::FrameLayout layout = p.layout;
-    const uint32_t qpn = p.qpn;
+    const Qpn qpn = p.qpn;
     const TxOrigin origin = p.origin;
     const bool failed = p.failed;
     pending_.pop();
@@ -100,7 +100,7 @@ void TxPipeline::drain() {
                                                     : &packet::complete_seal_infiniband);
     }
     if (auto* t = ctx_.timeline; t != nullptr && origin != TxOrigin::Response)
-      t->record({.kind = TimelineKind::PacketOut, .qpn = Qpn(qpn), .psn = Psn(frame.meta().psn), .start = ctx_.now()});
+      t->record({.kind = TimelineKind::PacketOut, .qpn = qpn, .psn = frame.meta().psn, .start = ctx_.now()});
     ports_.wire->transmit(std::move(frame));
     if (origin == TxOrigin::RequestEndsUnreliableWqe) ports_.send_queue->unreliable_wqe_sent(*qp);
   }

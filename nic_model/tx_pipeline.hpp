@@ -34,7 +34,7 @@ public:
   // Room in the pipeline's depth and at the port.
   bool has_room(size_t bytes) const override;
   void submit(fabric::Frame&& frame, const packet::FrameLayout& layout, std::span<const DmaPiece> pieces,
-              uint32_t qpn, TxOrigin origin) override;
+              Qpn qpn, TxOrigin origin) override;
   // Frames still fetching their payload go out; only the port's queue is withdrawn from.
   uint32_t withdraw(Qpn qpn, uint8_t priority, Psn from) override { return ports_.wire->withdraw(qpn, priority, from); }
   void dma_done(uint64_t tag, bool ok) override;
@@ -47,7 +47,7 @@ private:
     packet::FrameLayout layout;
     uint32_t reads_left = 0;
     bool failed = false;
-    uint32_t qpn = 0;
+    Qpn qpn{};
     TxOrigin origin = TxOrigin::Request;
     sim::Time ready_at;  // built + tx_latency_cycles
     sim::Time submitted;

@@ -1,13 +1,15 @@
-// Strong types of the transport: queue pair and message sequence numbers; PSNs come from the
-// packet layer (24-bit modular arithmetic). Strong types of the control path: CQ, SRQ and
-// protection-domain numbers, and the memory keys.
+// Strong types of the NIC: the wire's numbers (QPN, PSN, keys, SRQ numbers,
+// the AETH syndrome) from the packet layer, message sequence numbers, and the
+// control path's CQ and protection-domain numbers.
 #pragma once
 
 #include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <variant>
 
+#include "packet/numbers.hpp"
 #include "packet/psn.hpp"
 #include "packet/syndrome.hpp"
 
@@ -17,17 +19,6 @@ using packet::Psn;
 using packet::AckKind;
 using packet::NakCode;
 using packet::Syndrome;
-
-class Qpn {
-public:
-  constexpr Qpn() = default;
-  constexpr explicit Qpn(uint32_t v) : v_(v & 0xFFFFFF) {}
-  constexpr uint32_t value() const { return v_; }
-  constexpr auto operator<=>(const Qpn&) const = default;
-
-private:
-  uint32_t v_ = 0;
-};
 
 // A message sequence number: 24 bits, counting messages a responder completed.
 class Msn {
@@ -45,37 +36,40 @@ private:
   uint32_t v_ = 0;
 };
 
-// A 32-bit number that names one kind of object, a type of its own per `Tag`:
-// numbers of different kinds do not mix. Kept whole (no bits masked off), as
-// the control path hands them out and its callers pass them back.
-template <class Tag>
-class Number32 {
-public:
-  constexpr Number32() = default;
-  constexpr explicit Number32(uint32_t v) : v_(v) {}
-  constexpr uint32_t value() const { return v_; }
-  constexpr auto operator<=>(const Number32&) const = default;
-
-private:
-  uint32_t v_ = 0;
-};
-
+using packet::Number32;
+using packet::Qpn;
+using packet::Srqn;
+using packet::Lkey;
+using packet::Rkey;
+using packet::Qkey;
 struct CqnTag;
-struct SrqnTag;
 struct PdnTag;
-struct LkeyTag;
-struct RkeyTag;
-// Completion queue, shared receive queue and protection domain numbers (from 1; 0 names none).
+// Completion queue and protection domain numbers (from 1; 0 names none).
 using Cqn = Number32<CqnTag>;
-using Srqn = Number32<SrqnTag>;
 using Pdn = Number32<PdnTag>;
-// A memory region's keys: the lkey local work names it by, the rkey remote requests do.
-// Packets and the WQEs in host memory carry them as raw 32-bit fields.
-using Lkey = Number32<LkeyTag>;
-using Rkey = Number32<RkeyTag>;
 
 // The queues a doorbell advances: a QP's send or receive queue, or a shared receive queue.
 enum class QueueKind : uint8_t { Send, Recv, Srq };
+
+// One such queue: its kind and the QP or SRQ it belongs to, so that an SRQ
+// number never travels as a QPN.
+class WorkQueue {
+public:
+  constexpr WorkQueue() = default;
+  static constexpr WorkQueue send(Qpn qp) { return {QueueKind::Send, qp.value()}; }
+  static constexpr WorkQueue recv(Qpn qp) { return {QueueKind::Recv, qp.value()}; }
+  static constexpr WorkQueue srq(Srqn srq) { return {QueueKind::Srq, srq.value()}; }
+  constexpr QueueKind kind() const { return kind_; }
+  constexpr bool is_srq() const { return kind_ == QueueKind::Srq; }
+  constexpr Qpn qpn() const { return Qpn(number_); }     // of a Send or Recv queue
+  constexpr Srqn srqn() const { return Srqn(number_); }  // of an Srq
+  constexpr auto operator<=>(const WorkQueue&) const = default;
+
+private:
+  constexpr WorkQueue(QueueKind kind, uint32_t number) : kind_(kind), number_(number) {}
+  QueueKind kind_ = QueueKind::Send;
+  uint32_t number_ = 0;
+};
 
 // Asynchronous events (values match ibv_event_type).
 enum class AsyncEvent : uint8_t {
@@ -90,12 +84,12 @@ enum class AsyncEvent : uint8_t {
   QpLastWqeReached = 16,
 };
 
+// The object an asynchronous event is about: a QP, an SRQ or a CQ.
+using AsyncObject = std::variant<Qpn, Srqn, Cqn>;
+// Its number, as the host's event record carries it.
+constexpr uint32_t number_of(const AsyncObject& o) {
+  return std::visit([](auto n) { return n.value(); }, o);
+}
+
 }  // namespace rnicsim::nic
 
-// Hashed as the number they hold.
-namespace std {
-template <class Tag>
-struct hash<rnicsim::nic::Number32<Tag>> {
-  size_t operator()(rnicsim::nic::Number32<Tag> n) const noexcept { return hash<uint32_t>{}(n.value()); }
-};
-}  // namespace std

@@ -10,26 +10,26 @@ WqeFetcher::WqeFetcher(NicContext& ctx) : ctx_(ctx) {
   for (Slot& s : slots_) s.buffer.resize(static_cast<size_t>(ctx.params().wqe_fetch_batch) * kMaxWqeStride);
 }
 
-void WqeFetcher::kick(QueueKind kind, uint32_t id) {
-  pending_.push_back(Pending{kind, id});
+void WqeFetcher::kick(WorkQueue queue) {
+  pending_.push_back(queue);
   issue();
 }
 
-bool WqeFetcher::recv_fetch_pending(QueueKind kind, uint32_t id) const {
+bool WqeFetcher::recv_fetch_pending(WorkQueue queue) const {
   for (const Slot& s : slots_)
-    if (s.busy && s.kind == kind && s.id == id) return true;
+    if (s.busy && s.queue == queue) return true;
   return false;
 }
 
 void WqeFetcher::issue() {
   while (!pending_.empty() && busy_slots_ < slots_.size()) {
-    const Pending p = pending_.pop_front();
-    if (p.kind != QueueKind::Srq) {
+    const WorkQueue p = pending_.pop_front();
+    if (!p.is_srq()) {
       // A QP in ERR still has its WQEs fetched: they complete with WR_FLUSH_ERR.
-      QpContext* qp = ctx_.qp(p.id);
+      QpContext* qp = ctx_.qp(p.qpn());
       if (qp == nullptr || qp->state == QpState::Reset) continue;
     }
-    WorkRing* ring_ptr = ctx_.tables.work_ring(p.kind, p.id);
+    WorkRing* ring_ptr = ctx_.tables.work_ring(p);
     if (ring_ptr == nullptr) continue;
     WorkRing& ring = *ring_ptr;
     if (ring.fetched >= ring.producer || ring.entries == 0) continue;
@@ -40,8 +40,7 @@ void WqeFetcher::issue() {
     auto it = std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.busy; });
     Slot& slot = *it;
     slot.busy = true;
-    slot.kind = p.kind;
-    slot.id = p.id;
+    slot.queue = p;
     slot.count = n;
     slot.first = ring.fetched;
     slot.stride = ring.stride;
@@ -58,24 +57,24 @@ void WqeFetcher::dma_done(uint64_t tag, bool ok) {
   Slot& slot = slots_[tag];
   slot.busy = false;
   --busy_slots_;
-  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::WqeFetch, .qpn = Qpn(slot.id), .count = slot.count,
-                                            .index = slot.first, .queue = slot.kind, .start = slot.issued,
+  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::WqeFetch, .qpn = slot.queue.qpn(), .count = slot.count,
+                                            .index = slot.first, .queue = slot.queue.kind(), .start = slot.issued,
                                             .end = ctx_.now()});
-  if (slot.kind == QueueKind::Srq) {
-    SrqContext* srq = ctx_.tables.srq(Srqn(slot.id));
+  if (slot.queue.is_srq()) {
+    SrqContext* srq = ctx_.tables.srq(slot.queue.srqn());
     if (srq != nullptr && ok)
       for (uint32_t i = 0; i < slot.count; ++i)
         srq->wqes.push_back(load_wqe<RecvWqe>(slot.wqe(i)));
     fetched_ += slot.count;
-    ports_.requests->recv_wqes_arrived(0);
+    ports_.requests->recv_wqes_arrived(std::nullopt);
     issue();
     return;
   }
-  QpContext* qp = ctx_.qp(slot.id);
+  QpContext* qp = ctx_.qp(slot.queue.qpn());
   if (qp != nullptr && ok) {
     for (uint32_t i = 0; i < slot.count; ++i) {
       const auto bytes = slot.wqe(i);
-      if (slot.kind == QueueKind::Send) {
+      if (slot.queue.kind() == QueueKind::Send) {
         ports_.send_queue->accept_wqe(*qp, load_wqe<SendWqe>(bytes));
       } else if (qp->state == QpState::Err) {
         ports_.errors->flush_recv(*qp, load_wqe<RecvWqe>(bytes));
@@ -84,7 +83,7 @@ void WqeFetcher::dma_done(uint64_t tag, bool ok) {
       }
       ++fetched_;
     }
-    if (slot.kind == QueueKind::Recv) ports_.requests->recv_wqes_arrived(slot.id);
+    if (slot.queue.kind() == QueueKind::Recv) ports_.requests->recv_wqes_arrived(slot.queue.qpn());
   } else if (qp != nullptr) {
     ports_.errors->qp_fatal(*qp, WcStatus::LocQpOpErr);
   }

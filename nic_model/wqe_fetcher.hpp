@@ -25,20 +25,15 @@ public:
     QpErrorPort* errors = nullptr;
   };
   void connect(const Ports& ports) { ports_ = ports; }
-  void kick(QueueKind kind, uint32_t id) override;
-  bool recv_fetch_pending(QueueKind kind, uint32_t id) const override;
+  void kick(WorkQueue queue) override;
+  bool recv_fetch_pending(WorkQueue queue) const override;
   void dma_done(uint64_t tag, bool ok) override;
   uint64_t wqes_fetched() const { return fetched_; }
 
 private:
-  struct Pending {
-    QueueKind kind;
-    uint32_t id;
-  };
   struct Slot {
     std::vector<std::byte> buffer;
-    QueueKind kind = QueueKind::Send;
-    uint32_t id = 0;
+    WorkQueue queue;
     uint32_t count = 0;
     uint64_t first = 0;  // ring index of the first WQE read
     uint32_t stride = kMinWqeStride;  // the ring's, when the read was made
@@ -52,7 +47,7 @@ private:
 
   NicContext& ctx_;
   Ports ports_;
-  sim::RingQueue<Pending> pending_;
+  sim::RingQueue<WorkQueue> pending_;
   std::vector<Slot> slots_;
   uint32_t busy_slots_ = 0;
   uint64_t fetched_ = 0;

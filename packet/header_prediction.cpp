@@ -77,7 +77,7 @@ const ParseResult<ParsedPacket>& HeaderPrediction::parse(std::span<const std::by
     const std::byte* bth = frame.data() + l.bth_offset;
     p.fields.solicited = (load_u8(&bth[1]) & 0x80) != 0;
     p.fields.ack_req = (load_u8(&bth[8]) & 0x80) != 0;
-    p.fields.psn = load_be24(bth + 9);
+    p.fields.psn = Psn(load_be24(bth + 9));
     if (is_roce(l.link)) {
       p.udp_checksum = load_be16(bth - 2);
       if (l.link == LinkKind::RoceV2Ipv4) p.fields.ipv4_id = load_be16(frame.data() + l.l3_offset + 4);
@@ -96,7 +96,7 @@ const ParseResult<ParsedPacket>& HeaderPrediction::parse(std::span<const std::by
   packet::parse(frame, link_type, wire_length, read_crcs, parsed_);
   if (parsed_) {
     last_bth_offset_ = parsed_->layout.bth_offset;
-    keep(entries_[parsed_->fields.dest_qp % kEntries], frame, link_type, size, read_crcs);
+    keep(entries_[parsed_->fields.dest_qp.value() % kEntries], frame, link_type, size, read_crcs);
   }
   return parsed_;
 }

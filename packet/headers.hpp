@@ -23,6 +23,8 @@
 #include <type_traits>
 
 #include "packet/bytes.hpp"
+#include "packet/numbers.hpp"
+#include "packet/psn.hpp"
 
 namespace rnicsim::packet {
 
@@ -357,13 +359,13 @@ class BasicBth : public HeaderView<B, 12> {
   constexpr bool fecn() const noexcept { return this->bits8(4, 7, 1) != 0; }
   constexpr bool becn() const noexcept { return this->bits8(4, 6, 1) != 0; }
   /// DestQP, Destination QP number, 24 bits, bits 40..63.
-  constexpr std::uint32_t dest_qp() const noexcept { return this->get24(5); }
+  constexpr Qpn dest_qp() const noexcept { return Qpn(this->get24(5)); }
   /// A, AckReq, 1 bit, bit 64.
   constexpr bool ack_req() const noexcept { return this->bits8(8, 7, 1) != 0; }
   /// Resv7, 7 bits, bits 65..71.
   constexpr std::uint8_t resv7() const noexcept { return this->bits8(8, 0, 7); }
   /// PSN, Packet Sequence Number, 24 bits, bits 72..95.
-  constexpr std::uint32_t psn() const noexcept { return this->get24(9); }
+  constexpr Psn psn() const noexcept { return Psn(this->get24(9)); }
 
   constexpr void set_opcode(std::uint8_t v) const noexcept requires Base::kMutable { this->set8(0, v); }
   constexpr void set_se(bool v) const noexcept requires Base::kMutable { this->set_bits8(1, 7, 1, v ? 1 : 0); }
@@ -374,10 +376,10 @@ class BasicBth : public HeaderView<B, 12> {
   constexpr void set_resv8a(std::uint8_t v) const noexcept requires Base::kMutable { this->set8(4, v); }
   constexpr void set_fecn(bool v) const noexcept requires Base::kMutable { this->set_bits8(4, 7, 1, v ? 1 : 0); }
   constexpr void set_becn(bool v) const noexcept requires Base::kMutable { this->set_bits8(4, 6, 1, v ? 1 : 0); }
-  constexpr void set_dest_qp(std::uint32_t v) const noexcept requires Base::kMutable { this->set24(5, v); }
+  constexpr void set_dest_qp(Qpn v) const noexcept requires Base::kMutable { this->set24(5, v.value()); }
   constexpr void set_ack_req(bool v) const noexcept requires Base::kMutable { this->set_bits8(8, 7, 1, v ? 1 : 0); }
   constexpr void set_resv7(std::uint8_t v) const noexcept requires Base::kMutable { this->set_bits8(8, 0, 7, v); }
-  constexpr void set_psn(std::uint32_t v) const noexcept requires Base::kMutable { this->set24(9, v); }
+  constexpr void set_psn(Psn v) const noexcept requires Base::kMutable { this->set24(9, v.value()); }
 };
 
 /// RDMA Extended Transport Header (IBA 9.3.3), 16 bytes.
@@ -389,11 +391,11 @@ class BasicReth : public HeaderView<B, 16> {
   /// VA, Virtual Address, 64 bits, bits 0..63.
   constexpr std::uint64_t va() const noexcept { return this->get64(0); }
   /// R_Key, Remote Key, 32 bits, bits 64..95.
-  constexpr std::uint32_t rkey() const noexcept { return this->get32(8); }
+  constexpr Rkey rkey() const noexcept { return Rkey(this->get32(8)); }
   /// DMALen, DMA Length in bytes, 32 bits, bits 96..127.
   constexpr std::uint32_t dma_length() const noexcept { return this->get32(12); }
   constexpr void set_va(std::uint64_t v) const noexcept requires Base::kMutable { this->set64(0, v); }
-  constexpr void set_rkey(std::uint32_t v) const noexcept requires Base::kMutable { this->set32(8, v); }
+  constexpr void set_rkey(Rkey v) const noexcept requires Base::kMutable { this->set32(8, v.value()); }
   constexpr void set_dma_length(std::uint32_t v) const noexcept requires Base::kMutable { this->set32(12, v); }
 };
 
@@ -421,13 +423,13 @@ class BasicAtomicEth : public HeaderView<B, 28> {
   /// VA, Virtual Address (8-byte aligned), 64 bits, bits 0..63.
   constexpr std::uint64_t va() const noexcept { return this->get64(0); }
   /// R_Key, Remote Key, 32 bits, bits 64..95.
-  constexpr std::uint32_t rkey() const noexcept { return this->get32(8); }
+  constexpr Rkey rkey() const noexcept { return Rkey(this->get32(8)); }
   /// Swap (CmpSwap) or Add (FetchAdd) Data, 64 bits, bits 96..159.
   constexpr std::uint64_t swap_add() const noexcept { return this->get64(12); }
   /// Compare Data (CmpSwap only), 64 bits, bits 160..223.
   constexpr std::uint64_t compare() const noexcept { return this->get64(20); }
   constexpr void set_va(std::uint64_t v) const noexcept requires Base::kMutable { this->set64(0, v); }
-  constexpr void set_rkey(std::uint32_t v) const noexcept requires Base::kMutable { this->set32(8, v); }
+  constexpr void set_rkey(Rkey v) const noexcept requires Base::kMutable { this->set32(8, v.value()); }
   constexpr void set_swap_add(std::uint64_t v) const noexcept requires Base::kMutable { this->set64(12, v); }
   constexpr void set_compare(std::uint64_t v) const noexcept requires Base::kMutable { this->set64(20, v); }
 };
@@ -461,8 +463,8 @@ class BasicIeth : public HeaderView<B, 4> {
  public:
   using Base::Base;
   /// R_Key to invalidate, 32 bits, bits 0..31.
-  constexpr std::uint32_t rkey() const noexcept { return this->get32(0); }
-  constexpr void set_rkey(std::uint32_t v) const noexcept requires Base::kMutable { this->set32(0, v); }
+  constexpr Rkey rkey() const noexcept { return Rkey(this->get32(0)); }
+  constexpr void set_rkey(Rkey v) const noexcept requires Base::kMutable { this->set32(0, v.value()); }
 };
 
 /// Datagram Extended Transport Header (IBA 9.3.2), 8 bytes.
@@ -472,14 +474,14 @@ class BasicDeth : public HeaderView<B, 8> {
  public:
   using Base::Base;
   /// Q_Key, Queue Key, 32 bits, bits 0..31.
-  constexpr std::uint32_t qkey() const noexcept { return this->get32(0); }
+  constexpr Qkey qkey() const noexcept { return Qkey(this->get32(0)); }
   /// Reserved, 8 bits, bits 32..39.
   constexpr std::uint8_t resv8() const noexcept { return this->get8(4); }
   /// SrcQP, Source QP number, 24 bits, bits 40..63.
-  constexpr std::uint32_t src_qp() const noexcept { return this->get24(5); }
-  constexpr void set_qkey(std::uint32_t v) const noexcept requires Base::kMutable { this->set32(0, v); }
+  constexpr Qpn src_qp() const noexcept { return Qpn(this->get24(5)); }
+  constexpr void set_qkey(Qkey v) const noexcept requires Base::kMutable { this->set32(0, v.value()); }
   constexpr void set_resv8(std::uint8_t v) const noexcept requires Base::kMutable { this->set8(4, v); }
-  constexpr void set_src_qp(std::uint32_t v) const noexcept requires Base::kMutable { this->set24(5, v); }
+  constexpr void set_src_qp(Qpn v) const noexcept requires Base::kMutable { this->set24(5, v.value()); }
 };
 
 using Ethernet = BasicEthernet<std::byte>;

@@ -94,9 +94,9 @@ BuildError validate(const PacketFields& f) noexcept {
   }
   if (!info.has(Hdr::Payload) && f.payload_length != 0) return BuildError::UnexpectedPayload;
   if (f.pad_count != pad_for(f.payload_length)) return BuildError::PadCountMismatch;
-  if (f.dest_qp > k24 || f.psn > k24 || f.tver > 15) return BuildError::FieldOutOfRange;
+  // QPNs and PSNs are 24 bits by their types.
+  if (f.tver > 15) return BuildError::FieldOutOfRange;
   if (f.aeth && f.aeth->msn > k24) return BuildError::FieldOutOfRange;
-  if (f.deth && f.deth->src_qp > k24) return BuildError::FieldOutOfRange;
   const std::size_t tl = transport_length(f);
   if (is_roce(f.link)) {
     if (f.vlan && (f.vlan->pcp > 7 || f.vlan->vid > 0xFFF)) return BuildError::FieldOutOfRange;

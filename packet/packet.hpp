@@ -83,7 +83,7 @@ struct VlanFields {
 };
 struct RethFields {
   std::uint64_t va = 0;
-  std::uint32_t rkey = 0;
+  Rkey rkey{};
   std::uint32_t dma_length = 0;
   bool operator==(const RethFields&) const = default;
 };
@@ -94,7 +94,7 @@ struct AethFields {
 };
 struct AtomicEthFields {
   std::uint64_t va = 0;
-  std::uint32_t rkey = 0;
+  Rkey rkey{};
   std::uint64_t swap_add = 0;
   std::uint64_t compare = 0;
   bool operator==(const AtomicEthFields&) const = default;
@@ -104,12 +104,12 @@ struct AtomicAckEthFields {
   bool operator==(const AtomicAckEthFields&) const = default;
 };
 struct IethFields {
-  std::uint32_t rkey = 0;
+  Rkey rkey{};
   bool operator==(const IethFields&) const = default;
 };
 struct DethFields {
-  std::uint32_t qkey = 0;
-  std::uint32_t src_qp = 0;  ///< 24 bits
+  Qkey qkey{};
+  Qpn src_qp{};
   bool operator==(const DethFields&) const = default;
 };
 
@@ -160,9 +160,9 @@ struct PacketFields {
   std::uint16_t pkey = 0xFFFF;
   bool fecn = false;
   bool becn = false;
-  std::uint32_t dest_qp = 0;  ///< 24 bits
+  Qpn dest_qp{};
   bool ack_req = false;
-  std::uint32_t psn = 0;  ///< 24 bits
+  Psn psn{};
 
   // --- extension headers ---
   std::optional<RethFields> reth;
@@ -212,7 +212,7 @@ BuildResult<FrameLayout> write_headers(const PacketFields& f, std::span<std::byt
 /// length (the MIDDLE packets of a long message): the BTH's PSN, AckReq and
 /// SE bits, and the IPv4 identification (RoCEv2 over IPv4).
 struct PerPacketFields {
-  std::uint32_t psn = 0;
+  Psn psn{};
   bool ack_req = false;
   bool solicited = false;
   std::uint16_t ipv4_id = 0;

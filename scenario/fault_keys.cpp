@@ -90,8 +90,8 @@ std::vector<FaultSpec> read_faults(const Reader& r, const YAML::Node& n, const H
       r.fail(e["delay"], "'delay' goes with action: delay");
     }
     if (e["opcode"]) rule.match.opcode = read_opcode(r, e["opcode"]);
-    if (e["psn"]) rule.match.psn = read_u24(r, e["psn"], "psn");
-    if (e["qpn"]) rule.match.dest_qp = read_u24(r, e["qpn"], "qpn");
+    if (e["psn"]) rule.match.psn = packet::Psn(read_u24(r, e["psn"], "psn"));
+    if (e["qpn"]) rule.match.dest_qp = packet::Qpn(read_u24(r, e["qpn"], "qpn"));
     if (e["nth"]) rule.nth = r.integer(e["nth"], "nth", 1, UINT64_MAX);
     if (e["every"]) {
       rule.every = r.integer(e["every"], "every", 1, UINT64_MAX);

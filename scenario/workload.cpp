@@ -94,7 +94,7 @@ uint32_t HostSide::add_qp(uint32_t sq_entries, uint32_t rq_entries) {
 uint64_t HostSide::payload_placed() const {
   uint64_t bytes = 0;
   for (const Qp& q : qps_)
-    if (const nic::QpContext* c = host_.nic->qp(q.qpn.value())) bytes += c->payload_bytes_placed;
+    if (const nic::QpContext* c = host_.nic->qp(q.qpn)) bytes += c->payload_bytes_placed;
   return bytes;
 }
 
@@ -146,12 +146,12 @@ void HostSide::post_send(uint32_t qp, const nic::SendWqe& w, bool ring, bool alo
   if (alone && timing_.blueflame)
     host_.nic->ring_doorbell_with_wqe(q.qpn, producer, w);
   else
-    host_.nic->ring_doorbell(nic::QueueKind::Send, q.qpn, producer);
+    host_.nic->ring_doorbell(nic::WorkQueue::send(q.qpn), producer);
 }
 
 void HostSide::post_recv(uint32_t qp, const nic::RecvWqe& w) {
   Qp& q = qps_[qp];
-  host_.nic->ring_doorbell(nic::QueueKind::Recv, q.qpn, q.rq.post(w));
+  host_.nic->ring_doorbell(nic::WorkQueue::recv(q.qpn), q.rq.post(w));
 }
 
 void HostSide::on_completion(nic::Cqn) {

@@ -41,7 +41,7 @@ std::vector<std::byte> frame_of(Sender& from, uint32_t to, const cm::Mad& mad) {
   f.opcode = packet::Opcode::UdSendOnly;
   f.pkey = cm::kDefaultPkey;
   f.dest_qp = cm::kGsiQpn;
-  f.psn = from.psn++;
+  f.psn = packet::Psn(from.psn++);
   f.deth = packet::DethFields{cm::kGsiQkey, cm::kGsiQpn};
   f.payload_length = cm::kMadBytes;
   packet::derive_fields(f);

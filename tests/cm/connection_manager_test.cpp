@@ -131,14 +131,14 @@ TEST_F(Cm, ReqRepRtuEstablishesBothEnds) {
 }
 
 TEST_F(Cm, APortHasOneGsiQpAndItIsQp1) {
-  EXPECT_EQ(a_->agent().qpn().value(), kGsiQpn);
+  EXPECT_EQ(a_->agent().qpn(), kGsiQpn);
   struct Sink : MadSink {
     void on_mad(const Mad&, const MadSource&) override {}
   } sink;
   EXPECT_THROW(MadAgent(*bed_->a().nic, memory_of(bed_->a()), sink), std::logic_error);
   nic::QpInit init;
   init.type = nic::QpType::Ud;
-  init.special_qpn = 5;  // not a special QP
+  init.special_qpn = nic::Qpn(5);  // not a special QP
   EXPECT_EQ(bed_->a().nic->create_qp(init).value(), 0u);
 }
 

@@ -439,13 +439,13 @@ TEST(ProcessHostMemoryRuns, LentBytesAreCopiedInBeforeTheyCanChange) {
   // Requests of QP 7: b the packet with PSN 100, d the next (later work); e
   // a packet of QP 8.
   b.meta().flow_id = 7;
-  b.meta().psn = 100;
+  b.meta().psn = rnicsim::packet::Psn(100);
   rnicsim::fabric::Frame d = borrow(kProgram + 3072, 64);
   d.meta().flow_id = 7;
-  d.meta().psn = 101;
+  d.meta().psn = rnicsim::packet::Psn(101);
   rnicsim::fabric::Frame e = borrow(kProgram + 3072, 64);
   e.meta().flow_id = 8;
-  e.meta().psn = 50;
+  e.meta().psn = rnicsim::packet::Psn(50);
 
   const std::array<std::byte, 4> data{std::byte{0x22}, std::byte{0x22}, std::byte{0x22}, std::byte{0x22}};
   ASSERT_TRUE(m.write(kProgram + 8, data));  // the NIC writes into a's bytes

@@ -23,7 +23,7 @@ struct Recorder : fabric::FrameSink {
   void receive(fabric::Frame&& f) override {
     auto p = packet::parse(f.bytes(), packet::LinkType::Ethernet);
     ASSERT_TRUE(p);
-    psns.push_back(p->fields.psn);
+    psns.push_back(p->fields.psn.value());
     at.push_back(sim.now());
     icrc_good.push_back(packet::icrc_ok(f.bytes(), *p));
   }
@@ -35,10 +35,10 @@ fabric::Frame write_middle(fabric::FramePool& pool, uint32_t psn, uint32_t qpn =
   f.opcode = psn == 0 ? packet::Opcode::RcRdmaWriteFirst : packet::Opcode::RcRdmaWriteMiddle;
   f.ip_src = packet::ipv4_mapped(0x0A000001);
   f.ip_dst = packet::ipv4_mapped(0x0A000002);
-  f.psn = psn;
-  f.dest_qp = qpn;
+  f.psn = packet::Psn(psn);
+  f.dest_qp = packet::Qpn(qpn);
   f.payload_length = 256;
-  if (psn == 0) f.reth = packet::RethFields{0x1000, 7, 1 << 20};
+  if (psn == 0) f.reth = packet::RethFields{0x1000, packet::Rkey(7), 1 << 20};
   packet::derive_fields(f);
   fabric::Frame frame = pool.acquire(packet::frame_length(f));
   std::vector<std::byte> payload(256, std::byte{0x33});
@@ -67,7 +67,7 @@ TEST(FaultModel, RuleDropsTheNthMatchingPacketsOnly) {
   Wire w;
   fabric::FaultRule r;
   r.match.opcode = packet::Opcode::RcRdmaWriteMiddle;
-  r.match.dest_qp = 0x11;
+  r.match.dest_qp = packet::Qpn(0x11);
   r.nth = 3;
   r.count = 2;
   w.a.faults().add_rule(r);
@@ -83,7 +83,7 @@ TEST(FaultModel, RuleDropsTheNthMatchingPacketsOnly) {
 TEST(FaultModel, PeriodicRuleDropsEveryNthPacketOfAQp) {
   Wire w;
   fabric::FaultRule r;
-  r.match.dest_qp = 0x11;
+  r.match.dest_qp = packet::Qpn(0x11);
   r.nth = 2;
   r.every = 4;
   r.count = 0;
@@ -109,7 +109,7 @@ TEST(FaultModel, PeriodicRuleStopsAfterCountActs) {
 TEST(FaultModel, RuleOnPsnCorruptsUnderTheIcrc) {
   Wire w;
   fabric::FaultRule r;
-  r.match.psn = 6;
+  r.match.psn = packet::Psn(6);
   r.action = fabric::FaultAction::Corrupt;
   r.count = 1;
   w.a.faults().add_rule(r);
@@ -122,7 +122,7 @@ TEST(FaultModel, RuleOnPsnCorruptsUnderTheIcrc) {
 TEST(FaultModel, DelayRuleReordersAndAddsItsDelay) {
   Wire w;
   fabric::FaultRule r;
-  r.match.psn = 2;
+  r.match.psn = packet::Psn(2);
   r.action = fabric::FaultAction::Delay;
   r.delay = 10_us;
   w.a.faults().add_rule(r);

@@ -48,7 +48,7 @@ std::vector<std::byte> ib_write_middle(packet::LinkKind kind, uint32_t payload) 
   f.opcode = packet::Opcode::RcRdmaWriteMiddle;
   f.slid = 1;
   f.dlid = 2;
-  f.dest_qp = 0x11;
+  f.dest_qp = packet::Qpn(0x11);
   f.payload_length = payload;
   packet::derive_fields(f);
   std::vector<std::byte> data(payload, std::byte{0x5A});

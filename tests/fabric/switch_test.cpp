@@ -42,7 +42,7 @@ fabric::Frame roce(fabric::FramePool& pool, uint8_t src, uint8_t dst, uint16_t s
   f.dscp = static_cast<uint8_t>(priority * 8);
   f.udp_src_port = sport;
   f.opcode = packet::Opcode::RcRdmaWriteOnly;
-  f.reth = packet::RethFields{0x1000, 1, static_cast<uint32_t>(payload)};
+  f.reth = packet::RethFields{0x1000, packet::Rkey(1), static_cast<uint32_t>(payload)};
   f.payload_length = static_cast<uint32_t>(payload);
   packet::derive_fields(f);
   std::vector<std::byte> data(payload, std::byte{0x5A});

@@ -81,7 +81,7 @@ Bytes zeros(std::size_t n) { return Bytes(n, 0); }
 
 Bytes frame(packet::Opcode op, packet::LinkKind link = packet::LinkKind::RoceV2Ipv4, std::uint32_t psn = 1) {
   packet::PacketFields f = packet::testing::sample_fields(op, {link, false});
-  f.psn = psn;
+  f.psn = packet::Psn(psn);
   const auto bytes = packet::testing::sample_frame(f);
   Bytes b;
   for (std::byte x : bytes) b.push_back(std::to_integer<std::uint8_t>(x));

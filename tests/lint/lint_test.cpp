@@ -88,15 +88,15 @@ LintRun lint_frames(const std::vector<Frame>& frames, int dlt = DLT_EN10MB) {
 /// A packet of opcode `op` with PSN `psn` on the sample QP (10.0.0.1 -> 10.0.0.2, QPN 0x123).
 Frame pkt(Opcode op, std::uint32_t psn, LinkVariant lv = kV4, bool reverse = false) {
   PacketFields f = sample_fields(op, lv);
-  f.psn = psn;
+  f.psn = packet::Psn(psn);
   // One QP per transport: the same QPN cannot be RC and UC at once.
-  if (opcode_info(op).transport == Transport::Uc) f.dest_qp = 0x124;
+  if (opcode_info(op).transport == Transport::Uc) f.dest_qp = packet::Qpn(0x124);
   if (reverse) {
     std::swap(f.ip_src, f.ip_dst);
     std::swap(f.eth_src, f.eth_dst);
     std::swap(f.slid, f.dlid);
     std::swap(f.sgid, f.dgid);
-    f.dest_qp = 0x456;
+    f.dest_qp = packet::Qpn(0x456);
   }
   return sample_frame(f, static_cast<std::uint8_t>(psn));
 }
@@ -137,7 +137,7 @@ std::vector<Frame> clean_conversation(LinkVariant lv) {
   // here only 3 responses are shown, so PMTU must be learnt: read 3*256 instead.
   {
     PacketFields f = sample_fields(Opcode::RcRdmaReadRequest, lv);
-    f.psn = 107;
+    f.psn = packet::Psn(107);
     f.reth->dma_length = 3 * 256 - 3;
     v.push_back(sample_frame(f));
   }
@@ -359,7 +359,7 @@ TEST(Lint, BadOpcodeSequencesAreErrors) {
 
 TEST(Lint, WriteOnlyWithAnotherDmaLengthIsAnError) {
   PacketFields f = sample_fields(Opcode::RcRdmaWriteOnly, kV4);
-  f.psn = 5;
+  f.psn = packet::Psn(5);
   f.reth->dma_length = f.payload_length + 4;
   const auto r = lint_frames({sample_frame(f)});
   EXPECT_EQ(r.rc, 1) << r.out;
@@ -413,8 +413,8 @@ TEST(Lint, GoBackNRetransmissionIsAnObservation) {
 TEST(Lint, NakAndCoalescedAcksAreNotGaps) {
   PacketFields nak = sample_fields(Opcode::RcAcknowledge, kV4);
   std::swap(nak.ip_src, nak.ip_dst);
-  nak.dest_qp = 0x456;
-  nak.psn = 12;
+  nak.dest_qp = packet::Qpn(0x456);
+  nak.psn = packet::Psn(12);
   nak.aeth = AethFields{packet::Syndrome::nak(packet::NakCode::PsnSequenceError), 3};
   const auto r = lint_frames({pkt(Opcode::RcSendOnly, 10), pkt(Opcode::RcSendOnly, 11), pkt(Opcode::RcSendOnly, 13),
                               resp(Opcode::RcAcknowledge, 11), sample_frame(nak), resp(Opcode::RcAcknowledge, 20)});

@@ -37,7 +37,7 @@ struct FakeRequests : RequestPort {
   RequestVerdict receive(QpContext&, const packet::ParsedPacket&, fabric::Frame&) override {
     return RequestVerdict::Done;
   }
-  void recv_wqes_arrived(uint32_t qpn) override { arrived.push_back(qpn); }
+  void recv_wqes_arrived(std::optional<Qpn> qpn) override { arrived.push_back(qpn ? qpn->value() : 0); }
 };
 
 struct FakeErrors : QpErrorPort {
@@ -50,7 +50,7 @@ struct FakeErrors : QpErrorPort {
   std::vector<std::pair<AsyncEvent, uint32_t>> events;
   void qp_fatal(QpContext& qp, WcStatus status) override { fatal.push_back({qp.qpn.value(), status}); }
   void flush_recv(QpContext&, const RecvWqe& w) override { flushed.push_back(w.wr_id); }
-  void async_event(AsyncEvent event, uint32_t id) override { events.emplace_back(event, id); }
+  void async_event(AsyncEvent event, AsyncObject about) override { events.emplace_back(event, number_of(about)); }
 };
 
 // A frame a block handed on, parsed (sealed first: its payload DMA never happens).
@@ -77,11 +77,11 @@ struct FakeTransmit : TransmitPort {
   bool room = true;
   std::vector<SentFrame> sent;
   bool has_room(size_t) const override { return room; }
-  void submit(fabric::Frame&& frame, const packet::FrameLayout&, std::span<const DmaPiece> pieces, uint32_t qpn,
+  void submit(fabric::Frame&& frame, const packet::FrameLayout&, std::span<const DmaPiece> pieces, Qpn qpn,
               TxOrigin origin) override {
     SentFrame s = parse_sent(frame);
     s.pieces.assign(pieces.begin(), pieces.end());
-    s.qpn = qpn;
+    s.qpn = qpn.value();
     s.origin = origin;
     sent.push_back(std::move(s));
   }
@@ -126,16 +126,16 @@ struct FakeCompletions : CompletionPort {
 
 struct FakeFetch : FetchPort {
   bool pending = false;
-  std::vector<std::pair<QueueKind, uint32_t>> kicked;
-  void kick(QueueKind kind, uint32_t id) override { kicked.emplace_back(kind, id); }
-  bool recv_fetch_pending(QueueKind, uint32_t) const override { return pending; }
+  std::vector<WorkQueue> kicked;
+  void kick(WorkQueue queue) override { kicked.push_back(queue); }
+  bool recv_fetch_pending(WorkQueue) const override { return pending; }
 };
 
 struct FakeReceive : ReceivePort {
-  std::vector<uint32_t> resumed;     // QPNs
+  std::vector<uint32_t> resumed;     // QPNs (0: any)
   std::vector<uint32_t> reinjected;  // the frames' PSNs
-  void resume(uint32_t qpn) override { resumed.push_back(qpn); }
-  void reinject(fabric::Frame&& frame) override { reinjected.push_back(parse_sent(frame).fields.psn); }
+  void resume(std::optional<Qpn> qpn) override { resumed.push_back(qpn ? qpn->value() : 0); }
+  void reinject(fabric::Frame&& frame) override { reinjected.push_back(parse_sent(frame).fields.psn.value()); }
 };
 
 // A packet as the receive pipeline hands it to a block: the frame and its parse,

@@ -83,7 +83,7 @@ std::pair<Time, const QpContext*> stream(TestBed& bed, int writes) {
   for (int i = 0; i < writes; ++i) x->post_send(x->write_wqe(static_cast<uint64_t>(i), 0, 1 << 20, *y, 0));
   bed.run();
   EXPECT_EQ(x->cqes.size(), static_cast<size_t>(writes));
-  return {x->cqes.empty() ? Time() : x->cqes.back().at, bed.a().nic->qp(x->qpn.value())};
+  return {x->cqes.empty() ? Time() : x->cqes.back().at, bed.a().nic->qp(x->qpn)};
 }
 
 TEST(CcRamp, TheTableRowNamesAndMakesIt) {

@@ -43,28 +43,28 @@ protected:
     q->send_entries.push_back(e);
   }
   void respond(packet::PacketFields f, std::span<const std::byte> payload = {}) {
-    f.dest_qp = 0x11;
+    f.dest_qp = packet::Qpn(0x11);
     InPacket in = make_packet(b.pool, f, payload);
     completer.receive(*q, in.p, in.frame);
   }
   void ack(uint32_t psn, Syndrome syndrome = Syndrome::ack()) {
     packet::PacketFields f;
     f.opcode = Opcode::RcAcknowledge;
-    f.psn = psn;
+    f.psn = packet::Psn(psn);
     f.aeth = packet::AethFields{syndrome, 0};
     respond(f);
   }
   void read_response(Opcode op, uint32_t psn, std::span<const std::byte> payload) {
     packet::PacketFields f;
     f.opcode = op;
-    f.psn = psn;
+    f.psn = packet::Psn(psn);
     if (op != Opcode::RcRdmaReadResponseMiddle) f.aeth = packet::AethFields{Syndrome::ack(), 0};
     respond(f, payload);
   }
   void atomic_ack(uint32_t psn, uint64_t original) {
     packet::PacketFields f;
     f.opcode = Opcode::RcAtomicAcknowledge;
-    f.psn = psn;
+    f.psn = packet::Psn(psn);
     f.aeth = packet::AethFields{Syndrome::ack(), 0};
     f.atomic_ack_eth = packet::AtomicAckEthFields{original};
     respond(f);

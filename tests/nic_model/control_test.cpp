@@ -137,7 +137,7 @@ TEST(NicModifyQp, UnknownQpAndInvalidTransition) {
   EXPECT_EQ(bed.a().nic->modify_qp(Qpn(0xFFFF), state(QpState::Init), kInitMask), EINVAL);
   EXPECT_EQ(bed.a().nic->modify_qp(e.qpn, state(QpState::Rts), kRtsMask), EINVAL);
   EXPECT_EQ(e.to_init(), 0);
-  EXPECT_EQ(bed.a().nic->qp(e.qpn.value())->state, QpState::Init);
+  EXPECT_EQ(bed.a().nic->qp(e.qpn)->state, QpState::Init);
 }
 
 TEST(NicModifyQp, ErrFlushesOutstandingReceives) {

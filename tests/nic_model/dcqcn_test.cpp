@@ -198,7 +198,7 @@ TEST(DcqcnLoop, RateRecoversWhenMarkingStops) {
   MarkedBed cc{with_dcqcn()};
   auto [x, y] = cc.bed.pair(o);
   stream(cc.bed, *x, *y, 2);  // marked: the limiter is on
-  QpContext* qp = cc.bed.a().nic->qp(x->qpn.value());
+  QpContext* qp = cc.bed.a().nic->qp(x->qpn);
   ASSERT_NE(qp, nullptr);
   ASSERT_TRUE(state(*qp).limited);
   const uint64_t cut_rate = state(*qp).current_rate;
@@ -250,7 +250,7 @@ struct ListenedStream {
     o.sq_entries = 64;
     std::tie(x, y) = bed.pair(o);
     done = stream(bed, *x, *y, 4);
-    qp = bed.a().nic->qp(x->qpn.value());
+    qp = bed.a().nic->qp(x->qpn);
   }
 };
 

@@ -24,7 +24,9 @@ struct Client : DmaClient, DmaFaultListener {
   };
   explicit Client(sim::Simulator& s) : sim(s) {}
   void dma_done(uint64_t tag, bool ok) override { done.push_back({tag, ok, sim.now()}); }
-  void dma_fault(uint32_t qpn, uint64_t, uint64_t, bool write) override { faults.push_back({qpn, write}); }
+  void dma_fault(std::optional<Qpn> qpn, uint64_t, uint64_t, bool write) override {
+    faults.push_back({qpn ? qpn->value() : 0, write});
+  }
   sim::Simulator& sim;
   std::vector<Done> done;
   std::vector<std::pair<uint32_t, bool>> faults;
@@ -108,7 +110,7 @@ TEST_F(DmaEngineTest, AnEventEntryLandsAfterTheWritesBeforeIt) {
 
 TEST_F(DmaEngineTest, AReadOfUnbackedMemoryFailsToItsClient) {
   std::array<std::byte, 64> dst{};
-  dma.read(0xdead0000000, dst, &client, 5, ReadMode::Copy, 0x11);
+  dma.read(0xdead0000000, dst, &client, 5, ReadMode::Copy, packet::Qpn(0x11));
   run();
   ASSERT_EQ(client.done.size(), 1u);
   EXPECT_FALSE(client.done[0].ok);
@@ -116,7 +118,7 @@ TEST_F(DmaEngineTest, AReadOfUnbackedMemoryFailsToItsClient) {
 
 TEST_F(DmaEngineTest, AWriteToUnbackedMemoryFailsAndItsQpIsNamed) {
   const std::array<std::byte, 16> src{};
-  dma.write_small(0xdead0000000, src, &client, 6, 0x12);
+  dma.write_small(0xdead0000000, src, &client, 6, packet::Qpn(0x12));
   run();
   ASSERT_EQ(client.done.size(), 1u);
   EXPECT_FALSE(client.done[0].ok);

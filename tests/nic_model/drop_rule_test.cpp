@@ -49,7 +49,7 @@ TEST(DropRule, OneLostWritePacketIsOneGoBackNEpisode) {
   fill_random(x->bytes(0, 16384), 1);
   bool once = false;
   d.to_b.rule = [&](const packet::PacketFields& f) {
-    if (!is_request(f) || f.psn != 4 || once) return false;
+    if (!is_request(f) || f.psn != Psn(4) || once) return false;
     return once = true;
   };
   x->post_send(x->write_wqe(1, 0, 16384, *y, 0));  // 16 packets, PSN 0..15
@@ -73,7 +73,7 @@ TEST(DropRule, LostSendPacketDeliversTheMessageOnce) {
   auto [x, y] = d.bed.pair(o);
   fill_random(x->bytes(0, 8192), 2);
   int seen = 0;
-  d.to_b.rule = [&](const packet::PacketFields& f) { return is_request(f) && f.psn == 2 && seen++ == 0; };
+  d.to_b.rule = [&](const packet::PacketFields& f) { return is_request(f) && f.psn == Psn(2) && seen++ == 0; };
   for (uint64_t i = 0; i < 3; ++i) y->post_recv(y->recv_wqe(i, i * 8192, 8192));
   x->post_send(x->send_wqe(7, 0, 5000));  // 5 packets
   x->post_send(x->send_wqe(8, 0, 100));
@@ -110,7 +110,7 @@ TEST(DropRule, LostLastPacketWaitsForTheTimeout) {
   auto [x, y] = d.bed.pair(o);
   fill_random(x->bytes(0, 4096), 3);
   int seen = 0;
-  d.to_b.rule = [&](const packet::PacketFields& f) { return is_request(f) && f.psn == 3 && seen++ == 0; };
+  d.to_b.rule = [&](const packet::PacketFields& f) { return is_request(f) && f.psn == Psn(3) && seen++ == 0; };
   x->post_send(x->write_wqe(1, 0, 4096, *y, 0));  // PSN 0..3: the last is lost, nothing after it shows the gap
   d.bed.run();
   ASSERT_EQ(x->cqes.size(), 1u);

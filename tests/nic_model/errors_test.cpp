@@ -31,7 +31,7 @@ TEST(RemoteAccess, WrongRkeyFailsAndFlushesTheRest) {
   EXPECT_TRUE(all_zero(y->bytes(0, 32768))) << "no byte of any of the three writes may land";
   EXPECT_GE(y->nic().responder().counters().access_errors, 1u);
   EXPECT_TRUE(y->cqes.empty());
-  const QpContext* q = x->nic().qp(x->qpn.value());
+  const QpContext* q = x->nic().qp(x->qpn);
   EXPECT_EQ(q->state, QpState::Err);
 }
 
@@ -139,7 +139,7 @@ TEST_P(LossRecovery, OneMebibyteStreamArrivesExactly) {
     EXPECT_GT(y->nic().responder().counters().out_of_sequence + x->nic().completer().timeouts(), 0u);
   }
   EXPECT_TRUE(y->cqes.empty());
-  const QpContext* q = x->nic().qp(x->qpn.value());
+  const QpContext* q = x->nic().qp(x->qpn);
   EXPECT_EQ(q->state, QpState::Rts);
   EXPECT_EQ(q->una, q->next_psn);
 }
@@ -246,7 +246,7 @@ TEST(Rnr, NoReceivePostedExhaustsRnrRetry) {
   // The first attempt and rnr_retry retries are each refused.
   EXPECT_EQ(y->nic().responder().counters().rnr_naks, 3u);
   EXPECT_TRUE(y->cqes.empty());
-  EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Rts) << "RNR does not break the responder";
+  EXPECT_EQ(y->nic().qp(y->qpn)->state, QpState::Rts) << "RNR does not break the responder";
 }
 
 TEST(Rnr, ReceivePostedLaterSucceeds) {
@@ -420,7 +420,7 @@ TEST(InvalidRequest, SendLastWithoutFirstBreaksTheQp) {
     if (posted) y->post_recv(y->recv_wqe(7, 0, 4096));
     deliver_to_b(bed, build_packet(peer_packet(bed, *y, packet::Opcode::RcSendLast, 0, 16), std::byte{0x5A}));
     EXPECT_EQ(y->nic().responder().counters().invalid_requests, 1u);
-    EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Err);
+    EXPECT_EQ(y->nic().qp(y->qpn)->state, QpState::Err);
     EXPECT_TRUE(all_zero(y->bytes(0, 16)));
     // A posted receive WQE is flushed, not completed with the stray payload.
     ASSERT_EQ(y->cqes.size(), posted ? 1u : 0u);
@@ -436,8 +436,8 @@ struct AsyncRecorder : AsyncEventListener {
   std::vector<std::pair<AsyncEvent, uint32_t>> events;
   const CqContext* cq = nullptr;  // its CQEs in host memory when each event arrives
   std::vector<uint64_t> cqes_landed;
-  void on_async_event(AsyncEvent e, uint32_t id) override {
-    events.emplace_back(e, id);
+  void on_async_event(AsyncEvent e, AsyncObject about) override {
+    events.emplace_back(e, number_of(about));
     if (cq != nullptr) cqes_landed.push_back(cq->written);
   }
 };
@@ -464,14 +464,14 @@ TEST(CqOverrun, FullSendCqBreaksTheCqAndTheQpAndKeepsItsEntries) {
     bed.run();
   }
   EXPECT_TRUE(events.events.empty()) << "16 CQEs fit";
-  EXPECT_EQ(x->nic().qp(x->qpn.value())->state, QpState::Rts);
+  EXPECT_EQ(x->nic().qp(x->qpn)->state, QpState::Rts);
   x->post_send(x->write_wqe(17, 0, 64, *y, 0));
   bed.run();
   ASSERT_EQ(events.events.size(), 2u);
   EXPECT_EQ(events.events[0], std::make_pair(AsyncEvent::CqErr, x->cqn.value()));
   EXPECT_EQ(events.events[1], std::make_pair(AsyncEvent::QpFatal, x->qpn.value()));
   EXPECT_EQ(events.cqes_landed[0], 16u) << "the event reaches the host after the CQEs before it";
-  EXPECT_EQ(x->nic().qp(x->qpn.value())->state, QpState::Err);
+  EXPECT_EQ(x->nic().qp(x->qpn)->state, QpState::Err);
   EXPECT_EQ(x->nic().cqe_writer().overruns(), 1u);
   x->reap();
   ASSERT_EQ(x->cqes.size(), 16u);
@@ -530,7 +530,7 @@ TEST(CqOverrun, FullReceiveCqStopsTheResponderAcknowledging) {
   ASSERT_EQ(events.events.size(), 2u);
   EXPECT_EQ(events.events[0].first, AsyncEvent::CqErr);
   EXPECT_EQ(events.events[1].first, AsyncEvent::QpFatal);
-  EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Err);
+  EXPECT_EQ(y->nic().qp(y->qpn)->state, QpState::Err);
   // The 17th SEND was not acknowledged: the requester retries into a QP in
   // ERR, which drops everything, and gives up.
   ASSERT_EQ(x->cqes.size(), 17u);
@@ -563,7 +563,7 @@ TEST(ResponderClassC, WrongRkeyRaisesAnAccessErrorAndBreaksTheResponderQp) {
   EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::RemAccessErr);
   ASSERT_EQ(events.events.size(), 1u);
   EXPECT_EQ(events.events[0], std::make_pair(AsyncEvent::QpAccessErr, y->qpn.value()));
-  EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Err);
+  EXPECT_EQ(y->nic().qp(y->qpn)->state, QpState::Err);
   ASSERT_EQ(y->cqes.size(), 1u);
   EXPECT_EQ(y->cqes[0].cqe.wr_id, 70u);
   EXPECT_EQ(y->cqes[0].cqe.status, WcStatus::WrFlushErr);
@@ -585,14 +585,14 @@ TEST(ResponderClassC, WriteOfAnotherLengthThanItsRethRaisesARequestError) {
     AsyncRecorder events;
     y->nic().set_async_listener(&events);
     packet::PacketFields f = peer_packet(bed, *y, c.op, 0, c.payload);
-    f.reth = packet::RethFields{y->buffer, y->mr.rkey.value(), c.dma_length};
+    f.reth = packet::RethFields{y->buffer, y->mr.rkey, c.dma_length};
     packet::derive_fields(f);
     deliver_to_b(bed, build_packet(f, std::byte{0x5A}));
     EXPECT_EQ(y->nic().rx_pipeline().counters().malformed, 0u);
     EXPECT_EQ(y->nic().responder().counters().invalid_requests, 1u);
     ASSERT_EQ(events.events.size(), 1u);
     EXPECT_EQ(events.events[0], std::make_pair(AsyncEvent::QpReqErr, y->qpn.value()));
-    EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Err);
+    EXPECT_EQ(y->nic().qp(y->qpn)->state, QpState::Err);
     EXPECT_TRUE(all_zero(y->bytes(0, c.payload)));
   }
 }

@@ -170,7 +170,7 @@ TEST_P(GuardedMisuse, FailsWithItsStatusAndLeavesTheGuardsAlone) {
   EXPECT_TRUE(same(remote.bytes(remote.region(), kPage), remote_before)) << "the target region changed";
   EXPECT_TRUE(same(local.bytes(local.region(), kPage), local_before)) << "the requester's region changed";
   EXPECT_FALSE(local.region_holds_guard_bytes()) << "guard bytes reached the requester";
-  EXPECT_EQ(x->nic().qp(x->qpn.value())->state, QpState::Err);
+  EXPECT_EQ(x->nic().qp(x->qpn)->state, QpState::Err);
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, GuardedMisuse, ::testing::ValuesIn(kMisuses),

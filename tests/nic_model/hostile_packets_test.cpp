@@ -34,8 +34,8 @@ struct Target {
 packet::PacketFields from_peer(const Target& t, packet::Opcode op, uint32_t payload = 64) {
   packet::PacketFields f = peer_packet(t.bed, t.to, op, 0, payload);
   const auto& info = packet::opcode_info(op);
-  if (info.has(packet::Hdr::Reth)) f.reth = packet::RethFields{t.to.buffer + kStray, t.to.mr.rkey.value(), payload};
-  if (info.has(packet::Hdr::Deth)) f.deth = packet::DethFields{0x11111111, 0x22};
+  if (info.has(packet::Hdr::Reth)) f.reth = packet::RethFields{t.to.buffer + kStray, t.to.mr.rkey, payload};
+  if (info.has(packet::Hdr::Deth)) f.deth = packet::DethFields{packet::Qkey(0x11111111), packet::Qpn(0x22)};
   return f;
 }
 
@@ -113,7 +113,7 @@ const std::vector<Row>& rows() {
       {"destination QP that does not exist",
        [](const Target& t) {
          auto f = from_peer(t, packet::Opcode::RcRdmaWriteOnly);
-         f.dest_qp = 0xABCDE;
+         f.dest_qp = packet::Qpn(0xABCDE);
          return build(f);
        },
        &C::unknown_qp},
@@ -164,7 +164,7 @@ TEST(HostilePackets, EachIsCountedUnderItsFaultAndDropped) {
     deliver_to_b(bed, row.make(t));
     const RxPipeline::Counters& after = y->nic().rx_pipeline().counters();
     for (Counter c : all_counters()) EXPECT_EQ(after.*c - before.*c, c == row.counter ? 1u : 0u);
-    const QpContext* q = y->nic().qp(y->qpn.value());
+    const QpContext* q = y->nic().qp(y->qpn);
     EXPECT_EQ(q->state, QpState::Rts);
     EXPECT_EQ(q->epsn, Psn(0)) << "a PSN was taken";
     EXPECT_EQ(y->nic().responder().counters().requests, 0u) << "it reached the responder";

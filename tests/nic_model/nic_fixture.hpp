@@ -85,7 +85,7 @@ public:
     QpAttr a;
     a.state = QpState::Init;
     a.access_flags = opts_.access;
-    a.qkey = opts_.qkey;
+    a.qkey = Qkey(opts_.qkey);
     if (opts_.type == QpType::Ud) return nic().modify_qp(qpn, a, kQpState | kQpPkeyIndex | kQpPort | kQpQkey);
     return nic().modify_qp(qpn, a, kQpState | kQpPkeyIndex | kQpPort | kQpAccessFlags);
   }
@@ -130,16 +130,16 @@ public:
   }
   std::optional<uint64_t> consumer_index(Cqn) const override { return cq_->consumer(); }
 
-  void post_send(const SendWqe& w) { nic().ring_doorbell(QueueKind::Send, qpn, sq_->post(w)); }
+  void post_send(const SendWqe& w) { nic().ring_doorbell(WorkQueue::send(qpn), sq_->post(w)); }
   // The WQE goes into the ring and, with the doorbell, to the NIC (BlueFlame-style).
   void post_send_with_doorbell_wqe(const SendWqe& w) { nic().ring_doorbell_with_wqe(qpn, sq_->post(w), w); }
   // A chain of WQEs behind one doorbell, as ibv_post_send with a linked list does.
   void post_sends(std::initializer_list<SendWqe> ws) {
     uint64_t producer = 0;
     for (const SendWqe& w : ws) producer = sq_->post(w);
-    nic().ring_doorbell(QueueKind::Send, qpn, producer);
+    nic().ring_doorbell(WorkQueue::send(qpn), producer);
   }
-  void post_recv(const RecvWqe& w) { nic().ring_doorbell(QueueKind::Recv, qpn, rq_->post(w)); }
+  void post_recv(const RecvWqe& w) { nic().ring_doorbell(WorkQueue::recv(qpn), rq_->post(w)); }
 
   // One-SGE helpers over this endpoint's buffer.
   SendWqe write_wqe(uint64_t wr_id, uint64_t offset, uint32_t len, const Endpoint& target, uint64_t remote_offset,
@@ -178,7 +178,7 @@ public:
   uint64_t buffer = 0;
   Pdn pd;
   Cqn cqn;
-  Qpn qpn;
+  Qpn qpn{};
   MemoryRegion mr;
   std::vector<Completion> cqes;
   // false: CQEs stay in the CQ until reap(), as with a program that does not poll.
@@ -276,8 +276,8 @@ inline packet::PacketFields peer_packet(TestBed& bed, const Endpoint& to, packet
                                         uint32_t payload) {
   packet::PacketFields f;
   f.opcode = op;
-  f.dest_qp = to.qpn.value();
-  f.psn = psn;
+  f.dest_qp = to.qpn;
+  f.psn = Psn(psn);
   f.payload_length = payload;
   f.ip_src = bed.a().address.ip;
   f.ip_dst = bed.b().address.ip;

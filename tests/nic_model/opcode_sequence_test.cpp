@@ -28,8 +28,8 @@ void inject(TestBed& bed, Endpoint& y, Opcode op, uint32_t psn) {
   packet::PacketFields f =
       peer_packet(bed, y, op, psn, info.has(packet::Hdr::Payload) ? (full ? kMtu : 64) : 0);
   if (info.has(packet::Hdr::Reth))
-    f.reth = packet::RethFields{y.buffer + 65536, y.mr.rkey.value(), info.position == packet::Position::Only ? 64 : 2 * kMtu};
-  if (info.has(packet::Hdr::AtomicEth)) f.atomic_eth = packet::AtomicEthFields{y.buffer + 65536, y.mr.rkey.value(), 1, 0};
+    f.reth = packet::RethFields{y.buffer + 65536, y.mr.rkey, info.position == packet::Position::Only ? 64 : 2 * kMtu};
+  if (info.has(packet::Hdr::AtomicEth)) f.atomic_eth = packet::AtomicEthFields{y.buffer + 65536, y.mr.rkey, 1, 0};
   if (info.has(packet::Hdr::ImmDt)) f.imm = 7;
   deliver_to_b(bed, build_packet(f, std::byte{0x5A}));
 }
@@ -60,11 +60,11 @@ TEST(OpcodeSequence, OutOfSequenceRequestBreaksAnRcQp) {
     auto [x, y] = bed.pair();
     y->post_recv(y->recv_wqe(1, 0, 16384));
     inject(bed, *y, c.first, 0);
-    ASSERT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Rts);
+    ASSERT_EQ(y->nic().qp(y->qpn)->state, QpState::Rts);
     inject(bed, *y, c.second, 1);
     EXPECT_EQ(y->nic().responder().counters().bad_opcode_sequence, 1u);
     EXPECT_EQ(y->nic().responder().counters().invalid_requests, 1u);
-    EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Err);
+    EXPECT_EQ(y->nic().qp(y->qpn)->state, QpState::Err);
     EXPECT_TRUE(all_zero(y->bytes(65536 + kMtu, 8192))) << "the second packet was executed";
     ASSERT_EQ(y->cqes.size(), 1u);
     EXPECT_EQ(y->cqes[0].cqe.status, WcStatus::WrFlushErr);
@@ -89,8 +89,8 @@ TEST(OpcodeSequence, ValidSequencesAreExecuted) {
       ++psn;
     }
     EXPECT_EQ(y->nic().responder().counters().bad_opcode_sequence, 0u);
-    EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Rts);
-    EXPECT_EQ(y->nic().qp(y->qpn.value())->epsn, Psn(static_cast<uint32_t>(seq.size())));
+    EXPECT_EQ(y->nic().qp(y->qpn)->state, QpState::Rts);
+    EXPECT_EQ(y->nic().qp(y->qpn)->epsn, Psn(static_cast<uint32_t>(seq.size())));
   }
 }
 
@@ -107,7 +107,7 @@ TEST(OpcodeSequence, UcDropsTheMessageInProgressAndGoesOn) {
   EXPECT_EQ(y->nic().responder().counters().bad_opcode_sequence, 1u);
   inject(bed, *y, Opcode::UcSendOnly, 2);  // abandons the SEND begun at PSN 0
   EXPECT_EQ(y->nic().responder().counters().bad_opcode_sequence, 2u);
-  EXPECT_EQ(y->nic().qp(y->qpn.value())->state, QpState::Rts);
+  EXPECT_EQ(y->nic().qp(y->qpn)->state, QpState::Rts);
   ASSERT_EQ(y->cqes.size(), 1u);
   EXPECT_EQ(y->cqes[0].cqe.wr_id, 1u);
   EXPECT_EQ(y->cqes[0].cqe.status, WcStatus::Success);

@@ -57,7 +57,7 @@ TEST_P(ReadSizes, RdmaReadBringsTheRemoteBytes) {
   EXPECT_TRUE(y->cqes.empty()) << "a READ completes nothing at the responder";
   EXPECT_EQ(y->nic().responder().counters().read_responses, (size + mtu - 1) / mtu);
   // The requester's PSNs advanced by the number of responses.
-  EXPECT_EQ(x->nic().qp(x->qpn.value())->una, Psn((size + mtu - 1) / mtu));
+  EXPECT_EQ(x->nic().qp(x->qpn)->una, Psn((size + mtu - 1) / mtu));
 }
 
 INSTANTIATE_TEST_SUITE_P(Read, ReadSizes,
@@ -319,7 +319,7 @@ TEST(Ud, LargerThanMtuIsALocalLengthError) {
 
 struct SrqEvents : AsyncEventListener {
   std::vector<std::pair<AsyncEvent, uint32_t>> events;
-  void on_async_event(AsyncEvent e, uint32_t id) override { events.emplace_back(e, id); }
+  void on_async_event(AsyncEvent e, AsyncObject about) override { events.emplace_back(e, number_of(about)); }
 };
 
 // Two hosts; host b has an SRQ of 16 entries (limit 1) and a listener for its
@@ -361,7 +361,7 @@ TEST(Srq, QpsShareItsReceivesAndTheLimitEventFiresOnce) {
   // register the receive buffer in y2's PD as well.
   (void)y2;
   ASSERT_TRUE(nb.arm_srq_limit(srqn, 5));
-  nb.ring_doorbell(QueueKind::Srq, Qpn(srqn.value()), producer);
+  nb.ring_doorbell(WorkQueue::srq(srqn), producer);
   fill_random(x1->bytes(0, 4096), 1);
   x1->post_send(x1->send_wqe(1, 0, 500));
   x1->post_send(x1->send_wqe(2, 500, 500));
@@ -411,7 +411,7 @@ TEST(Srq, AQpBreakingOnItsOwnRaisesLastWqeReached) {
   bad.rkey = y->mr.rkey.value() ^ 0x100;  // no such region
   x->post_sends({bad});
   t.bed.run();
-  ASSERT_EQ(nb.qp(y->qpn.value())->state, QpState::Err);
+  ASSERT_EQ(nb.qp(y->qpn)->state, QpState::Err);
   ASSERT_EQ(listener.events.size(), 2u);
   EXPECT_EQ(listener.events[0], std::make_pair(AsyncEvent::QpAccessErr, y->qpn.value()));
   EXPECT_EQ(listener.events[1], std::make_pair(AsyncEvent::QpLastWqeReached, y->qpn.value()));

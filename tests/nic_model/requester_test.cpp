@@ -12,7 +12,8 @@ using packet::Opcode;
 
 constexpr uint32_t kMtu = 256;
 constexpr uint64_t kRemote = 0x10000;
-constexpr uint32_t kRkey = 0x77;
+constexpr uint32_t kRkey = 0x77;  // as the WQEs carry it
+constexpr Rkey kRkeyOnWire{kRkey};
 
 class RequesterTest : public ::testing::Test {
 protected:
@@ -50,7 +51,7 @@ protected:
   }
   std::vector<uint32_t> psns() const {
     std::vector<uint32_t> v;
-    for (const SentFrame& s : transmit.sent) v.push_back(s.fields.psn);
+    for (const SentFrame& s : transmit.sent) v.push_back(s.fields.psn.value());
     return v;
   }
   std::vector<bool> ack_reqs() const {
@@ -77,7 +78,7 @@ TEST_F(RequesterTest, AWriteIsSegmentedAtThePathMtu) {
   ASSERT_EQ(transmit.sent.size(), 3u);
   // Only the FIRST carries the RETH, for the whole message.
   ASSERT_TRUE(transmit.sent[0].fields.reth);
-  EXPECT_EQ(*transmit.sent[0].fields.reth, (packet::RethFields{kRemote, kRkey, 2 * kMtu + 100}));
+  EXPECT_EQ(*transmit.sent[0].fields.reth, (packet::RethFields{kRemote, kRkeyOnWire, 2 * kMtu + 100}));
   EXPECT_FALSE(transmit.sent[1].fields.reth);
   // Each packet's payload is DMA-read from its piece of the buffer.
   for (uint32_t i = 0; i < 3; ++i) {
@@ -132,7 +133,7 @@ TEST_F(RequesterTest, AReadIsOneRequestButTakesTheResponsesPsns) {
   EXPECT_EQ(transmit.sent[0].fields.payload_length, 0u);
   EXPECT_TRUE(transmit.sent[0].pieces.empty());
   EXPECT_FALSE(transmit.sent[0].fields.ack_req) << "the responses answer it";
-  EXPECT_EQ(*transmit.sent[0].fields.reth, (packet::RethFields{kRemote, kRkey, 2 * kMtu + 1}));
+  EXPECT_EQ(*transmit.sent[0].fields.reth, (packet::RethFields{kRemote, kRkeyOnWire, 2 * kMtu + 1}));
   EXPECT_EQ(q.rd_atomic_inflight, 1u);
   EXPECT_EQ(q.next_psn, Psn(4));
 }
@@ -159,8 +160,8 @@ TEST_F(RequesterOrd2Test, AnAtomicIsOnePacketWithItsOperands) {
   EXPECT_EQ(opcodes(), (std::vector<uint8_t>{0x13, 0x14}));
   EXPECT_EQ(psns(), (std::vector<uint32_t>{0, 1}));
   ASSERT_EQ(transmit.sent.size(), 2u);
-  EXPECT_EQ(*transmit.sent[0].fields.atomic_eth, (packet::AtomicEthFields{kRemote, kRkey, 9, 5}));
-  EXPECT_EQ(*transmit.sent[1].fields.atomic_eth, (packet::AtomicEthFields{kRemote, kRkey, 3, 0}));
+  EXPECT_EQ(*transmit.sent[0].fields.atomic_eth, (packet::AtomicEthFields{kRemote, kRkeyOnWire, 9, 5}));
+  EXPECT_EQ(*transmit.sent[1].fields.atomic_eth, (packet::AtomicEthFields{kRemote, kRkeyOnWire, 3, 0}));
   EXPECT_EQ(q.rd_atomic_inflight, 2u);
 }
 
@@ -220,8 +221,8 @@ TEST_F(RequesterTest, UdCarriesADethAndTheAddressHandlesDestination) {
   ASSERT_EQ(transmit.sent.size(), 1u);
   const packet::PacketFields& f = transmit.sent[0].fields;
   EXPECT_EQ(f.opcode, Opcode::UdSendOnly);
-  EXPECT_EQ(f.dest_qp, 0x55u);
-  EXPECT_EQ(*f.deth, (packet::DethFields{0x1234, 0x11}));
+  EXPECT_EQ(f.dest_qp, Qpn(0x55));
+  EXPECT_EQ(*f.deth, (packet::DethFields{packet::Qkey(0x1234), packet::Qpn(0x11)}));
   EXPECT_EQ(f.eth_dst, av.mac);
   EXPECT_EQ(f.ip_dst, av.ip);
   EXPECT_EQ(transmit.sent[0].origin, TxOrigin::RequestEndsUnreliableWqe);
@@ -346,7 +347,7 @@ TEST_F(RequesterTest, ARewindIntoAReadAsksOnlyForWhatIsMissing) {
   b.run();
   EXPECT_EQ(psns(), (std::vector<uint32_t>{0, 1}));
   ASSERT_EQ(transmit.sent.size(), 2u);
-  EXPECT_EQ(*transmit.sent[1].fields.reth, (packet::RethFields{kRemote + kMtu, kRkey, 2 * kMtu}));
+  EXPECT_EQ(*transmit.sent[1].fields.reth, (packet::RethFields{kRemote + kMtu, kRkeyOnWire, 2 * kMtu}));
   EXPECT_EQ(q.rd_atomic_inflight, 1u) << "asked again, counted once";
   EXPECT_EQ(q.next_psn, Psn(3));
 }

@@ -63,20 +63,20 @@ protected:
   static packet::PacketFields req(Opcode op, uint32_t psn, bool ack_req = false) {
     packet::PacketFields f;
     f.opcode = op;
-    f.psn = psn;
+    f.psn = packet::Psn(psn);
     f.ack_req = ack_req;
     return f;
   }
   // The RETH of an access to `len` bytes at `offset` into the registered memory.
-  packet::RethFields reth(uint32_t offset, uint32_t len) const { return {mem->addr + offset, mem->rkey.value(), len}; }
+  packet::RethFields reth(uint32_t offset, uint32_t len) const { return {mem->addr + offset, mem->rkey, len}; }
   Responder::Verdict request(QpContext& q, packet::PacketFields f, std::span<const std::byte> payload = {}) {
-    f.dest_qp = q.qpn.value();
+    f.dest_qp = q.qpn;
     InPacket in = make_packet(b.pool, f, payload);
     return responder.receive(q, in.p, in.frame);
   }
   packet::PacketFields atomic(Opcode op, uint32_t psn, uint32_t offset, uint64_t swap_add, uint64_t compare = 0) const {
     packet::PacketFields f = req(op, psn);
-    f.atomic_eth = packet::AtomicEthFields{mem->addr + offset, mem->rkey.value(), swap_add, compare};
+    f.atomic_eth = packet::AtomicEthFields{mem->addr + offset, mem->rkey, swap_add, compare};
     return f;
   }
   uint64_t load64(uint32_t offset) {
@@ -93,7 +93,7 @@ protected:
     std::vector<std::pair<Syndrome, uint32_t>> v;
     for (const packet::PacketFields& f : wire.sent) {
       EXPECT_EQ(f.opcode, Opcode::RcAcknowledge);
-      v.emplace_back(f.aeth ? f.aeth->syndrome : Syndrome(0xFF), f.psn);
+      v.emplace_back(f.aeth ? f.aeth->syndrome : Syndrome(0xFF), f.psn.value());
     }
     return v;
   }
@@ -201,12 +201,12 @@ TEST_F(ResponderTest, ASendWithInvalidateRevokesTheRkey) {
   post_recv(q, 1, 0, 64);
   const MemoryRegion& other = b.region(Pdn(1), 4096, kAccessLocalWrite | kAccessRemoteWrite);
   packet::PacketFields f = req(Opcode::RcSendOnlyWithInvalidate, 0, true);
-  f.ieth = packet::IethFields{other.rkey.value()};
+  f.ieth = packet::IethFields{other.rkey};
   request(q, f, pattern(8));
   ASSERT_EQ(completions.posted.size(), 1u);
   EXPECT_TRUE(completions.posted[0].cqe.wc_flags & kWcWithInv);
   EXPECT_EQ(completions.posted[0].cqe.imm_data, other.rkey.value());
-  write_only(q, 1, packet::RethFields{other.addr, other.rkey.value(), 8}, 8);
+  write_only(q, 1, packet::RethFields{other.addr, other.rkey, 8}, 8);
   EXPECT_EQ(acks().back(), std::make_pair(Syndrome::nak(NakCode::RemoteAccessError), 1u));
 }
 
@@ -229,7 +229,7 @@ TEST_F(ResponderTest, AWriteWithImmediateConsumesAReceiveWqe) {
 TEST_F(ResponderTest, ABadRkeyIsARemoteAccessErrorThatBreaksTheQp) {
   QpContext& q = qp();
   packet::RethFields bad = reth(0, 16);
-  bad.rkey ^= 0x100;
+  bad.rkey = Rkey(bad.rkey.value() ^ 0x100);
   write_only(q, 0, bad, 16);
   expect_class_c(NakCode::RemoteAccessError, 0);
   EXPECT_EQ(responder.counters().access_errors, 1u);
@@ -242,11 +242,11 @@ TEST_F(ResponderTest, ABadRkeyIsARemoteAccessErrorThatBreaksTheQp) {
 // (UCX flushes an RC QP with a zero-byte WRITE to R_Key 0).
 TEST_F(ResponderTest, AZeroLengthWriteOrReadNeedsNoValidRkey) {
   QpContext& q = qp();
-  write_only(q, 0, packet::RethFields{0, 0, 0}, 0);
+  write_only(q, 0, packet::RethFields{0, packet::Rkey(0), 0}, 0);
   EXPECT_EQ(acks(), (Acks{{Syndrome::ack(), 0}}));
   EXPECT_EQ(responder.counters().access_errors, 0u);
   packet::PacketFields f = req(Opcode::RcRdmaReadRequest, 1);
-  f.reth = packet::RethFields{0, 0xDEAD, 0};
+  f.reth = packet::RethFields{0, packet::Rkey(0xDEAD), 0};
   EXPECT_EQ(request(q, f), RequestVerdict::Done);
   b.run();
   ASSERT_EQ(transmit.sent.size(), 1u);
@@ -258,7 +258,7 @@ TEST_F(ResponderTest, AZeroLengthWriteOrReadNeedsNoValidRkey) {
 TEST_F(ResponderTest, AZeroLengthWriteStillNeedsTheQpsRemoteWriteAccess) {
   QpContext& q = qp();
   q.access_flags = kAccessRemoteRead;
-  write_only(q, 0, packet::RethFields{0, 0, 0}, 0);
+  write_only(q, 0, packet::RethFields{0, packet::Rkey(0), 0}, 0);
   expect_class_c(NakCode::RemoteAccessError, 0);
 }
 
@@ -273,7 +273,7 @@ TEST_F(ResponderTest, UcDropsARequestWithABadRkeyQuietly) {
   QpContext& q = qp(QpType::Uc);
   packet::PacketFields f = req(Opcode::UcRdmaWriteOnly, 0);
   f.reth = reth(0, 16);
-  f.reth->rkey ^= 0x100;
+  f.reth->rkey = Rkey(f.reth->rkey.value() ^ 0x100);
   request(q, f, pattern(16));
   EXPECT_TRUE(wire.sent.empty());
   EXPECT_TRUE(errors.fatal.empty());
@@ -298,16 +298,16 @@ TEST_F(ResponderTest, AGapIsNakedOnceUntilTheMissingPsnArrives) {
   packet::PacketFields f = req(Opcode::RcRdmaWriteOnly, 2, true);
   f.reth = reth(0, 8);
   request(q, f, pattern(8));
-  f.psn = 3;
+  f.psn = packet::Psn(3);
   request(q, f, pattern(8));
   EXPECT_EQ(acks(), (Acks{{Syndrome::nak(NakCode::PsnSequenceError), 0}})) << "NAKed once, for the expected PSN";
   EXPECT_EQ(responder.counters().out_of_sequence, 2u);
   EXPECT_EQ(q.epsn, Psn(0));
-  f.psn = 0;
+  f.psn = packet::Psn(0);
   request(q, f, pattern(8));
   EXPECT_FALSE(q.nak_outstanding);
   EXPECT_EQ(wire.sent.size(), 2u);
-  f.psn = 3;  // a new gap NAKs again
+  f.psn = packet::Psn(3);  // a new gap NAKs again
   request(q, f, pattern(8));
   EXPECT_EQ(acks().back(), std::make_pair(Syndrome::nak(NakCode::PsnSequenceError), 1u));
   EXPECT_TRUE(errors.fatal.empty());
@@ -347,13 +347,13 @@ TEST_F(ResponderTest, ASendWaitsForReceiveWqesBeingFetched) {
   QpContext& q = qp();
   q.rq.producer = 1;  // posted, not fetched yet
   EXPECT_EQ(request(q, req(Opcode::RcSendOnly, 0, true), pattern(8)), RequestVerdict::Stall);
-  EXPECT_EQ(fetch.kicked, (std::vector<std::pair<QueueKind, uint32_t>>{{QueueKind::Recv, 0x11}}));
+  EXPECT_EQ(fetch.kicked, (std::vector<WorkQueue>{WorkQueue::recv(Qpn(0x11))}));
   q.rq.fetched = 1;
   fetch.pending = true;  // the fetch is under way
   EXPECT_EQ(request(q, req(Opcode::RcSendOnly, 0, true), pattern(8)), RequestVerdict::Stall);
   EXPECT_EQ(fetch.kicked.size(), 1u);
   EXPECT_TRUE(wire.sent.empty());
-  responder.recv_wqes_arrived(0x11);
+  responder.recv_wqes_arrived(packet::Qpn(0x11));
   EXPECT_EQ(receive.resumed, (std::vector<uint32_t>{0x11}));
 }
 
@@ -373,7 +373,7 @@ TEST_F(ResponderTest, AReadIsAnsweredThroughTheTransmitPipeline) {
   for (uint32_t i = 0; i < 3; ++i) {
     const SentFrame& s = transmit.sent[i];
     EXPECT_EQ(s.fields.opcode, ops[i]);
-    EXPECT_EQ(s.fields.psn, 5 + i);
+    EXPECT_EQ(s.fields.psn, Psn(5 + i));
     EXPECT_EQ(s.origin, TxOrigin::Response);
     EXPECT_EQ(s.fields.aeth.has_value(), i != 1);
     ASSERT_EQ(s.pieces.size(), 1u);
@@ -404,7 +404,7 @@ TEST_F(ResponderTest, AnAckBehindQueuedReadResponsesFollowsThem) {
   EXPECT_EQ(transmit.sent[1].fields.aeth->msn, 1u);
   const SentFrame& ack = transmit.sent[2];
   EXPECT_EQ(ack.fields.opcode, Opcode::RcAcknowledge);
-  EXPECT_EQ(ack.fields.psn, 2u);
+  EXPECT_EQ(ack.fields.psn, Psn(2));
   EXPECT_EQ(ack.fields.aeth->syndrome, Syndrome::ack());
   EXPECT_EQ(ack.fields.aeth->msn, 2u);
   EXPECT_TRUE(ack.pieces.empty());
@@ -425,7 +425,7 @@ TEST_F(ResponderTest, AReplayedReadGivesItsSlotToANewOneAtTheIrdLimit) {
   request(q, f);
   request(q, f);  // the duplicate: executed again
   EXPECT_EQ(q.responses_queued, 1u);
-  f.psn = 1;
+  f.psn = packet::Psn(1);
   f.reth = reth(64, 8);
   request(q, f);
   EXPECT_TRUE(errors.fatal.empty());
@@ -435,7 +435,7 @@ TEST_F(ResponderTest, AReplayedReadGivesItsSlotToANewOneAtTheIrdLimit) {
   responder.room_available();
   b.run();
   ASSERT_EQ(transmit.sent.size(), 1u);
-  EXPECT_EQ(transmit.sent[0].fields.psn, 1u);
+  EXPECT_EQ(transmit.sent[0].fields.psn, Psn(1));
   EXPECT_EQ(transmit.sent[0].pieces[0].host_addr, mem->addr + 64);
 }
 
@@ -450,7 +450,7 @@ TEST_F(ResponderTest, ADuplicateReadIsExecutedAgain) {
   EXPECT_EQ(responder.counters().duplicates, 1u);
   ASSERT_EQ(transmit.sent.size(), 2u);
   EXPECT_EQ(transmit.sent[1].fields.opcode, Opcode::RcRdmaReadResponseOnly);
-  EXPECT_EQ(transmit.sent[1].fields.psn, 0u);
+  EXPECT_EQ(transmit.sent[1].fields.psn, Psn(0));
   EXPECT_EQ(q.epsn, Psn(1));
 }
 
@@ -490,7 +490,7 @@ TEST_F(ResponderTest, AReadBeyondTheIrdLimitIsAnInvalidRequest) {
   packet::PacketFields f = req(Opcode::RcRdmaReadRequest, 0);
   f.reth = reth(0, 8);
   request(q, f);
-  f.psn = 1;
+  f.psn = packet::Psn(1);
   request(q, f);
   EXPECT_TRUE(wire.sent.empty()) << "the NAK follows the first READ's answer";
   ASSERT_EQ(errors.fatal.size(), 1u);
@@ -502,7 +502,7 @@ TEST_F(ResponderTest, AReadBeyondTheIrdLimitIsAnInvalidRequest) {
   b.run();
   ASSERT_EQ(transmit.sent.size(), 1u);
   EXPECT_EQ(transmit.sent[0].fields.opcode, Opcode::RcAcknowledge);
-  EXPECT_EQ(transmit.sent[0].fields.psn, 1u);
+  EXPECT_EQ(transmit.sent[0].fields.psn, Psn(1));
   EXPECT_EQ(transmit.sent[0].fields.aeth->syndrome, Syndrome::nak(NakCode::InvalidRequest));
 }
 
@@ -516,7 +516,7 @@ TEST_F(ResponderTest, AnAtomicWaitsForHostMemoryThenAnswersWithTheOriginal) {
   EXPECT_EQ(receive.resumed, (std::vector<uint32_t>{0x11}));
   ASSERT_EQ(transmit.sent.size(), 1u);
   EXPECT_EQ(transmit.sent[0].fields.opcode, Opcode::RcAtomicAcknowledge);
-  EXPECT_EQ(transmit.sent[0].fields.psn, 0u);
+  EXPECT_EQ(transmit.sent[0].fields.psn, Psn(0));
   EXPECT_EQ(transmit.sent[0].fields.atomic_ack_eth->orig_remote_data, 10u);
   EXPECT_EQ(q.epsn, Psn(1));
   // Compare and swap: swaps only when equal.
@@ -540,7 +540,7 @@ TEST_F(ResponderTest, ADuplicateAtomicIsAnsweredFromTheReplayCache) {
   b.run();
   EXPECT_EQ(load64(0), 42u) << "executed once";
   ASSERT_EQ(transmit.sent.size(), 2u);
-  EXPECT_EQ(transmit.sent[1].fields.psn, 0u);
+  EXPECT_EQ(transmit.sent[1].fields.psn, Psn(0));
   EXPECT_EQ(transmit.sent[1].fields.atomic_ack_eth->orig_remote_data, 40u);
   EXPECT_EQ(responder.counters().atomics, 1u);
 }
@@ -553,14 +553,14 @@ TEST_F(ResponderTest, AMisalignedAtomicIsAnInvalidRequest) {
 
 TEST_F(ResponderTest, UdTakesOnlyItsQkeyAndWritesTheGrhArea) {
   QpContext& q = qp(QpType::Ud);
-  q.qkey = 0x1111;
+  q.qkey = Qkey(0x1111);
   post_recv(q, 1, 0, 1024);
   packet::PacketFields f = req(Opcode::UdSendOnly, 0);
-  f.deth = packet::DethFields{0x2222, 0x33};
+  f.deth = packet::DethFields{packet::Qkey(0x2222), packet::Qpn(0x33)};
   request(q, f, pattern(20));
   EXPECT_EQ(responder.counters().dropped, 1u);
   EXPECT_TRUE(completions.posted.empty());
-  f.deth->qkey = 0x1111;
+  f.deth->qkey = Qkey(0x1111);
   request(q, f, pattern(20));
   ASSERT_EQ(completions.posted.size(), 1u);
   const Cqe& c = completions.posted[0].cqe;
@@ -719,7 +719,7 @@ TEST_F(ResponderSelectiveRepeatTest, APacketAfterAGapIsKeptAndReinjectedInItsTur
   request(q, f, pattern(8));
   EXPECT_EQ(acks(), (Acks{{Syndrome::nak(NakCode::PsnSequenceError), 0}}));
   EXPECT_EQ(q.reorder.size(), 1u);
-  f.psn = 0;
+  f.psn = packet::Psn(0);
   request(q, f, pattern(8));
   EXPECT_EQ(receive.reinjected, (std::vector<uint32_t>{1}));
   EXPECT_TRUE(q.reorder.empty());

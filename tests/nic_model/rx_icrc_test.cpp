@@ -73,10 +73,10 @@ TEST(DeferredIcrc, HandBuiltFrameWithBadIcrcIsCounted) {
   // A WRITE ONLY to y's QP, built and sealed by hand, then one payload byte changed.
   packet::PacketFields f;
   f.opcode = packet::Opcode::RcRdmaWriteOnly;
-  f.dest_qp = y->qpn.value();
-  f.psn = 0;
+  f.dest_qp = y->qpn;
+  f.psn = packet::Psn(0);
   f.payload_length = 8;
-  f.reth = packet::RethFields{y->buffer, y->mr.rkey.value(), 8};
+  f.reth = packet::RethFields{y->buffer, y->mr.rkey, 8};
   packet::derive_fields(f);
   fabric::Frame frame = bed.pool.acquire(packet::frame_length(f));
   const std::vector<std::byte> payload(8, std::byte{0x5A});

@@ -456,7 +456,7 @@ TEST(Psn, TransferAcrossThe24BitWrap) {
   EXPECT_EQ(x->cqes[0].cqe.status, WcStatus::Success);
   EXPECT_EQ(x->cqes[1].cqe.status, WcStatus::Success);
   EXPECT_EQ(x->nic().stats().retransmitted_packets, 0u);
-  const QpContext* q = x->nic().qp(x->qpn.value());
+  const QpContext* q = x->nic().qp(x->qpn);
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(q->next_psn, packet::Psn(0xFFFFF0) + 1025);
   EXPECT_EQ(q->una, q->next_psn);

@@ -31,7 +31,7 @@ protected:
 TEST_F(WqeFetcherTest, SendWqesGoToTheRequesterInRingOrder) {
   QpContext& qp = b.add_qp(0x11, QpState::Rts);
   post<SendWqe>(qp.sq, 5, 100);
-  fetcher.kick(QueueKind::Send, 0x11);
+  fetcher.kick(WorkQueue::send(Qpn(0x11)));
   b.run();
   EXPECT_EQ(send_queue.accepted, (std::vector<uint64_t>{100, 101, 102, 103, 104}));
   EXPECT_EQ(qp.sq.fetched, 5u);
@@ -43,7 +43,7 @@ TEST_F(WqeFetcherTest, ReadsAcrossTheEndOfTheRingInTwoPieces) {
   QpContext& qp = b.add_qp(0x11, QpState::Rts, 8);
   qp.sq.producer = qp.sq.fetched = 6;  // six WQEs already done
   post<SendWqe>(qp.sq, 5, 1);          // slots 6, 7, 0, 1, 2
-  fetcher.kick(QueueKind::Send, 0x11);
+  fetcher.kick(WorkQueue::send(Qpn(0x11)));
   b.run();
   EXPECT_EQ(send_queue.accepted, (std::vector<uint64_t>{1, 2, 3, 4, 5}));
 }
@@ -51,10 +51,10 @@ TEST_F(WqeFetcherTest, ReadsAcrossTheEndOfTheRingInTwoPieces) {
 TEST_F(WqeFetcherTest, ReceiveWqesWaitOnTheQpAndTheResponderIsTold) {
   QpContext& qp = b.add_qp(0x12, QpState::Rtr);
   post<RecvWqe>(qp.rq, 3, 7);
-  fetcher.kick(QueueKind::Recv, 0x12);
-  EXPECT_TRUE(fetcher.recv_fetch_pending(QueueKind::Recv, 0x12));
+  fetcher.kick(WorkQueue::recv(Qpn(0x12)));
+  EXPECT_TRUE(fetcher.recv_fetch_pending(WorkQueue::recv(Qpn(0x12))));
   b.run();
-  EXPECT_FALSE(fetcher.recv_fetch_pending(QueueKind::Recv, 0x12));
+  EXPECT_FALSE(fetcher.recv_fetch_pending(WorkQueue::recv(Qpn(0x12))));
   ASSERT_EQ(qp.recv_wqes.size(), 3u);
   EXPECT_EQ(qp.recv_wqes.front().wr_id, 7u);
   EXPECT_EQ(requests.arrived, (std::vector<uint32_t>{0x12}));
@@ -63,7 +63,7 @@ TEST_F(WqeFetcherTest, ReceiveWqesWaitOnTheQpAndTheResponderIsTold) {
 TEST_F(WqeFetcherTest, ReceiveWqesOfAQpInErrorAreFlushed) {
   QpContext& qp = b.add_qp(0x12, QpState::Err);
   post<RecvWqe>(qp.rq, 2, 40);
-  fetcher.kick(QueueKind::Recv, 0x12);
+  fetcher.kick(WorkQueue::recv(Qpn(0x12)));
   b.run();
   EXPECT_TRUE(qp.recv_wqes.empty());
   EXPECT_EQ(errors.flushed, (std::vector<uint64_t>{40, 41}));
@@ -72,8 +72,8 @@ TEST_F(WqeFetcherTest, ReceiveWqesOfAQpInErrorAreFlushed) {
 TEST_F(WqeFetcherTest, AQpInResetOrGoneFetchesNothing) {
   QpContext& qp = b.add_qp(0x11, QpState::Reset);
   post<SendWqe>(qp.sq, 2, 1);
-  fetcher.kick(QueueKind::Send, 0x11);
-  fetcher.kick(QueueKind::Send, 0x99);  // no such QP
+  fetcher.kick(WorkQueue::send(Qpn(0x11)));
+  fetcher.kick(WorkQueue::send(Qpn(0x99)));  // no such QP
   b.run();
   EXPECT_TRUE(send_queue.accepted.empty());
   EXPECT_EQ(qp.sq.fetched, 0u);
@@ -83,7 +83,7 @@ TEST_F(WqeFetcherTest, ARingOutsideHostMemoryBreaksTheQp) {
   QpContext& qp = b.add_qp(0x11, QpState::Rts);
   qp.sq.base = 0xdead0000000;  // nothing there
   qp.sq.producer = 1;
-  fetcher.kick(QueueKind::Send, 0x11);
+  fetcher.kick(WorkQueue::send(Qpn(0x11)));
   b.run();
   EXPECT_TRUE(send_queue.accepted.empty());
   ASSERT_EQ(errors.fatal.size(), 1u);
@@ -106,7 +106,7 @@ protected:
 TEST_F(WqeFetcherBatchTest, FetchesInBatchesOfAtMostTheBatchSize) {
   QpContext& qp = b.add_qp(0x11, QpState::Rts);
   post<SendWqe>(qp.sq, 10, 0);
-  fetcher.kick(QueueKind::Send, 0x11);
+  fetcher.kick(WorkQueue::send(Qpn(0x11)));
   EXPECT_EQ(qp.sq.fetched, 4u);  // one read of four in flight, the only slot busy
   b.run();
   EXPECT_EQ(qp.sq.fetched, 10u);

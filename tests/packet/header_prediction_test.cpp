@@ -39,7 +39,7 @@ void expect_same(const ParseResult<ParsedPacket>& got, const ParseResult<ParsedP
 // The next packet of the same stream: other PSN, AckReq, SE, IPv4 id, UDP
 // checksum, AETH and payload bytes (and so other CRCs).
 PacketFields next_packet(PacketFields f) {
-  f.psn = (f.psn + 0x10001) & 0xFFFFFF;
+  f.psn = f.psn + 0x10001;
   f.ack_req = !f.ack_req;
   f.solicited = !f.solicited;
   f.ipv4_id = static_cast<std::uint16_t>(f.ipv4_id + 77);
@@ -120,7 +120,7 @@ TEST(HeaderPrediction, InterleavedQpsAreEachPredicted) {
   std::vector<PacketFields> qps;
   for (std::uint32_t q = 0; q < 4; ++q) {
     PacketFields f = sample_fields(Opcode::RcRdmaWriteMiddle, lv);
-    f.dest_qp = 0x100 + q;
+    f.dest_qp = packet::Qpn(0x100 + q);
     qps.push_back(f);
   }
   for (int round = 0; round < 3; ++round) {

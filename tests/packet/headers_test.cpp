@@ -248,10 +248,10 @@ TEST(Headers, BthGolden) {
   EXPECT_EQ(v.resv8a(), 0x80);
   EXPECT_TRUE(v.fecn());
   EXPECT_FALSE(v.becn());
-  EXPECT_EQ(v.dest_qp(), 0x123456u);
+  EXPECT_EQ(v.dest_qp().value(), 0x123456u);
   EXPECT_TRUE(v.ack_req());
   EXPECT_EQ(v.resv7(), 0);
-  EXPECT_EQ(v.psn(), 0xABCDEFu);
+  EXPECT_EQ(v.psn().value(), 0xABCDEFu);
   std::vector<std::byte> out(Bth::kSize);
   Bth w{std::span<std::byte>(out)};
   w.set_opcode(0x0B);
@@ -262,30 +262,30 @@ TEST(Headers, BthGolden) {
   w.set_pkey(0xFFFF);
   w.set_fecn(true);
   w.set_becn(false);
-  w.set_dest_qp(0x123456);
+  w.set_dest_qp(packet::Qpn(0x123456));
   w.set_ack_req(true);
-  w.set_psn(0xABCDEF);
+  w.set_psn(packet::Psn(0xABCDEF));
   EXPECT_EQ(out, g);
   // M and BECN are the next bits down.
   w.set_mig_req(true);
   w.set_becn(true);
   EXPECT_EQ(out[1], std::byte{0xE0});
   EXPECT_EQ(out[4], std::byte{0xC0});
-  w.set_dest_qp(0xFFFFFFFF);  // 24 bits only: the resv8a byte is untouched
+  w.set_dest_qp(packet::Qpn(0xFFFFFFFF));  // 24 bits only: the resv8a byte is untouched
   EXPECT_EQ(out[4], std::byte{0xC0});
-  EXPECT_EQ(w.dest_qp(), 0xFFFFFFu);
+  EXPECT_EQ(w.dest_qp().value(), 0xFFFFFFu);
 }
 
 TEST(Headers, RethGolden) {
   const auto g = B({0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF, 0xDE, 0xAD, 0xBE, 0xEF, 0x00, 0x00, 0x10, 0x00});
   const ConstReth v{std::span<const std::byte>(g)};
   EXPECT_EQ(v.va(), 0x0123456789ABCDEFull);
-  EXPECT_EQ(v.rkey(), 0xDEADBEEFu);
+  EXPECT_EQ(v.rkey().value(), 0xDEADBEEFu);
   EXPECT_EQ(v.dma_length(), 4096u);
   std::vector<std::byte> out(Reth::kSize);
   Reth w{std::span<std::byte>(out)};
   w.set_va(0x0123456789ABCDEFull);
-  w.set_rkey(0xDEADBEEF);
+  w.set_rkey(packet::Rkey(0xDEADBEEF));
   w.set_dma_length(4096);
   EXPECT_EQ(out, g);
 }
@@ -309,13 +309,13 @@ TEST(Headers, AtomicEthGolden) {
                     0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18});
   const ConstAtomicEth v{std::span<const std::byte>(g)};
   EXPECT_EQ(v.va(), 0x1122334455667788ull);
-  EXPECT_EQ(v.rkey(), 0x99AABBCCu);
+  EXPECT_EQ(v.rkey().value(), 0x99AABBCCu);
   EXPECT_EQ(v.swap_add(), 0x0102030405060708ull);
   EXPECT_EQ(v.compare(), 0x1112131415161718ull);
   std::vector<std::byte> out(AtomicEth::kSize);
   AtomicEth w{std::span<std::byte>(out)};
   w.set_va(0x1122334455667788ull);
-  w.set_rkey(0x99AABBCC);
+  w.set_rkey(packet::Rkey(0x99AABBCC));
   w.set_swap_add(0x0102030405060708ull);
   w.set_compare(0x1112131415161718ull);
   EXPECT_EQ(out, g);
@@ -340,9 +340,9 @@ TEST(Headers, ImmDtGolden) {
 
 TEST(Headers, IethGolden) {
   const auto g = B({0xCA, 0xFE, 0xBA, 0xBE});
-  EXPECT_EQ(ConstIeth{std::span<const std::byte>(g)}.rkey(), 0xCAFEBABEu);
+  EXPECT_EQ(ConstIeth{std::span<const std::byte>(g)}.rkey().value(), 0xCAFEBABEu);
   std::vector<std::byte> out(Ieth::kSize);
-  Ieth{std::span<std::byte>(out)}.set_rkey(0xCAFEBABE);
+  Ieth{std::span<std::byte>(out)}.set_rkey(packet::Rkey(0xCAFEBABE));
   EXPECT_EQ(out, g);
 }
 
@@ -350,13 +350,13 @@ TEST(Headers, DethGolden) {
   // Q_Key 0x80010000 | reserved 0 | SrcQP 0x000ABC
   const auto g = B({0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x0A, 0xBC});
   const ConstDeth v{std::span<const std::byte>(g)};
-  EXPECT_EQ(v.qkey(), 0x80010000u);
+  EXPECT_EQ(v.qkey().value(), 0x80010000u);
   EXPECT_EQ(v.resv8(), 0);
-  EXPECT_EQ(v.src_qp(), 0xABCu);
+  EXPECT_EQ(v.src_qp().value(), 0xABCu);
   std::vector<std::byte> out(Deth::kSize);
   Deth w{std::span<std::byte>(out)};
-  w.set_qkey(0x80010000);
-  w.set_src_qp(0xABC);
+  w.set_qkey(packet::Qkey(0x80010000));
+  w.set_src_qp(packet::Qpn(0xABC));
   EXPECT_EQ(out, g);
 }
 

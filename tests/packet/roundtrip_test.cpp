@@ -90,12 +90,12 @@ TEST(RoundTrip, PatchedHeadersEqualWrittenOnes) {
     for (Opcode op : all_valid_opcodes()) {
       SCOPED_TRACE(std::string(to_string(op)) + " over " + lv.name());
       PacketFields a = sample_fields(op, lv);
-      a.psn = 0x000001;
+      a.psn = packet::Psn(0x000001);
       a.ack_req = false;
       a.solicited = false;
       a.ipv4_id = 7;
       PacketFields b = a;
-      b.psn = 0xFFFFFE;
+      b.psn = packet::Psn(0xFFFFFE);
       b.ack_req = true;
       b.solicited = true;
       b.ipv4_id = 0xBEEF;
@@ -302,7 +302,7 @@ TEST(BuildErrors, Typed) {
   f.pad_count = 0;
   EXPECT_EQ(write_headers(f, out).error(), BuildError::PadCountMismatch);
   f = sample_fields(Opcode::RcSendOnly, v4);
-  f.psn = 0x1000000;
+  f.tver = 16;  // 4 bits
   EXPECT_EQ(write_headers(f, out).error(), BuildError::FieldOutOfRange);
   f = sample_fields(Opcode::RcSendOnly, {LinkKind::IbGlobal, false});
   f.lrh_lnh = 2;

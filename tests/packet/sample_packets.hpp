@@ -85,26 +85,26 @@ inline PacketFields sample_fields(Opcode op, LinkVariant lv, std::uint32_t paylo
   }
   f.opcode = op;
   f.pkey = 0xFFFF;
-  f.dest_qp = 0x000123;
-  f.psn = 0x00ABCD;
+  f.dest_qp = Qpn(0x000123);
+  f.psn = Psn(0x00ABCD);
   f.ack_req = info.position == Position::Last || info.position == Position::Only;
   f.solicited = info.has(Hdr::ImmDt);
   f.becn = op == Opcode::Cnp;
   f.payload_length = payload_length;
-  if (info.has(Hdr::Deth)) f.deth = DethFields{0x11111111, 0x000042};
+  if (info.has(Hdr::Deth)) f.deth = DethFields{Qkey(0x11111111), Qpn(0x000042)};
   if (info.has(Hdr::Reth)) {
     std::uint32_t dma = payload_length;
     if (info.position == Position::First) dma = 4096;
     if (info.operation == Operation::RdmaReadRequest) dma = 8192;
-    f.reth = RethFields{0x00007F0000001000ull, 0x1234ABCD, dma};
+    f.reth = RethFields{0x00007F0000001000ull, Rkey(0x1234ABCD), dma};
   }
   if (info.has(Hdr::AtomicEth))
-    f.atomic_eth = AtomicEthFields{0x00007F0000002008ull, 0x1234ABCD, 0x1111111111111111ull,
+    f.atomic_eth = AtomicEthFields{0x00007F0000002008ull, Rkey(0x1234ABCD), 0x1111111111111111ull,
                                    op == Opcode::RcCompareSwap ? 0x2222222222222222ull : 0};
   if (info.has(Hdr::Aeth)) f.aeth = AethFields{Syndrome::ack(), 7};
   if (info.has(Hdr::AtomicAckEth)) f.atomic_ack_eth = AtomicAckEthFields{0x5555555555555555ull};
   if (info.has(Hdr::ImmDt)) f.imm = 0xDEADBEEF;
-  if (info.has(Hdr::Ieth)) f.ieth = IethFields{0x0BADCAFE};
+  if (info.has(Hdr::Ieth)) f.ieth = IethFields{Rkey(0x0BADCAFE)};
   derive_fields(f);
   return f;
 }
