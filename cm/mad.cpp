@@ -42,15 +42,21 @@ void store(Bytes b, size_t off, size_t n, uint64_t v) {
   for (size_t i = 0; i < n; ++i) b[off + n - 1 - i] = std::byte(static_cast<uint8_t>(v >> (8 * i)));
 }
 
+// A strong number of the packet layer (QPN, PSN, Q_Key): it says its value.
+template <class T>
+concept Numbered = requires(T v) { v.value(); };
+
 template <class T>
 uint64_t to_wire(T v) {
   if constexpr (std::is_enum_v<T>) return static_cast<uint64_t>(static_cast<std::underlying_type_t<T>>(v));
+  else if constexpr (Numbered<T>) return v.value();
   else return static_cast<uint64_t>(v);
 }
 
 template <class T>
 T from_wire(uint64_t v) {
   if constexpr (std::is_same_v<T, bool>) return v != 0;
+  else if constexpr (Numbered<T>) return T(static_cast<uint32_t>(v));
   else return static_cast<T>(v);
 }
 

@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "packet/numbers.hpp"
+#include "packet/psn.hpp"
 
 namespace rnicsim::cm {
 
@@ -58,8 +59,8 @@ struct Req {
   uint32_t local_comm_id = 0;
   uint64_t service_id = 0;
   uint64_t local_ca_guid = 0;
-  uint32_t local_qkey = 0;
-  uint32_t local_qpn = 0;  // 24 bits
+  packet::Qkey local_qkey{};
+  packet::Qpn local_qpn{};
   uint8_t responder_resources = 0;
   uint32_t local_eecn = 0;  // 24 bits
   uint8_t initiator_depth = 0;
@@ -67,7 +68,7 @@ struct Req {
   uint8_t remote_cm_response_timeout = 0;   // 5 bits
   Transport transport = Transport::Rc;      // 2 bits
   bool end_to_end_flow_control = false;     // 1 bit
-  uint32_t starting_psn = 0;  // 24 bits
+  packet::Psn starting_psn{};
   uint8_t local_cm_response_timeout = 0;    // 5 bits
   uint8_t retry_count = 0;                  // 3 bits
   uint16_t pkey = kDefaultPkey;
@@ -102,10 +103,10 @@ struct Rej {
 
 struct Rep {
   uint32_t local_comm_id = 0, remote_comm_id = 0;
-  uint32_t local_qkey = 0;
-  uint32_t local_qpn = 0;  // 24 bits
+  packet::Qkey local_qkey{};
+  packet::Qpn local_qpn{};
   uint32_t local_eecn = 0;  // 24 bits
-  uint32_t starting_psn = 0;  // 24 bits
+  packet::Psn starting_psn{};
   uint8_t responder_resources = 0;
   uint8_t initiator_depth = 0;
   uint8_t target_ack_delay = 0;  // 5 bits
@@ -126,7 +127,7 @@ struct Rtu {
 
 struct Dreq {
   uint32_t local_comm_id = 0, remote_comm_id = 0;
-  uint32_t remote_qpn = 0;  // 24 bits
+  packet::Qpn remote_qpn{};
   std::array<uint8_t, kDreqPrivate> private_data{};
   bool operator==(const Dreq&) const = default;
 };
@@ -149,9 +150,9 @@ struct SidrRep {
   uint32_t request_id = 0;
   uint8_t status = 0;
   uint8_t add_info_length = 0;
-  uint32_t qpn = 0;  // 24 bits
+  packet::Qpn qpn{};
   uint64_t service_id = 0;
-  uint32_t qkey = 0;
+  packet::Qkey qkey{};
   std::array<uint8_t, 72> class_port_info{};
   std::array<uint8_t, kSidrRepPrivate> private_data{};
   bool operator==(const SidrRep&) const = default;

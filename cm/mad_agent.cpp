@@ -26,7 +26,7 @@ MadAgent::MadAgent(nic::Nic& nic, AgentMemory mem, MadSink& sink)
   cqn_ = nic.create_cq(mem.addr + cq_off_, kSendSlots + kRecvSlots, this);
   lkey_ = nic.reg_mr(pd_, mem.addr + send_buf_off_, kSendSlots * kMadBytes + kRecvSlots * kRecvSlotBytes,
                      nic::kAccessLocalWrite)
-              .lkey.value();
+              .lkey;
   nic::QpInit init;
   init.type = nic::QpType::Ud;
   init.pd = pd_;
@@ -65,7 +65,7 @@ void MadAgent::post_send(uint32_t slot, const std::array<std::byte, kMadBytes>& 
   w.opcode = nic::WrOpcode::Send;
   w.send_flags = nic::kSendSignaled;
   w.num_sge = 1;
-  w.sge[0] = nic::Sge{mem_.addr + buf, static_cast<uint32_t>(kMadBytes), lkey_};
+  w.sge[0] = nic::Sge{mem_.addr + buf, static_cast<uint32_t>(kMadBytes), lkey_.value()};
   w.ud_remote_qpn = kGsiQpn.value();
   w.ud_remote_qkey = kGsiQkey.value();
   w.ud_ah = address_handle(to);
@@ -78,7 +78,7 @@ void MadAgent::post_recv(uint32_t slot) {
   nic::RecvWqe r{};
   r.wr_id = slot;
   r.num_sge = 1;
-  r.sge[0] = nic::Sge{mem_.addr + recv_buf_off_ + uint64_t{slot} * kRecvSlotBytes, kRecvSlotBytes, lkey_};
+  r.sge[0] = nic::Sge{mem_.addr + recv_buf_off_ + uint64_t{slot} * kRecvSlotBytes, kRecvSlotBytes, lkey_.value()};
   nic_.ring_doorbell(nic::WorkQueue::recv(qpn_), rq_.post(r));
 }
 

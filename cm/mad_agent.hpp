@@ -81,7 +81,7 @@ private:
   nic::CqRingReader cq_;
   nic::Pdn pd_;
   nic::Cqn cqn_;
-  uint32_t lkey_ = 0;  // as the SGEs of the agent's WQEs carry it
+  nic::Lkey lkey_;
   nic::Qpn qpn_;
   uint32_t in_flight_ = 0;
   std::deque<std::pair<std::array<std::byte, kMadBytes>, nic::AddressVector>> backlog_;

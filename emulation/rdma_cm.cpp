@@ -21,7 +21,7 @@ namespace {
 constexpr uint8_t kCmResponseTimeout = 20;  // the RDMA CM's (4.096 us x 2^20, about 4.3 s)
 constexpr uint8_t kMaxCmRetries = 15;
 constexpr uint8_t kPacketLifeTime = 18;     // RoCE: no SA to ask, the RDMA CM's constant
-constexpr uint32_t kUdpQkey = 0x01234567;   // RDMA_UDP_QKEY
+constexpr packet::Qkey kUdpQkey{0x01234567};  // RDMA_UDP_QKEY
 constexpr size_t kReqUserPrivate = cm::kReqPrivate - cm::kIpHeaderBytes;          // 56
 constexpr size_t kSidrUserPrivate = cm::kSidrReqPrivate - cm::kIpHeaderBytes;     // 180
 
@@ -83,7 +83,8 @@ struct RdmaCm::Id {
   std::optional<cm::CommId> comm;
   Want want = Want::None;
   // What the CM negotiated, for init_qp_attr.
-  uint32_t local_psn = 0, remote_qpn = 0, remote_psn = 0;
+  packet::Psn local_psn{}, remote_psn{};
+  std::optional<packet::Qpn> remote_qpn;  // once connected
   uint8_t responder_resources = 0, initiator_depth = 0, retry_count = 7, rnr_retry_count = 7, path_mtu = IBV_MTU_1024;
   nic::AddressVector peer_av;
   packet::Ipv6Addr peer_gid{};
@@ -147,7 +148,7 @@ std::optional<size_t> RdmaCm::host_of(const proto::CmAddr& a) const {
   return std::nullopt;
 }
 
-uint32_t RdmaCm::next_psn() { return static_cast<uint32_t>(random_.next_u64()) & 0xFFFFFF; }
+packet::Psn RdmaCm::next_psn() { return packet::Psn(static_cast<uint32_t>(random_.next_u64())); }
 
 RdmaCm::Id* RdmaCm::find(int session, uint32_t id) {
   auto it = ids_.find(id);
@@ -509,7 +510,7 @@ int RdmaCm::connect(Id& id, const proto::CmConnReq& q) {
     cm::Req r;
     r.service_id = service;
     r.local_ca_guid = scenario::port_guid(host_);
-    r.local_qpn = q.qpn;
+    r.local_qpn = packet::Qpn(q.qpn);
     r.responder_resources = q.responder_resources;
     r.initiator_depth = q.initiator_depth;
     r.remote_cm_response_timeout = r.local_cm_response_timeout = kCmResponseTimeout;
@@ -539,7 +540,7 @@ int RdmaCm::accept(Id& id, const proto::CmConnReq& q) {
   if (id.want == Want::Sidr) {
     cm::SidrRep s;
     s.status = 0;
-    s.qpn = q.qpn;
+    s.qpn = packet::Qpn(q.qpn);
     s.qkey = kUdpQkey;
     s.service_id = cm::service_id(static_cast<uint16_t>(id.port_space), ntohs(id.src.port));
     std::memcpy(s.private_data.data(), q.private_data, std::min<size_t>(q.private_data_len, cm::kSidrRepPrivate));
@@ -548,7 +549,7 @@ int RdmaCm::accept(Id& id, const proto::CmConnReq& q) {
     return ok ? 0 : EINVAL;
   }
   cm::Rep r;
-  r.local_qpn = q.qpn;
+  r.local_qpn = packet::Qpn(q.qpn);
   r.starting_psn = id.local_psn;
   r.responder_resources = q.responder_resources;
   r.initiator_depth = q.initiator_depth;
@@ -600,7 +601,7 @@ int RdmaCm::init_qp_attr(const Id& id, uint32_t state, proto::CmQpAttrRep& rep) 
     case IBV_QPS_INIT:
       rep.mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
       if (ud) {
-        rep.qkey = kUdpQkey;
+        rep.qkey = kUdpQkey.value();
         rep.mask |= IBV_QP_QKEY;
       } else {
         rep.access = IBV_ACCESS_REMOTE_WRITE;
@@ -611,11 +612,11 @@ int RdmaCm::init_qp_attr(const Id& id, uint32_t state, proto::CmQpAttrRep& rep) 
     case IBV_QPS_RTR:
       rep.mask = IBV_QP_STATE;
       if (ud) return 0;
-      if (id.remote_qpn == 0) return EINVAL;  // not connected yet
+      if (!id.remote_qpn) return EINVAL;  // not connected yet
       rep.mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
       rep.path_mtu = id.path_mtu;
-      rep.dest_qpn = id.remote_qpn;
-      rep.rq_psn = id.remote_psn;
+      rep.dest_qpn = id.remote_qpn->value();
+      rep.rq_psn = id.remote_psn.value();
       rep.ah = ah_to(id.peer_gid, id.peer_lid, id.traffic_class);
       std::memcpy(rep.dmac, id.peer_av.mac.data(), 6);
       if (id.qp_type == IBV_QPT_RC) {
@@ -626,7 +627,7 @@ int RdmaCm::init_qp_attr(const Id& id, uint32_t state, proto::CmQpAttrRep& rep) 
       return 0;
     case IBV_QPS_RTS:
       rep.mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-      rep.sq_psn = ud ? 0 : id.local_psn;
+      rep.sq_psn = ud ? 0 : id.local_psn.value();
       if (id.qp_type == IBV_QPT_RC) {
         rep.mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
         rep.timeout = id.ack_timeout.value_or(kPacketLifeTime + 1);
@@ -686,7 +687,7 @@ void RdmaCm::on_request(cm::CommId comm, const cm::Req& req, const cm::MadSource
   child.traffic_class = req.primary.traffic_class;
   proto::CmEventWire e = event_for(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
   e.listen_id = listener.number;
-  e.qp_num = req.local_qpn;
+  e.qp_num = req.local_qpn.value();
   e.responder_resources = req.responder_resources;
   e.initiator_depth = req.initiator_depth;
   e.flow_control = req.end_to_end_flow_control;
@@ -707,7 +708,7 @@ void RdmaCm::on_reply(cm::CommId comm, const cm::Rep& rep) {
   id->initiator_depth = std::min(id->initiator_depth, rep.responder_resources);
   id->rnr_retry_count = rep.rnr_retry_count;
   proto::CmEventWire e = event_for(*id, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
-  e.qp_num = rep.local_qpn;
+  e.qp_num = rep.local_qpn.value();
   e.responder_resources = rep.responder_resources;
   e.initiator_depth = rep.initiator_depth;
   e.flow_control = rep.end_to_end_flow_control;
@@ -771,8 +772,8 @@ void RdmaCm::on_sidr_reply(cm::CommId comm, const cm::SidrRep& rep) {
   }
   id->remote_qpn = rep.qpn;
   proto::CmEventWire e = event_for(*id, RDMA_CM_EVENT_ESTABLISHED, 0);
-  e.qp_num = rep.qpn;
-  e.qkey = rep.qkey;
+  e.qp_num = rep.qpn.value();
+  e.qkey = rep.qkey.value();
   e.private_data_len = static_cast<uint8_t>(cm::kSidrRepPrivate);
   std::memcpy(e.private_data, rep.private_data.data(), cm::kSidrRepPrivate);
   e.ah = ah_to(id->peer_gid, id->peer_lid);

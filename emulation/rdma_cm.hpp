@@ -99,7 +99,7 @@ private:
   verbs_proto::AhWire ah_to(const packet::Ipv6Addr& gid, uint16_t lid, uint8_t traffic_class = 0) const;
   verbs_proto::CmEventWire event_for(const Id& id, int event, int status) const;
   void emit(const Id& id, const verbs_proto::CmEventWire& e);
-  uint32_t next_psn();
+  packet::Psn next_psn();
 
   scenario::World& world_;
   size_t host_;

@@ -129,20 +129,17 @@ void FlowsWorkload::post_flow(size_t f) {
   w.wr_id = f;
   w.send_flags = nic::kSendSignaled;
   w.num_sge = 1;
-  w.rkey = c.to->rkey();
-  switch (spec.op) {
-    case WorkloadOp::Read:
-      w.opcode = nic::WrOpcode::RdmaRead;
+  w.rkey = c.to->rkey().value();
+  w.opcode = op_row(spec.op).opcode;
+  switch (op_row(spec.op).shape) {
+    case OpShape::Read:
       w.remote_addr = c.to->buffer();
-      w.sge[0] = nic::Sge{c.from->buffer() + region, len, c.from->lkey()};
+      w.sge[0] = nic::Sge{c.from->buffer() + region, len, c.from->lkey().value()};
       break;
-    default:
-      w.opcode = spec.op == WorkloadOp::Write      ? nic::WrOpcode::RdmaWrite
-                 : spec.op == WorkloadOp::WriteImm ? nic::WrOpcode::RdmaWriteWithImm
-                                                   : nic::WrOpcode::Send;
+    default:  // a flow's ops are READ and messages (kWorkloadOps' flows column)
       w.imm_data = __builtin_bswap32(static_cast<uint32_t>(f));
       w.remote_addr = c.to->buffer() + region;
-      w.sge[0] = nic::Sge{c.from->buffer(), len, c.from->lkey()};
+      w.sge[0] = nic::Sge{c.from->buffer(), len, c.from->lkey().value()};
       break;
   }
   ++c.outstanding;
@@ -156,7 +153,7 @@ void FlowsWorkload::post_recv(uint32_t channel) {
   r.wr_id = channel;
   r.num_sge = 1;
   r.sge[0] = nic::Sge{c.to->buffer() + c.to->buffer_bytes() / 2, static_cast<uint32_t>(c.to->buffer_bytes() / 2),
-                      c.to->lkey()};
+                      c.to->lkey().value()};
   c.to->post_recv(c.to_qp, r);
   ++c.recv_posted;
 }
@@ -209,7 +206,7 @@ void FlowsWorkload::check_done() {
   std::map<HostSide*, uint64_t> reach;
   for (size_t i = 0; i < flows_.size(); ++i) {
     const Channel& c = channels_[channel_of_[i]];
-    HostSide* dst = flows_[i].spec.op == WorkloadOp::Read ? c.from : c.to;
+    HostSide* dst = op_row(flows_[i].spec.op).shape == OpShape::Read ? c.from : c.to;
     reach[dst] = std::max(reach[dst], flows_[i].spec.size);
   }
   for (const auto& [side, len] : reach) {

@@ -170,13 +170,10 @@ sim::Json workload_json(const WorkloadSummary& w) {
                  {"completed", w.completed},
                  {"failure", w.failure},
                  {"data_verified", w.data_verified},
-                 {"data_checked", w.data_checked},
-                 {"bytes_verified", w.bytes_verified},
-                 {"receives_expected", w.receives_expected},
-                 {"receives_completed", w.receives_completed},
-                 {"sends_posted", w.sends_posted},
-                 {"completion_order_ok", w.completion_order_ok},
-                 {"send_completions", completions_json(w.send_completions)}};
+                 {"data_checked", w.data_checked}};
+  for (const auto& [key, count] : kWorkloadCounts) j[key] = w.counts.*count;
+  j["completion_order_ok"] = w.completion_order_ok;
+  j["send_completions"] = completions_json(w.send_completions);
   if (!w.rows.empty()) j["perftest"] = perftest_json(w);
   if (!w.flows.empty()) {
     uint64_t done = 0;

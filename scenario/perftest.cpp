@@ -16,20 +16,15 @@ constexpr int kLatMeasureTail = 2;                    // perftest's LAT_MEASURE_
 
 uint64_t wr_id(uint32_t qp, uint64_t index) { return (uint64_t{qp} << kQpShift) | (index & kIndexMask); }
 
-bool is_send(WorkloadOp op) { return op == WorkloadOp::Send || op == WorkloadOp::SendImm; }
-
-bool is_ping_pong(WorkloadOp op) { return op == WorkloadOp::Write || op == WorkloadOp::WriteImm || is_send(op); }
-
-bool carries_imm(WorkloadOp op) { return op == WorkloadOp::WriteImm || op == WorkloadOp::SendImm; }
-
-nic::WrOpcode message_opcode(WorkloadOp op) {
-  switch (op) {
-    case WorkloadOp::WriteImm: return nic::WrOpcode::RdmaWriteWithImm;
-    case WorkloadOp::Send: return nic::WrOpcode::Send;
-    case WorkloadOp::SendImm: return nic::WrOpcode::SendWithImm;
-    default: return nic::WrOpcode::RdmaWrite;
-  }
+bool is_send(WorkloadOp op) {
+  const nic::WrOpcode o = op_row(op).opcode;
+  return o == nic::WrOpcode::Send || o == nic::WrOpcode::SendWithImm;
 }
+
+// perftest's latency tests of WRITE and SEND bounce each message back (ping-pong).
+bool is_ping_pong(WorkloadOp op) { return op_row(op).shape == OpShape::Message; }
+
+bool carries_imm(WorkloadOp op) { return op_row(op).immediate; }
 
 void fill_pattern(std::span<std::byte> data, uint64_t seed, const std::string& path) {
   sim::RandomStream r(seed, path);
@@ -107,7 +102,7 @@ struct PerftestWorkload::CmLink : cm::CmUser {
   uint64_t service;
   sim::RandomStream psns;
   std::map<cm::CommId, uint32_t> pair_of;  // the client's connections
-  std::vector<uint32_t> client_psn;
+  std::vector<nic::Psn> client_psn;
   uint32_t up = 0;
 
   CmLink(PerftestWorkload& wl, World& world)
@@ -117,7 +112,7 @@ struct PerftestWorkload::CmLink : cm::CmUser {
         service(cm::service_id(0x0106, world.next_cm_port())),
         psns(world.sim().random("workload." + wl.spec_.name + ".rdma_cm")) {}
   uint8_t rd_atomic() const { return static_cast<uint8_t>(w.spec_.outs); }
-  uint32_t psn() { return static_cast<uint32_t>(psns.next_u64()) & 0xFFFFFF; }
+  nic::Psn psn() { return nic::Psn(static_cast<uint32_t>(psns.next_u64())); }
 
   void connect_all() {
     server_cm.listen(service, *this);
@@ -141,8 +136,8 @@ struct PerftestWorkload::CmLink : cm::CmUser {
   void on_request(cm::CommId id, const cm::Req& r, const cm::MadSource&) override {
     for (uint32_t q = 0; q < w.spec_.qps; ++q) {
       if (w.client_->qpn(q) != r.local_qpn) continue;
-      const uint32_t mine = psn();
-      w.server_->connect_to(q, w.client_->host().address, nic::Qpn(r.local_qpn), nic::Psn(r.starting_psn), nic::Psn(mine),
+      const nic::Psn mine = psn();
+      w.server_->connect_to(q, w.client_->host().address, r.local_qpn, r.starting_psn, mine,
                             HostSide::connection_of(w.spec_, w.path_mtu_, rd_atomic()));
       cm::Rep rep;
       rep.local_qpn = w.server_->qpn(q);
@@ -156,8 +151,8 @@ struct PerftestWorkload::CmLink : cm::CmUser {
   }
   void on_reply(cm::CommId id, const cm::Rep& r) override {
     const uint32_t q = pair_of.at(id);
-    w.client_->connect_to(q, w.server_->host().address, nic::Qpn(r.local_qpn), nic::Psn(r.starting_psn),
-                          nic::Psn(client_psn[q]), HostSide::connection_of(w.spec_, w.path_mtu_, rd_atomic()));
+    w.client_->connect_to(q, w.server_->host().address, r.local_qpn, r.starting_psn,
+                          client_psn[q], HostSide::connection_of(w.spec_, w.path_mtu_, rd_atomic()));
     client_cm.ready_to_use(id);
     if (++up < w.spec_.qps) return;
     server_cm.stop_listening(service);
@@ -240,15 +235,12 @@ nic::SendWqe PerftestWorkload::make_wqe(HostSide& from, uint32_t qp, uint64_t in
   nic::SendWqe w{};
   w.wr_id = wr_id(qp, index);
   w.send_flags = signaled ? nic::kSendSignaled : 0;
-  w.rkey = to.rkey();
+  w.rkey = to.rkey().value();
   w.num_sge = 1;
   const uint32_t len = static_cast<uint32_t>(size_);
-  switch (spec_.op) {
-    case WorkloadOp::Write:
-    case WorkloadOp::WriteImm:
-    case WorkloadOp::Send:
-    case WorkloadOp::SendImm:
-      w.opcode = message_opcode(spec_.op);
+  w.opcode = op_row(spec_.op).opcode;
+  switch (op_row(spec_.op).shape) {
+    case OpShape::Message:
       w.imm_data = __builtin_bswap32(static_cast<uint32_t>(index));
       w.remote_addr = recv_addr(to, qp);
       if (size_ <= spec_.inline_size) {
@@ -257,23 +249,20 @@ nic::SendWqe PerftestWorkload::make_wqe(HostSide& from, uint32_t qp, uint64_t in
         w.num_sge = 0;
         std::memcpy(w.inline_data.data(), from.memory(send_addr(from, qp), len).data(), len);
       } else {
-        w.sge[0] = nic::Sge{send_addr(from, qp), len, from.lkey()};
+        w.sge[0] = nic::Sge{send_addr(from, qp), len, from.lkey().value()};
       }
       break;
-    case WorkloadOp::Read:
-      w.opcode = nic::WrOpcode::RdmaRead;
+    case OpShape::Read:
       w.remote_addr = send_addr(to, qp);
-      w.sge[0] = nic::Sge{recv_addr(from, qp), len, from.lkey()};
+      w.sge[0] = nic::Sge{recv_addr(from, qp), len, from.lkey().value()};
       break;
-    case WorkloadOp::FetchAdd:
-    case WorkloadOp::CmpSwap:
+    case OpShape::Atomic:
       // FETCH_AND_ADD adds 1 (perftest's ATOMIC_ADD_VALUE); CMP_AND_SWAP moves the
       // target from `index` to `index + 1`, so every one in order succeeds.
-      w.opcode = spec_.op == WorkloadOp::FetchAdd ? nic::WrOpcode::AtomicFetchAdd : nic::WrOpcode::AtomicCmpSwap;
       w.remote_addr = recv_addr(to, qp);
       w.compare_add = spec_.op == WorkloadOp::FetchAdd ? 1 : index;
       w.swap = index + 1;
-      w.sge[0] = nic::Sge{recv_addr(from, qp), 8, from.lkey()};
+      w.sge[0] = nic::Sge{recv_addr(from, qp), 8, from.lkey().value()};
       break;
   }
   return w;
@@ -283,13 +272,13 @@ void PerftestWorkload::post_recv(HostSide& side, uint32_t qp, uint64_t index) {
   nic::RecvWqe r{};
   r.wr_id = wr_id(qp, index);
   r.num_sge = 1;
-  r.sge[0] = nic::Sge{recv_addr(side, qp), static_cast<uint32_t>(std::max<uint64_t>(size_, 1)), side.lkey()};
+  r.sge[0] = nic::Sge{recv_addr(side, qp), static_cast<uint32_t>(std::max<uint64_t>(size_, 1)), side.lkey().value()};
   side.post_recv(qp, r);
 }
 
 void PerftestWorkload::on_cqe(HostSide& side, const nic::Cqe& c, bool recv) {
   // Counted even after the workload ends: a message delivered twice shows here.
-  if (recv && c.status == nic::WcStatus::Success) ++receives_completed_;
+  if (recv && c.status == nic::WcStatus::Success) ++counts_.receives_completed;
   if (!recv) count_send_cqe(side, c);
   if (finished_) return;
   if (c.status != nic::WcStatus::Success) {
@@ -358,8 +347,8 @@ void PerftestWorkload::bw_pump(uint32_t qp) {
       post_time_[size_t{qp} * sq_entries_ + s % sq_entries_] = t;
       client_->post_send(qp, make_wqe(*client_, qp, s, signaled), k + 1 == pl, pl == 1);
     }
-    sends_posted_ += pl;
-    if (needs_recv(spec_.op)) receives_expected_ += pl;
+    counts_.sends_posted += pl;
+    if (needs_recv(spec_.op)) counts_.receives_expected += pl;
     scnt_[qp] += pl;
     totscnt_ += pl;
   }
@@ -461,7 +450,7 @@ void PerftestWorkload::lat_advance(LatSide& s) {
       }
       tposted_[s.scnt] = now();
       h.post_send(0, make_wqe(h, 0, s.scnt, true));
-      ++sends_posted_;
+      ++counts_.sends_posted;
       ++s.scnt;
       s.need_cqe = true;
     }
@@ -499,8 +488,8 @@ void PerftestWorkload::lat_advance(LatSide& s) {
           // perftest's write test writes the iteration number into the last byte first.
           if (spec_.op == WorkloadOp::Write) h.memory(send_addr(h, 0) + size_ - 1, 1)[0] = std::byte(static_cast<uint8_t>(s.scnt));
           h.post_send(0, make_wqe(h, 0, s.scnt - 1, signaled));
-          ++sends_posted_;
-          if (needs_recv(spec_.op)) ++receives_expected_;
+          ++counts_.sends_posted;
+          if (needs_recv(spec_.op)) ++counts_.receives_expected;
           s.need_cqe = signaled;
         }
         s.step = Step::Complete;
@@ -566,27 +555,23 @@ bool PerftestWorkload::verify_phase() {
   auto same = [&](HostSide& a, uint64_t a_addr, HostSide& b, uint64_t b_addr, uint64_t len) {
     auto x = a.memory(a_addr, len);
     auto y = b.memory(b_addr, len);
-    bytes_verified_ += len;
+    counts_.bytes_verified += len;
     return std::equal(x.begin(), x.end(), y.begin());
   };
   bool ok = true;
   for (uint32_t q = 0; q < slices_; ++q) {
-    switch (spec_.op) {
-      case WorkloadOp::Write:
-      case WorkloadOp::WriteImm:
-      case WorkloadOp::Send:
-      case WorkloadOp::SendImm:
+    switch (op_row(spec_.op).shape) {
+      case OpShape::Message:
         ok = ok && same(*client_, send_addr(*client_, q), *server_, recv_addr(*server_, q), size_);
         if (lat()) ok = ok && same(*server_, send_addr(*server_, q), *client_, recv_addr(*client_, q), size_);
         break;
-      case WorkloadOp::Read:
+      case OpShape::Read:
         ok = ok && same(*server_, send_addr(*server_, q), *client_, recv_addr(*client_, q), size_);
         break;
-      case WorkloadOp::FetchAdd:
-      case WorkloadOp::CmpSwap: {
+      case OpShape::Atomic: {
         uint64_t v = 0;
         std::memcpy(&v, server_->memory(recv_addr(*server_, q), 8).data(), 8);
-        bytes_verified_ += 8;
+        counts_.bytes_verified += 8;
         ok = ok && v == spec_.iterations;
         break;
       }

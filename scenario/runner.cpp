@@ -207,10 +207,7 @@ WorkloadSummary summarise_workload(const Scenario& s, packet::LinkKind link, con
   ws.failure = w.failed() ? w.failure() : (w.finished() ? "" : unfinished(w, run_end));
   ws.data_verified = w.data_verified();
   ws.data_checked = w.data_checked();
-  ws.bytes_verified = w.bytes_verified();
-  ws.receives_expected = w.receives_expected();
-  ws.receives_completed = w.receives_completed();
-  ws.sends_posted = w.sends_posted();
+  ws.counts = w.counts();
   ws.send_completions = w.send_completions();
   ws.completion_order_ok = w.completion_order_ok();
   ws.seconds = w.finished() ? w.elapsed().seconds() : 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "scenario/expect.hpp"
+#include "scenario/workload_counts.hpp"
 #include "scenario/progress.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/timeline.hpp"
@@ -42,7 +43,7 @@ struct WorkloadSummary {
   double lat_mean_ps = 0;
   bool completed = false, data_verified = false;
   bool data_checked = true;  // false: payload bytes not materialised (size-only run)
-  uint64_t bytes_verified = 0, receives_expected = 0, receives_completed = 0, sends_posted = 0;
+  WorkloadCounts counts;
   std::array<uint64_t, kCompletionStatuses> send_completions{};
   bool completion_order_ok = true;
   std::string failure;

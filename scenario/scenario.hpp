@@ -17,6 +17,7 @@
 #include "nic_model/nic_params.hpp"
 #include "scenario/expect.hpp"
 #include "scenario/fault_keys.hpp"
+#include "scenario/workload_ops.hpp"
 #include "sim/time.hpp"
 
 namespace rnicsim::scenario {
@@ -35,14 +36,7 @@ private:
 };
 
 enum class LinkLayer : uint8_t { RoceV2Ipv4, RoceV2Ipv6, Ib };
-// What a workload's requester posts: perftest's verbs (ib_write_*, ib_send_*,
-// ib_read_*, ib_atomic_* with -A FETCH_AND_ADD or CMP_AND_SWAP).
-enum class WorkloadOp : uint8_t { Write, WriteImm, Send, SendImm, Read, FetchAdd, CmpSwap };
 enum class WorkloadPattern : uint8_t { Bandwidth, Latency, Flows };
-const char* to_string(WorkloadOp op);
-bool is_atomic(WorkloadOp op);
-// Whether the responder's host sees a receive completion for each message.
-bool needs_recv(WorkloadOp op);
 
 // The verbs device a host's program sees unless the host's `device:` names another.
 inline constexpr std::string_view kDefaultDeviceName = "rnicsim0";

@@ -22,7 +22,7 @@ using nic::TimelineEvent;
 using nic::TimelineKind;
 using sim::Time;
 
-bool TimelineFilter::keeps_qp(std::string_view host, uint32_t qpn) const {
+bool TimelineFilter::keeps_qp(std::string_view host, nic::Qpn qpn) const {
   if (qps.empty()) return true;
   return std::any_of(qps.begin(), qps.end(),
                      [&](const TimelineQp& q) { return q.qpn == qpn && (q.host.empty() || q.host == host); });
@@ -55,7 +55,7 @@ std::optional<std::vector<TimelineQp>> parse_timeline_qps(std::string_view text)
     }
     const auto qpn = parse_qpn(item);
     if (!qpn) return std::nullopt;
-    q.qpn = *qpn;
+    q.qpn = nic::Qpn(*qpn);
     out.push_back(std::move(q));
     if (comma == std::string_view::npos) break;
     if (text.empty()) return std::nullopt;  // a trailing comma
@@ -102,9 +102,9 @@ std::string nak_name(packet::Syndrome syndrome) {
   return "NAK: " + std::string(syndrome.nak_name());
 }
 
-std::string qp_label(uint32_t qpn) {
+std::string qp_label(nic::Qpn qpn) {
   char buf[24];
-  std::snprintf(buf, sizeof buf, "QP 0x%06x", qpn);
+  std::snprintf(buf, sizeof buf, "QP 0x%06x", qpn.value());
   return buf;
 }
 
@@ -149,7 +149,7 @@ public:
   }
 
   void record(const TimelineEvent& e) override {
-    QpTrack* q = track(e.qpn.value());
+    QpTrack* q = track(e.qpn);
     if (q != nullptr) (this->*kHandlers[static_cast<size_t>(e.kind)])(*q, e);
   }
 
@@ -189,9 +189,9 @@ private:
       &NicTrack::cnp_received, &NicTrack::poll};
   static_assert(std::size(kHandlers) == static_cast<size_t>(TimelineKind::Count));
 
-  QpTrack* track(uint32_t qpn);
-  int qp_tid(uint32_t qpn, QpTrack& q);
-  size_t take_lane(uint32_t qpn, QpTrack& q);
+  QpTrack* track(nic::Qpn qpn);
+  int qp_tid(nic::Qpn qpn, QpTrack& q);
+  size_t take_lane(nic::Qpn qpn, QpTrack& q);
   // An instant on the QP's own track (or a WR lane's), inside the window only.
   void mark(QpTrack& q, const TimelineEvent& e, std::string_view name, const sim::TraceArgs& args);
   void lane_mark(int tid, std::string_view name, Time at, const Wr& w);
@@ -205,24 +205,24 @@ private:
   int pid_;
   int port_tid_ = 0;
   bool finished_ = false;
-  std::unordered_map<uint32_t, QpTrack> qps_;
+  std::unordered_map<nic::Qpn, QpTrack> qps_;
 };
 
-QpTrack* NicTrack::track(uint32_t qpn) {
+QpTrack* NicTrack::track(nic::Qpn qpn) {
   auto [it, fresh] = qps_.try_emplace(qpn);
   if (fresh) it->second.kept = owner_.filter().keeps_qp(host_.name, qpn);
   return it->second.kept ? &it->second : nullptr;
 }
 
-int NicTrack::qp_tid(uint32_t qpn, QpTrack& q) {
+int NicTrack::qp_tid(nic::Qpn qpn, QpTrack& q) {
   if (q.tid == 0) {
     q.tid = owner_.next_tid();
-    owner_.writer().thread_name(pid_, q.tid, qp_label(qpn), static_cast<int>(qpn) * 64);
+    owner_.writer().thread_name(pid_, q.tid, qp_label(qpn), static_cast<int>(qpn.value()) * 64);
   }
   return q.tid;
 }
 
-size_t NicTrack::take_lane(uint32_t qpn, QpTrack& q) {
+size_t NicTrack::take_lane(nic::Qpn qpn, QpTrack& q) {
   const auto free = std::find(q.lane_busy.begin(), q.lane_busy.end(), false);
   const auto lane = static_cast<size_t>(free - q.lane_busy.begin());
   if (lane == q.lane_busy.size()) {
@@ -230,7 +230,7 @@ size_t NicTrack::take_lane(uint32_t qpn, QpTrack& q) {
     q.lane_tids.push_back(owner_.next_tid());
     const std::string name = qp_label(qpn) + " WRs" + (lane == 0 ? "" : " (" + std::to_string(lane + 1) + ")");
     owner_.writer().thread_name(pid_, q.lane_tids.back(), name,
-                                static_cast<int>(qpn) * 64 + static_cast<int>(std::min<size_t>(lane + 1, 63)));
+                                static_cast<int>(qpn.value()) * 64 + static_cast<int>(std::min<size_t>(lane + 1, 63)));
   }
   q.lane_busy[lane] = true;
   return lane;
@@ -244,7 +244,7 @@ Wr* NicTrack::covering(QpTrack& q, Psn psn) {
 
 void NicTrack::mark(QpTrack& q, const TimelineEvent& e, std::string_view name, const sim::TraceArgs& args) {
   if (!owner_.filter().keeps(e.start, e.start)) return;
-  owner_.writer().instant(pid_, qp_tid(e.qpn.value(), q), name, "qp", e.start, args);
+  owner_.writer().instant(pid_, qp_tid(e.qpn, q), name, "qp", e.start, args);
 }
 
 void NicTrack::lane_mark(int tid, std::string_view name, Time at, const Wr& w) {
@@ -263,7 +263,7 @@ void NicTrack::doorbell(QpTrack& q, const TimelineEvent& e) {
     w.index = i;
     w.rung = e.start;
     w.arrived = e.end;
-    w.lane = take_lane(e.qpn.value(), q);
+    w.lane = take_lane(e.qpn, q);
   }
   q.posted = e.index;
 }

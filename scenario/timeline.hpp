@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nic_model/types.hpp"
 #include "sim/time.hpp"
 #include "sim/trace_events.hpp"
 
@@ -24,13 +25,13 @@ struct Host;
 // A QP to keep: its QPN, on the named host or (host empty) on every host.
 struct TimelineQp {
   std::string host;
-  uint32_t qpn = 0;
+  nic::Qpn qpn{};
 };
 
 struct TimelineFilter {
   std::vector<TimelineQp> qps;  // empty: every QP
   sim::Time start = sim::Time::zero(), end = sim::Time::max();
-  bool keeps_qp(std::string_view host, uint32_t qpn) const;
+  bool keeps_qp(std::string_view host, nic::Qpn qpn) const;
   // An event is kept when it lies wholly inside the window.
   bool keeps(sim::Time from, sim::Time to) const { return from >= start && to <= end; }
 };

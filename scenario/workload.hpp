@@ -18,6 +18,7 @@
 
 #include "nic_model/host_queues.hpp"
 #include "scenario/scenario.hpp"
+#include "scenario/workload_counts.hpp"
 #include "scenario/world.hpp"
 #include "sim/stats.hpp"
 
@@ -75,16 +76,9 @@ public:
   // Whether the workload could check its data (not when payload bytes are not
   // materialised: scenario payload: size_only).
   bool data_checked() const { return data_checked_; }
-  // Bytes of target memory (and atomic targets) compared with what was sent.
-  uint64_t bytes_verified() const { return bytes_verified_; }
-  // Messages posted that consume a receive (SEND, WRITE_WITH_IMM), and the
-  // successful receive completions reaped, counted to the end of the run: RC
-  // delivers each message exactly once, so the two are equal.
-  uint64_t receives_expected() const { return receives_expected_; }
-  uint64_t receives_completed() const { return receives_completed_; }
-  // Send WQEs posted, and their completions reaped by status (to the end of the
-  // run). With every WQE signaled each WQE completes exactly once.
-  uint64_t sends_posted() const { return sends_posted_; }
+  // Its counts (workload_counts.hpp), and its send completions reaped by
+  // status (to the end of the run).
+  const WorkloadCounts& counts() const { return counts_; }
   const std::array<uint64_t, kCompletionStatuses>& send_completions() const { return send_completions_; }
   // Per QP: SUCCESS, then at most one error, then only WR_FLUSH_ERR (IBTA 10.3.1:
   // a QP in the Error state flushes every outstanding WQE).
@@ -103,7 +97,7 @@ protected:
   std::function<void()> on_done_;
   sim::Time start_, end_;
   uint64_t messages_ = 0, bytes_ = 0;
-  uint64_t bytes_verified_ = 0, receives_expected_ = 0, receives_completed_ = 0, sends_posted_ = 0;
+  WorkloadCounts counts_;
   std::array<uint64_t, kCompletionStatuses> send_completions_{};
   bool completion_order_ok_ = true;
   sim::Histogram latency_;
@@ -165,9 +159,9 @@ public:
   std::span<std::byte> memory(uint64_t addr, size_t len) { return host_.memory.access(addr, len); }
   const nic::MemoryRegion& mr() const { return mr_; }
   // The buffer's keys, as the WQEs in host memory carry them.
-  uint32_t lkey() const { return mr_.lkey.value(); }
-  uint32_t rkey() const { return mr_.rkey.value(); }
-  uint32_t qpn(uint32_t qp) const { return qps_[qp].qpn.value(); }
+  nic::Lkey lkey() const { return mr_.lkey; }
+  nic::Rkey rkey() const { return mr_.rkey; }
+  nic::Qpn qpn(uint32_t qp) const { return qps_[qp].qpn; }
   size_t qp_count() const { return qps_.size(); }
   // Payload bytes the NIC placed in order into this side's QPs (QpContext::payload_bytes_placed).
   uint64_t payload_placed() const;

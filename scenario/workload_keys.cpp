@@ -11,36 +11,13 @@
 
 namespace rnicsim::scenario {
 
-const char* to_string(WorkloadOp op) {
-  switch (op) {
-    case WorkloadOp::Write: return "write";
-    case WorkloadOp::WriteImm: return "write_imm";
-    case WorkloadOp::Send: return "send";
-    case WorkloadOp::SendImm: return "send_imm";
-    case WorkloadOp::Read: return "read";
-    case WorkloadOp::FetchAdd: return "fetch_add";
-    case WorkloadOp::CmpSwap: return "cmp_swap";
-  }
-  return "?";
-}
-
-bool is_atomic(WorkloadOp op) { return op == WorkloadOp::FetchAdd || op == WorkloadOp::CmpSwap; }
-bool needs_recv(WorkloadOp op) {
-  return op == WorkloadOp::Send || op == WorkloadOp::SendImm || op == WorkloadOp::WriteImm;
-}
-
 namespace {
 
-constexpr std::pair<std::string_view, WorkloadOp> kOps[] = {
-    {"write", WorkloadOp::Write},         {"write_imm", WorkloadOp::WriteImm}, {"send", WorkloadOp::Send},
-    {"send_imm", WorkloadOp::SendImm},    {"read", WorkloadOp::Read},           {"atomic", WorkloadOp::FetchAdd},    {"fetch_add", WorkloadOp::FetchAdd},
-    {"cmp_swap", WorkloadOp::CmpSwap}};
+constexpr auto kOps = op_words<false>();
 constexpr std::pair<std::string_view, WorkloadOp> kAtomicTypes[] = {
     {"fetch_add", WorkloadOp::FetchAdd}, {"cmp_swap", WorkloadOp::CmpSwap},
     {"FETCH_AND_ADD", WorkloadOp::FetchAdd}, {"CMP_AND_SWAP", WorkloadOp::CmpSwap}};
-constexpr std::pair<std::string_view, WorkloadOp> kFlowOps[] = {
-    {"write", WorkloadOp::Write}, {"write_imm", WorkloadOp::WriteImm}, {"send", WorkloadOp::Send},
-    {"read", WorkloadOp::Read}};
+constexpr auto kFlowOps = op_words<true>();
 constexpr std::pair<std::string_view, WorkloadPattern> kPatterns[] = {
     {"bw", WorkloadPattern::Bandwidth}, {"lat", WorkloadPattern::Latency}, {"flows", WorkloadPattern::Flows}};
 
@@ -503,7 +480,7 @@ WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario&
 
   // Inline: perftest's latency tests default to the largest inline the device
   // takes (220 B for WRITE, 236 B for SEND on ConnectX); the modelled WQE holds 64.
-  const bool can_inline = spec.op == WorkloadOp::Write || spec.op == WorkloadOp::WriteImm || spec.op == WorkloadOp::Send;
+  const bool can_inline = op_row(spec.op).can_inline;
   spec.inline_size = lat && can_inline ? kModelMaxInline : 0;
   if (w["inline_size"]) {
     const uint64_t v = r.parsed<uint64_t>(w["inline_size"], "inline_size (bytes)", parse_size);

@@ -99,8 +99,9 @@ public:
       fail(n, "expected " + what + " (a number from " + trimmed(lo) + " to " + trimmed(hi) + "), got '" + s + "'");
     return v;
   }
-  template <class E, size_t N>
-  E choice(const YAML::Node& n, const std::string& what, const std::pair<std::string_view, E> (&options)[N]) const {
+  // One of `options`, (name, value) pairs (an array or a std::array of them).
+  template <class Options>
+  auto choice(const YAML::Node& n, const std::string& what, const Options& options) const {
     const std::string s = scalar(n, what);
     std::string list;
     for (const auto& [name, value] : options) {

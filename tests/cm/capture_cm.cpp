@@ -17,8 +17,8 @@ struct Auto : cm::CmUser {
   bool up = false, down = false, rejected = false;
   void on_request(cm::CommId id, const cm::Req&, const cm::MadSource&) override {
     cm::Rep r;
-    r.local_qpn = 0x22;
-    r.starting_psn = 0x777;
+    r.local_qpn = packet::Qpn(0x22);
+    r.starting_psn = packet::Psn(0x777);
     cm->accept(id, r);
   }
   void on_reply(cm::CommId id, const cm::Rep&) override { up = cm->ready_to_use(id); }
@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
   path.remote_gid = bed.b().address.ip;
   cm::Req req;
   req.service_id = service;
-  req.local_qpn = 0x11;
-  req.starting_psn = 0x123;
+  req.local_qpn = packet::Qpn(0x11);
+  req.starting_psn = packet::Psn(0x123);
   req.responder_resources = req.initiator_depth = 1;
   req.remote_cm_response_timeout = req.local_cm_response_timeout = 20;
   req.max_cm_retries = 15;

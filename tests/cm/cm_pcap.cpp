@@ -58,12 +58,12 @@ cm::Req req() {
   r.local_comm_id = kCommA;
   r.service_id = cm::service_id(kPortSpaceTcp, kPort);
   r.local_ca_guid = 0x0200000000000001ULL;
-  r.local_qkey = 0;
-  r.local_qpn = kReqQpn;
+  r.local_qkey = packet::Qkey(0);
+  r.local_qpn = packet::Qpn(kReqQpn);
   r.responder_resources = 16;
   r.initiator_depth = 16;
   r.remote_cm_response_timeout = 20;
-  r.starting_psn = 0x5A5A5A;
+  r.starting_psn = packet::Psn(0x5A5A5A);
   r.local_cm_response_timeout = 20;
   r.retry_count = 7;
   r.path_mtu = 5;  // 4096
@@ -87,8 +87,8 @@ cm::Rep rep() {
   cm::Rep r;
   r.local_comm_id = kCommB;
   r.remote_comm_id = kCommA;
-  r.local_qpn = 0x000777;
-  r.starting_psn = 0x123456;
+  r.local_qpn = packet::Qpn(0x000777);
+  r.starting_psn = packet::Psn(0x123456);
   r.responder_resources = 16;
   r.initiator_depth = 16;
   r.target_ack_delay = 15;
@@ -107,9 +107,9 @@ cm::SidrReq sidr_req() {
 cm::SidrRep sidr_rep() {
   cm::SidrRep s;
   s.request_id = 0x0000C0DE;
-  s.qpn = 0x000888;
+  s.qpn = packet::Qpn(0x000888);
   s.service_id = cm::service_id(kPortSpaceUdp, kPort);
-  s.qkey = 0x01234567;  // RDMA_UDP_QKEY
+  s.qkey = packet::Qkey(0x01234567);  // RDMA_UDP_QKEY
   return s;
 }
 
@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
       frame_of(b, kHostA, {tid(kCommB), 0, mra}),
       frame_of(b, kHostA, {tid(kCommB), 0, rep()}),
       frame_of(a, kHostB, {tid(kCommA), 0, cm::Rtu{kCommA, kCommB, {}}}),
-      frame_of(a, kHostB, {tid(kCommA), 0, cm::Dreq{kCommA, kCommB, 0x000777, {}}}),
+      frame_of(a, kHostB, {tid(kCommA), 0, cm::Dreq{kCommA, kCommB, packet::Qpn(0x000777), {}}}),
       frame_of(b, kHostA, {tid(kCommB), 0, cm::Drep{kCommB, kCommA, {}}}),
       frame_of(b, kHostA, {tid(kCommB), 0, rej}),
       frame_of(a, kHostB, {tid(0xC0DE), 0, sidr_req()}),

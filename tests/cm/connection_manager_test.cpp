@@ -76,8 +76,8 @@ protected:
   Req request(uint8_t timeout = 20, uint8_t retries = 15) const {
     Req r;
     r.service_id = kService;
-    r.local_qpn = 0x123456;
-    r.starting_psn = 0xABCDEF;
+    r.local_qpn = packet::Qpn(0x123456);
+    r.starting_psn = packet::Psn(0xABCDEF);
     r.responder_resources = r.initiator_depth = 4;
     r.remote_cm_response_timeout = r.local_cm_response_timeout = timeout;
     r.max_cm_retries = retries;
@@ -109,17 +109,17 @@ TEST_F(Cm, ReqRepRtuEstablishesBothEnds) {
   const CommId id = a_->connect(request(), path_to_b(), client_);
   run();
   ASSERT_EQ(server_.seen, std::vector<std::string>{"request"});
-  EXPECT_EQ(server_.req->local_qpn, 0x123456u);
-  EXPECT_EQ(server_.req->starting_psn, 0xABCDEFu);
+  EXPECT_EQ(server_.req->local_qpn, packet::Qpn(0x123456));
+  EXPECT_EQ(server_.req->starting_psn, packet::Psn(0xABCDEF));
   EXPECT_EQ(server_.req->private_data[0], 0x5A);
   EXPECT_EQ(server_.req->local_comm_id, id);
   Rep rep;
-  rep.local_qpn = 0x654321;
-  rep.starting_psn = 0x111111;
+  rep.local_qpn = packet::Qpn(0x654321);
+  rep.starting_psn = packet::Psn(0x111111);
   ASSERT_TRUE(b_->accept(server_.last, rep));
   run();
   ASSERT_EQ(client_.seen, std::vector<std::string>{"reply"});
-  EXPECT_EQ(client_.rep->local_qpn, 0x654321u);
+  EXPECT_EQ(client_.rep->local_qpn, packet::Qpn(0x654321));
   EXPECT_EQ(client_.rep->remote_comm_id, id);
   ASSERT_TRUE(a_->ready_to_use(id));
   run();
@@ -193,14 +193,14 @@ TEST_F(Cm, SidrResolvesTheServicesQpAndQkey) {
   run();
   ASSERT_EQ(server_.seen, std::vector<std::string>{"sidr_request"});
   SidrRep r;
-  r.qpn = 0x4242;
-  r.qkey = 0x01234567;
+  r.qpn = packet::Qpn(0x4242);
+  r.qkey = packet::Qkey(0x01234567);
   r.service_id = kService;
   ASSERT_TRUE(b_->sidr_reply(server_.last, r));
   run();
   ASSERT_EQ(client_.seen, std::vector<std::string>{"sidr_reply"});
-  EXPECT_EQ(client_.sidr->qpn, 0x4242u);
-  EXPECT_EQ(client_.sidr->qkey, 0x01234567u);
+  EXPECT_EQ(client_.sidr->qpn, packet::Qpn(0x4242));
+  EXPECT_EQ(client_.sidr->qkey, packet::Qkey(0x01234567));
   EXPECT_EQ(client_.sidr->status, 0);
 }
 

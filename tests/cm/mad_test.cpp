@@ -31,8 +31,8 @@ Req sample_req() {
   r.local_comm_id = 0x11223344;
   r.service_id = service_id(0x0106, 7174);
   r.local_ca_guid = 0x0002C903000A0B0CULL;
-  r.local_qkey = 0x89ABCDEF;
-  r.local_qpn = 0xFFFFFF;
+  r.local_qkey = packet::Qkey(0x89ABCDEF);
+  r.local_qpn = packet::Qpn(0xFFFFFF);
   r.responder_resources = 0xA5;
   r.local_eecn = 0xABCDEF;
   r.initiator_depth = 0x5A;
@@ -40,7 +40,7 @@ Req sample_req() {
   r.remote_cm_response_timeout = 31;
   r.transport = Transport::Rd;
   r.end_to_end_flow_control = true;
-  r.starting_psn = 0xFEDCBA;
+  r.starting_psn = packet::Psn(0xFEDCBA);
   r.local_cm_response_timeout = 31;
   r.retry_count = 7;
   r.pkey = 0x8001;
@@ -68,15 +68,15 @@ Req sample_req() {
 Mra sample_mra() { return {0x01020304, 0x05060708, 2, 31, pattern<kMraPrivate>(4)}; }
 Rej sample_rej() { return {0x0A0B0C0D, 0x0E0F1011, 3, 127, kRejConsumerReject, pattern<kRejAriBytes>(5), pattern<kRejPrivate>(6)}; }
 Rep sample_rep() {
-  return {0x21222324, 0x25262728, 0x01234567, 0xFFFFFF, 0xABCDEF, 0xFFFFFE, 0xC3, 0x3C, 31, 3, true, 7, true,
+  return {0x21222324, 0x25262728, packet::Qkey(0x01234567), packet::Qpn(0xFFFFFF), 0xABCDEF, packet::Psn(0xFFFFFE), 0xC3, 0x3C, 31, 3, true, 7, true,
           0x0002C903000D0E0FULL, pattern<kRepPrivate>(7)};
 }
 Rtu sample_rtu() { return {0x31323334, 0x35363738, pattern<kRtuPrivate>(8)}; }
-Dreq sample_dreq() { return {0x41424344, 0x45464748, 0xFFFFFF, pattern<kDreqPrivate>(9)}; }
+Dreq sample_dreq() { return {0x41424344, 0x45464748, packet::Qpn(0xFFFFFF), pattern<kDreqPrivate>(9)}; }
 Drep sample_drep() { return {0x51525354, 0x55565758, pattern<kDrepPrivate>(10)}; }
 SidrReq sample_sidr_req() { return {0x61626364, 0x7FFF, service_id(0x0111, 4791), pattern<kSidrReqPrivate>(11)}; }
 SidrRep sample_sidr_rep() {
-  return {0x71727374, 0xFF, 0x48, 0xFFFFFF, service_id(0x0111, 4791), 0x01234567, pattern<72>(12),
+  return {0x71727374, 0xFF, 0x48, packet::Qpn(0xFFFFFF), service_id(0x0111, 4791), packet::Qkey(0x01234567), pattern<72>(12),
           pattern<kSidrRepPrivate>(13)};
 }
 
@@ -126,7 +126,7 @@ TEST(CmMad, DecodedFieldsEqualTheEncodedOnes) {
   EXPECT_EQ(req.service_id, e.service_id);
   EXPECT_EQ(req.local_ca_guid, e.local_ca_guid);
   EXPECT_EQ(req.local_qkey, e.local_qkey);
-  EXPECT_EQ(req.local_qpn, 0xFFFFFFu);
+  EXPECT_EQ(req.local_qpn, packet::Qpn(0xFFFFFF));
   EXPECT_EQ(req.responder_resources, 0xA5);
   EXPECT_EQ(req.local_eecn, 0xABCDEFu);
   EXPECT_EQ(req.initiator_depth, 0x5A);
@@ -134,7 +134,7 @@ TEST(CmMad, DecodedFieldsEqualTheEncodedOnes) {
   EXPECT_EQ(req.remote_cm_response_timeout, 31);
   EXPECT_EQ(req.transport, Transport::Rd);
   EXPECT_TRUE(req.end_to_end_flow_control);
-  EXPECT_EQ(req.starting_psn, 0xFEDCBAu);
+  EXPECT_EQ(req.starting_psn, packet::Psn(0xFEDCBA));
   EXPECT_EQ(req.local_cm_response_timeout, 31);
   EXPECT_EQ(req.retry_count, 7);
   EXPECT_EQ(req.pkey, 0x8001);
@@ -158,8 +158,8 @@ TEST(CmMad, DecodedFieldsEqualTheEncodedOnes) {
   EXPECT_EQ(req.private_data, e.private_data);
 
   const auto rep = std::get<Rep>(decode(encode(Mad{1, 0, sample_rep()}))->message);
-  EXPECT_EQ(rep.local_qpn, 0xFFFFFFu);
-  EXPECT_EQ(rep.starting_psn, 0xFFFFFEu);
+  EXPECT_EQ(rep.local_qpn, packet::Qpn(0xFFFFFF));
+  EXPECT_EQ(rep.starting_psn, packet::Psn(0xFFFFFE));
   EXPECT_EQ(rep.target_ack_delay, 31);
   EXPECT_EQ(rep.failover_accepted, 3);
   EXPECT_TRUE(rep.end_to_end_flow_control);
@@ -180,8 +180,8 @@ TEST(CmMad, DecodedFieldsEqualTheEncodedOnes) {
   const auto sr = std::get<SidrRep>(decode(encode(Mad{1, 0, sample_sidr_rep()}))->message);
   EXPECT_EQ(sr.status, 0xFF);
   EXPECT_EQ(sr.add_info_length, 0x48);
-  EXPECT_EQ(sr.qpn, 0xFFFFFFu);
-  EXPECT_EQ(sr.qkey, 0x01234567u);
+  EXPECT_EQ(sr.qpn, packet::Qpn(0xFFFFFF));
+  EXPECT_EQ(sr.qkey, packet::Qkey(0x01234567));
   EXPECT_EQ(sr.class_port_info, sample_sidr_rep().class_port_info);
 }
 
@@ -248,11 +248,11 @@ TEST(CmMad, PackedFieldsKeepToTheirBits) {
   Wire w = encode(Mad{0, 0, r});
   EXPECT_EQ(at(w, 67), 0x02);
   r.transport = Transport::Rc;
-  r.local_qpn = 0xFF123456;  // wider than 24 bits: only the low 24 go out
+  r.local_qpn = packet::Qpn(0xFF123456);  // wider than 24 bits: only the low 24 go out
   w = encode(Mad{0, 0, r});
   EXPECT_EQ(be(w, 56, 4), 0x12345600u);
   EXPECT_EQ(at(w, 55), 0);
-  r.local_qpn = 0;
+  r.local_qpn = packet::Qpn(0);
   r.primary.rate = 0xFF;  // 6 bits
   r.primary.flow_label = 0xFFFFFFFF;  // 20 bits
   w = encode(Mad{0, 0, r});

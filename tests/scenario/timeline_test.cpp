@@ -58,18 +58,18 @@ TEST(TimelineFilter, QpListsTakeDecimalHexAndHosts) {
   const auto qps = parse_timeline_qps("17,0x12,bob:0X13");
   ASSERT_TRUE(qps);
   ASSERT_EQ(qps->size(), 3u);
-  EXPECT_EQ((*qps)[0].qpn, 17u);
-  EXPECT_EQ((*qps)[1].qpn, 0x12u);
+  EXPECT_EQ((*qps)[0].qpn, nic::Qpn(17));
+  EXPECT_EQ((*qps)[1].qpn, nic::Qpn(0x12));
   EXPECT_EQ((*qps)[2].host, "bob");
-  EXPECT_EQ((*qps)[2].qpn, 0x13u);
+  EXPECT_EQ((*qps)[2].qpn, nic::Qpn(0x13));
   for (const char* bad : {"", "x", "17,", ",17", ":17", "bob:", "0x1000000", "-1", "1.5"})
     EXPECT_FALSE(parse_timeline_qps(bad)) << bad;
   TimelineFilter f;
   f.qps = *qps;
-  EXPECT_TRUE(f.keeps_qp("alice", 17));
-  EXPECT_TRUE(f.keeps_qp("bob", 0x13));
-  EXPECT_FALSE(f.keeps_qp("alice", 0x13));
-  EXPECT_TRUE(TimelineFilter().keeps_qp("anyone", 5));
+  EXPECT_TRUE(f.keeps_qp("alice", nic::Qpn(17)));
+  EXPECT_TRUE(f.keeps_qp("bob", nic::Qpn(0x13)));
+  EXPECT_FALSE(f.keeps_qp("alice", nic::Qpn(0x13)));
+  EXPECT_TRUE(TimelineFilter().keeps_qp("anyone", nic::Qpn(5)));
 }
 
 TEST(TimelineFilter, WindowsTakeTimesWithUnits) {
