@@ -71,6 +71,7 @@ void DmaEngine::issue_write(sim::Time done, uint64_t addr, const std::byte* src,
   w.client = client;
   w.tag = tag;
   w.qpn = qpn;
+  if (qpn) writing_[*qpn] += length;
   if (holder) w.holder = std::move(holder);
   ++writes_;
   if (!write_event_.scheduled()) sim_.scheduler().schedule(write_event_, write_q_.front().done);
@@ -148,6 +149,7 @@ void DmaEngine::on_write_done() {
                                       : memory_.write(w.addr, std::span<const std::byte>(small ? small_.front().data() : w.src, w.length));
   if (small) small_.pop();
   if (w.qpn) {
+    if (auto it = writing_.find(*w.qpn); it != writing_.end() && (it->second -= w.length) == 0) writing_.erase(it);
     made_[made_next_] = Made{w.addr, w.length, w.qpn};
     made_next_ = (made_next_ + 1) % kMadeKept;
     if (!ok && fault_listener_ != nullptr) fault_listener_->dma_fault(w.qpn, w.addr, w.length, true);

@@ -133,6 +133,14 @@ public:
   SrqContext* srq(Srqn srqn) { return tables_.srq(srqn); }
   PcieLink& pcie() { return pcie_; }
   DmaEngine& dma() { return dma_; }
+  // Payload bytes of a QP that are in host memory: those it took in, less its
+  // DMA writes still on their way over PCIe (what a throughput series samples;
+  // counted when taken in, a backlog the receive pipeline drains would show
+  // faster than PCIe can write it).
+  uint64_t payload_placed(Qpn qpn) {
+    const QpContext* q = qp(qpn);
+    return q == nullptr ? 0 : q->payload_bytes_accepted - std::min(q->payload_bytes_accepted, dma_.writing(qpn));
+  }
   MemoryTranslation& translation() { return translation_; }
   WqeFetcher& wqe_fetcher() { return fetcher_; }
   Requester& requester() { return requester_; }

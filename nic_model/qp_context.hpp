@@ -181,9 +181,11 @@ struct QpContext {
   uint32_t atomic_replay_next = 0;
 
   uint64_t tx_packets = 0, rx_packets = 0, retransmitted_packets = 0;
-  // Payload bytes this QP placed in host memory, each once and in order: as
-  // responder WRITE and SEND data, as requester READ responses and atomic results.
-  uint64_t payload_bytes_placed = 0;
+  // Payload bytes this QP took in, each once and in order, counted when the
+  // block takes them (responder WRITE and SEND data, requester READ responses
+  // and atomic results); go-back-0 takes back a message's when it asks for all
+  // of it again. Their DMA writes land later: Nic::payload_placed.
+  uint64_t payload_bytes_accepted = 0;
   // Congestion signals, for congestion control (DCQCN): packets that arrived
   // marked CE (IP ECN, or BTH FECN) at this QP as receiver (notification
   // point), and CNPs that arrived for it as sender (reaction point).

@@ -94,7 +94,7 @@ uint32_t HostSide::add_qp(uint32_t sq_entries, uint32_t rq_entries) {
 uint64_t HostSide::payload_placed() const {
   uint64_t bytes = 0;
   for (const Qp& q : qps_)
-    if (const nic::QpContext* c = host_.nic->qp(q.qpn)) bytes += c->payload_bytes_placed;
+    bytes += host_.nic->payload_placed(q.qpn);
   return bytes;
 }
 

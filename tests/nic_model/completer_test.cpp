@@ -149,7 +149,7 @@ TEST_F(CompleterTest, AReadsResponsesLandInLocalMemoryAndItCompletesAfterTheLast
   EXPECT_EQ(completed(), (std::vector<uint64_t>{1}));
   EXPECT_EQ(q->rd_atomic_inflight, 0u);
   EXPECT_EQ(q->una, Psn(3));
-  EXPECT_EQ(q->payload_bytes_placed, len);
+  EXPECT_EQ(q->payload_bytes_accepted, len);
   b.run();
   EXPECT_EQ(b.read(buffer->addr + 64, len), data);
   EXPECT_EQ(b.read(buffer->addr + 64 + len, 1), std::vector<std::byte>{std::byte{0}}) << "nothing past the buffer";

@@ -185,7 +185,7 @@ TEST_F(ResponderTest, AWriteIsPlacedWhereItsRethSays) {
   request(q, req(Opcode::RcRdmaWriteLast, 1, true), all.subspan(kMtu));
   EXPECT_TRUE(completions.posted.empty()) << "a WRITE consumes no receive WQE";
   EXPECT_EQ(acks(), (Acks{{Syndrome::ack(), 1}}));
-  EXPECT_EQ(q.payload_bytes_placed, kMtu + 44u);
+  EXPECT_EQ(q.payload_bytes_accepted, kMtu + 44u);
   b.run();
   EXPECT_EQ(b.read(mem->addr + 512, data.size()), data);
 }
