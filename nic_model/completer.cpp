@@ -140,7 +140,7 @@ void Completer::tell_congestion(QpContext& qp, Psn acked, bool nak) {
 
 void Completer::receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) {
   if (qp.type != QpType::Rc || qp.state == QpState::Err) return;
-  const Psn psn(p.fields.psn);
+  const Psn psn = p.fields.psn;
   // Ignore responses for PSNs never sent or already acknowledged (stale or bogus).
   if (Psn::distance(psn, qp.next_psn) <= 0 || Psn::distance(qp.una, psn) < 0) {
     ++stale_responses_;
@@ -154,56 +154,57 @@ void Completer::receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Fr
   }
   if (!p.fields.aeth) return;
   const Syndrome syndrome = p.fields.aeth->syndrome;
-  const AckKind kind = syndrome.kind();
-  if (auto* t = ctx_.timeline) t->record({.kind = kind == AckKind::Ack ? TimelineKind::Ack : TimelineKind::Nak,
-                                            .qpn = qp.qpn, .psn = psn, .code = syndrome.raw(), .start = ctx_.now()});
-  switch (kind) {
-    case AckKind::Ack: {
-      ++acks_;
-      tell_congestion(qp, psn, false);
-      // Only an ACK that moves the QP on refills the retry counters: one that
-      // stops at a READ still missing its answer must not rewind again.
-      if (retire_through(qp, psn)) progress(qp);
+  if (auto* t = ctx_.timeline)
+    t->record({.kind = syndrome.kind() == AckKind::Ack ? TimelineKind::Ack : TimelineKind::Nak, .qpn = qp.qpn,
+               .psn = psn, .code = syndrome.raw(), .start = ctx_.now()});
+  (this->*kByKind[static_cast<size_t>(syndrome.kind())])(qp, psn, syndrome);
+}
+
+void Completer::on_ack(QpContext& qp, Psn psn, Syndrome) {
+  ++acks_;
+  tell_congestion(qp, psn, false);
+  // Only an ACK that moves the QP on refills the retry counters: one that
+  // stops at a READ still missing its answer must not rewind again.
+  if (retire_through(qp, psn)) progress(qp);
+}
+
+// Stop sending, wait the responder's RNR time, then go back to the refused PSN.
+void Completer::on_rnr_nak(QpContext& qp, Psn psn, Syndrome syndrome) {
+  ++naks_;
+  tell_congestion(qp, psn - 1, true);
+  retire_through(qp, psn - 1);
+  if (qp.rnr_retry != 7) {  // 7: retry for ever
+    if (qp.rnr_retries_left == 0) {
+      ports_.errors->qp_fatal(qp, WcStatus::RnrRetryExcErr);
       return;
     }
-    case AckKind::RnrNak: {
-      ++naks_;
-      tell_congestion(qp, psn - 1, true);
-      retire_through(qp, psn - 1);
-      if (qp.rnr_retry != 7) {
-        if (qp.rnr_retries_left == 0) {
-          ports_.errors->qp_fatal(qp, WcStatus::RnrRetryExcErr);
-          return;
-        }
-        --qp.rnr_retries_left;
-      }
-      // Stop sending, wait the responder's RNR time, then go back to the refused PSN.
-      qp.rnr_waiting = true;
-      ctx_.scheduler().reschedule(*qp.retransmit_timer, ctx_.now() + rnr_timer_duration(syndrome.value()));
-      return;
-    }
-    case AckKind::Nak: {
-      ++naks_;
-      const NakCode code = syndrome.nak_code();
-      tell_congestion(qp, psn - 1, true);
-      retire_through(qp, psn - 1);
-      if (code == NakCode::PsnSequenceError) {
-        if (ctx_.params().loss_recovery == LossRecovery::SelectiveRepeat) {
-          ports_.send_queue->resend(qp, psn);
-        } else {
-          ports_.send_queue->rewind(qp, psn);
-        }
-        ctx_.scheduler().cancel(*qp.retransmit_timer);
-        arm_timer(qp);
-        return;
-      }
-      static constexpr WcStatus kStatus[] = {WcStatus::BadRespErr, WcStatus::RemInvReqErr, WcStatus::RemAccessErr,
-                                             WcStatus::RemOpErr, WcStatus::RemInvRdReqErr};
-      ports_.errors->qp_fatal(qp, static_cast<size_t>(code) < 5 ? kStatus[static_cast<size_t>(code)] : WcStatus::BadRespErr);
-      return;
-    }
-    case AckKind::Reserved: return;
+    --qp.rnr_retries_left;
   }
+  qp.rnr_waiting = true;
+  ctx_.scheduler().reschedule(*qp.retransmit_timer, ctx_.now() + rnr_timer_duration(syndrome.value()));
+}
+
+// A sequence error sends again from its PSN; any other NAK breaks the QP with
+// the completion status its NAK code calls for.
+void Completer::on_nak(QpContext& qp, Psn psn, Syndrome syndrome) {
+  ++naks_;
+  const NakCode code = syndrome.nak_code();
+  tell_congestion(qp, psn - 1, true);
+  retire_through(qp, psn - 1);
+  if (code == NakCode::PsnSequenceError) {
+    if (ctx_.params().loss_recovery == LossRecovery::SelectiveRepeat) {
+      ports_.send_queue->resend(qp, psn);
+    } else {
+      ports_.send_queue->rewind(qp, psn);
+    }
+    ctx_.scheduler().cancel(*qp.retransmit_timer);
+    arm_timer(qp);
+    return;
+  }
+  static constexpr WcStatus kStatus[] = {WcStatus::BadRespErr, WcStatus::RemInvReqErr, WcStatus::RemAccessErr,
+                                         WcStatus::RemOpErr, WcStatus::RemInvRdReqErr};
+  const auto i = static_cast<size_t>(code);
+  ports_.errors->qp_fatal(qp, i < std::size(kStatus) ? kStatus[i] : WcStatus::BadRespErr);
 }
 
 void Completer::on_timer(QpContext& qp) {

@@ -46,6 +46,15 @@ private:
   void place_response(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame);
   void tell_congestion(QpContext& qp, Psn acked, bool nak);
   void progress(QpContext& qp);
+  // What an AETH of each kind does (kByKind, by AckKind): `psn` is the
+  // response's, `syndrome` its AETH's.
+  using AckStep = void (Completer::*)(QpContext& qp, Psn psn, Syndrome syndrome);
+  void on_ack(QpContext& qp, Psn psn, Syndrome syndrome);
+  void on_rnr_nak(QpContext& qp, Psn psn, Syndrome syndrome);
+  void on_nak(QpContext& qp, Psn psn, Syndrome syndrome);
+  void on_reserved(QpContext&, Psn, Syndrome) {}
+  static constexpr AckStep kByKind[] = {&Completer::on_ack, &Completer::on_rnr_nak, &Completer::on_reserved,
+                                        &Completer::on_nak};
   NicContext& ctx_;
   Ports ports_;
   uint64_t acks_ = 0, naks_ = 0, timeouts_ = 0, stale_responses_ = 0;
