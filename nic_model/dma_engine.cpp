@@ -71,10 +71,16 @@ void DmaEngine::issue_write(sim::Time done, uint64_t addr, const std::byte* src,
   w.client = client;
   w.tag = tag;
   w.qpn = qpn;
-  if (qpn) writing_[*qpn] += length;
   if (holder) w.holder = std::move(holder);
   ++writes_;
   if (!write_event_.scheduled()) sim_.scheduler().schedule(write_event_, write_q_.front().done);
+}
+
+uint64_t DmaEngine::writing(Qpn qpn) const {
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < write_q_.size(); ++i)
+    if (write_q_[i].qpn == qpn) bytes += write_q_[i].length;
+  return bytes;
 }
 
 void DmaEngine::write(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder, DmaClient* client,
@@ -149,7 +155,6 @@ void DmaEngine::on_write_done() {
                                       : memory_.write(w.addr, std::span<const std::byte>(small ? small_.front().data() : w.src, w.length));
   if (small) small_.pop();
   if (w.qpn) {
-    if (auto it = writing_.find(*w.qpn); it != writing_.end() && (it->second -= w.length) == 0) writing_.erase(it);
     made_[made_next_] = Made{w.addr, w.length, w.qpn};
     made_next_ = (made_next_ + 1) % kMadeKept;
     if (!ok && fault_listener_ != nullptr) fault_listener_->dma_fault(w.qpn, w.addr, w.length, true);

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <unordered_map>
 
 #include "fabric/frame.hpp"
 #include "nic_model/host_memory.hpp"
@@ -103,11 +102,10 @@ public:
   uint64_t writes() const { return writes_; }
   // Writes made so far (they complete in the order they were issued).
   uint64_t writes_done() const { return writes_ - write_q_.size(); }
-  // Bytes of a QP's writes issued and not yet in host memory.
-  uint64_t writing(Qpn qpn) const {
-    auto it = writing_.find(qpn);
-    return it == writing_.end() ? 0 : it->second;
-  }
+  // Bytes of a QP's writes issued and not yet in host memory. Read from the
+  // writes in flight when asked (a sampler asks, rarely), so that issuing and
+  // completing a write keep no count.
+  uint64_t writing(Qpn qpn) const;
 
 private:
   struct Read {
@@ -135,7 +133,6 @@ private:
     uint64_t addr = 0, length = 0;
     std::optional<Qpn> qpn;
   };
-  std::unordered_map<Qpn, uint64_t> writing_;  // see writing()
   static constexpr size_t kMadeKept = 256;  // more than a payload mover has in flight
   void write_failed(uint64_t addr, uint64_t length) override;
   using Small = std::array<std::byte, 64>;
