@@ -343,10 +343,10 @@ nic::Loan ProcessHostMemory::loan(uint64_t addr, size_t len) {
   return {r->local + (addr - r->addr), &borrowers_};
 }
 
-void ProcessHostMemory::work_completed(uint32_t qpn, uint32_t last_psn) {
+void ProcessHostMemory::work_completed(nic::Qpn qpn, nic::Psn last_psn) {
   if (borrowers_.borrowers() == 0) return;
   borrowers_.settle_if([&](const fabric::FrameMeta& m) {
-    return m.flow_id == qpn && packet::Psn::distance(packet::Psn(m.psn), packet::Psn(last_psn)) >= 0;
+    return m.flow_id == qpn.value() && nic::Psn::distance(m.psn, last_psn) >= 0;
   });
 }
 

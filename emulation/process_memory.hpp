@@ -95,7 +95,7 @@ public:
   nic::Loan loan(uint64_t addr, size_t len) override;
   void settle(uint64_t addr, size_t len) override;
   // Frames that borrow for that work (by their QP and PSN) copy their bytes in.
-  void work_completed(uint32_t qpn, uint32_t last_psn) override;
+  void work_completed(nic::Qpn qpn, nic::Psn last_psn) override;
   // Whether loan() lends (default) or every read copies.
   void set_lending(bool on) { lending_ = on; }
   const fabric::BorrowList& borrowers() const { return borrowers_; }

@@ -113,7 +113,7 @@ void ProcessSpaces::for_each(F f) {
 
 // Only the space that lent a frame of the work has borrowers of it; the others
 // find none.
-void ProcessSpaces::work_completed(uint32_t qpn, uint32_t last_psn) {
+void ProcessSpaces::work_completed(nic::Qpn qpn, nic::Psn last_psn) {
   for_each([&](ProcessHostMemory& m) { m.work_completed(qpn, last_psn); });
 }
 

@@ -50,7 +50,7 @@ public:
   bool write_frame(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder) override;
   nic::Loan loan(uint64_t addr, size_t len) override;
   void settle(uint64_t addr, size_t len) override;
-  void work_completed(uint32_t qpn, uint32_t last_psn) override;
+  void work_completed(nic::Qpn qpn, nic::Psn last_psn) override;
   void set_fault_listener(nic::MemoryFaultListener* l) override;
 
   void set_mover(PayloadMover* mover);

@@ -24,7 +24,7 @@ void CqeWriter::complete_send(QpContext& qp, const SendEntry& e, WcStatus status
                                             .start = ctx_.now()});
   if (status == WcStatus::Success && !e.signaled) return;
   // This completes the work before it, unsignaled work included.
-  ctx_.dma.memory().work_completed(qp.qpn.value(), e.last_psn().value());
+  ctx_.dma.memory().work_completed(qp.qpn, e.last_psn());
   Cqe c{};
   c.wr_id = e.wqe.wr_id;
   c.status = status;

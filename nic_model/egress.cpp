@@ -43,7 +43,7 @@ uint32_t Egress::withdraw(Qpn qpn, uint8_t priority, Psn from) {
   uint64_t bytes = 0;
   const size_t n = port_->withdraw(priority, [&](const fabric::Frame& f) {
     const fabric::FrameMeta& m = f.meta();
-    const bool match = m.request && m.flow_id == qpn.value() && Psn::distance(from, Psn(m.psn)) >= 0;
+    const bool match = m.request && m.flow_id == qpn.value() && Psn::distance(from, m.psn) >= 0;
     if (match) bytes += f.size();
     return match;
   });

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "fabric/frame.hpp"
+#include "nic_model/types.hpp"
 
 namespace rnicsim::nic {
 
@@ -68,7 +69,7 @@ public:
   // has completed (a CQE is about to say so): its buffers are the program's
   // again, and frames that borrow them must copy their bytes in. A memory
   // that lends requests' payload does that here.
-  virtual void work_completed(uint32_t /*qpn*/, uint32_t /*last_psn*/) {}
+  virtual void work_completed(Qpn /*qpn*/, Psn /*last_psn*/) {}
   // A DMA write of bytes that a received frame holds: `src` is a span of
   // `holder`'s bytes as built (its payload, which may still be borrowed from
   // the sender's memory). A memory may keep the frame and copy the bytes when

@@ -189,7 +189,7 @@ Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPa
     // A receive buffer too short is the requester's error (Invalid Request); a
     // protection error on it is the responder's own (Remote Operational Error),
     // as ConnectX reports them.
-    nak(qp, short_buffer ? NakCode::InvalidRequest : NakCode::RemoteOperationalError, Psn(p.fields.psn));
+    nak(qp, short_buffer ? NakCode::InvalidRequest : NakCode::RemoteOperationalError, p.fields.psn);
     ports_.errors->qp_fatal(qp, WcStatus::WrFlushErr);
     return Verdict::Wait;  // nothing more for this QP; the caller must not advance it
   }
@@ -203,7 +203,7 @@ Responder::Verdict Responder::execute_send(QpContext& qp, const packet::ParsedPa
   ctx_.dma.scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame), qp.qpn);
   qp.recv_offset = offset + len;
   if (ends) {
-    if (p.fields.ieth) ctx_.translation.invalidate_rkey(Rkey(p.fields.ieth->rkey));
+    if (p.fields.ieth) ctx_.translation.invalidate_rkey(p.fields.ieth->rkey);
     complete_recv(qp, p, WcOpcode::Recv, qp.recv_offset);
   }
   return Verdict::Done;
@@ -216,7 +216,7 @@ bool Responder::remote_access_ok(const QpContext& qp, const packet::RethFields& 
                                  uint64_t& host) const {
   if (!(qp.access_flags & needed)) return false;
   if (r.dma_length == 0) return true;
-  return ctx_.translation.check_remote(Rkey(r.rkey), qp.pd, r.va, r.dma_length, needed, host) == AccessCheck::Ok;
+  return ctx_.translation.check_remote(r.rkey, qp.pd, r.va, r.dma_length, needed, host) == AccessCheck::Ok;
 }
 
 bool Responder::execute_write(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame, bool starts,
@@ -299,7 +299,7 @@ Responder::Verdict Responder::start_atomic(QpContext& qp, const packet::ParsedPa
   }
   uint64_t host = 0;
   if (!(qp.access_flags & kAccessRemoteAtomic) ||
-      ctx_.translation.check_remote(Rkey(a.rkey), qp.pd, a.va, 8, kAccessRemoteAtomic, host) != AccessCheck::Ok) {
+      ctx_.translation.check_remote(a.rkey, qp.pd, a.va, 8, kAccessRemoteAtomic, host) != AccessCheck::Ok) {
     class_c_error(qp, NakCode::RemoteAccessError, psn);
     return Verdict::Done;
   }
@@ -459,7 +459,7 @@ Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket&
   ++counters_.requests;
   ++qp.rx_packets;
   const auto& info = packet::opcode_info(p.fields.opcode);
-  Request r{qp, p, frame, info, Psn(p.fields.psn), info.position == Position::First || info.position == Position::Only,
+  Request r{qp, p, frame, info, p.fields.psn, info.position == Position::First || info.position == Position::Only,
             info.position == Position::Last || info.position == Position::Only};
   for (const Step step : kSteps)
     if (const std::optional<Verdict> v = (this->*step)(r)) return *v;

@@ -154,12 +154,12 @@ void RxPipeline::process() {
         case RequestVerdict::Done: break;
         case RequestVerdict::Stall:  // keep the packet, retry it on resume
           stalled_ = true;
-          stalled_qpn_ = Qpn(f.dest_qp);
+          stalled_qpn_ = f.dest_qp;
           done = false;
           break;
         case RequestVerdict::Wait:  // consumed; take nothing until resume
           stalled_ = true;
-          stalled_qpn_ = Qpn(f.dest_qp);
+          stalled_qpn_ = f.dest_qp;
           break;
       }
     }

@@ -10,7 +10,9 @@
 # usage: typed_numbers.sh SOURCE_DIR
 set -u
 cd "$1" || exit 2
-found=$(grep -nE '\b(std::)?u?int(8|16|32|64)_t[[:space:]]+[A-Za-z_]*(qpn|psn|qp_num|dest_qp|src_qp|srqn|srq_num|rkey|lkey|qkey)_?\b' \
+# A parameter counts with its name commented out too (`uint32_t /*qpn*/`).
+raw='\b(std::)?u?int(8|16|32|64)_t[[:space:]]+(/\*[[:space:]]*)?[A-Za-z_]*(qpn|psn|qp_num|dest_qp|src_qp|srqn|srq_num|rkey|lkey|qkey)_?\b'
+found=$(grep -nE "$raw" \
           packet/*.hpp nic_model/*.hpp cm/*.hpp scenario/*.hpp |
         grep -v '^nic_model/queue_format\.hpp:' |
         grep -vE '\b(next|max)_[a-z_]*(qpn|psn|srqn)s?_?\b|\bpsns\b')
@@ -20,6 +22,6 @@ if [ -n "$found" ]; then
   exit 1
 fi
 # The check itself finds what it looks for.
-probe=$(printf 'struct X {\n  uint32_t dest_qpn = 0;\n};\n' | grep -cE '\b(std::)?u?int(8|16|32|64)_t[[:space:]]+[A-Za-z_]*(qpn|psn)_?\b')
-[ "$probe" = 1 ] || { echo "FAIL: the pattern misses a raw QPN"; exit 1; }
+probe=$(printf 'struct X {\n  uint32_t dest_qpn = 0;\n  virtual void f(uint32_t /*last_psn*/);\n};\n' | grep -cE "$raw")
+[ "$probe" = 2 ] || { echo "FAIL: the pattern misses a raw QPN or PSN"; exit 1; }
 echo "PASS: the public headers declare QPNs, PSNs, SRQ numbers and keys by type"

@@ -455,7 +455,7 @@ TEST(ProcessHostMemoryRuns, LentBytesAreCopiedInBeforeTheyCanChange) {
 
   // QP 7's work up to PSN 100 completes: its buffers are the program's again;
   // the work after it and other QPs' work is still posted.
-  m.work_completed(7, 100);
+  m.work_completed(rnicsim::nic::Qpn(7), rnicsim::nic::Psn(100));
   EXPECT_FALSE(b.borrowing());
   EXPECT_TRUE(d.borrowing());
   EXPECT_TRUE(e.borrowing());
@@ -464,9 +464,9 @@ TEST(ProcessHostMemoryRuns, LentBytesAreCopiedInBeforeTheyCanChange) {
   EXPECT_TRUE(d.borrowing());  // a CQE settles nothing by itself
   page[1024] = std::byte{0x44};  // the program reuses a completed buffer
   EXPECT_EQ(b.bytes()[0], std::byte{0x11});
-  m.work_completed(7, 0xFFFFF0);  // PSNs compare modulo 2^24: 101 is after it
+  m.work_completed(rnicsim::nic::Qpn(7), rnicsim::nic::Psn(0xFFFFF0));  // PSNs compare modulo 2^24: 101 is after it
   EXPECT_TRUE(d.borrowing());
-  m.work_completed(8, 60);
+  m.work_completed(rnicsim::nic::Qpn(8), rnicsim::nic::Psn(60));
   EXPECT_FALSE(e.borrowing());
 
   rnicsim::fabric::Frame c = borrow(kProgram + 2048, 64);
