@@ -8,25 +8,18 @@ x 16 x 128/130 x 256/280 = 115.2 Gb/s, plus one 4 KiB packet of rounding at an
 interval's edge). Counted when the pipeline took them in, they showed 144 Gb/s.
 The intervals still add up to the bytes summary.json reports.
 usage: placement_rate.py RNICSIM SCENARIO WORKDIR"""
-import csv
 import json
-import shutil
-import subprocess
 import sys
 
+from series_run import run_series
+
 rnicsim, scenario, out = sys.argv[1:4]
-shutil.rmtree(out, ignore_errors=True)
-r = subprocess.run([rnicsim, 'run', scenario, '--out', out], capture_output=True, text=True)
-assert r.returncode == 0 and 'result: completed' in r.stdout, r.stdout + r.stderr
-summary = json.load(open(out + '/summary.json'))
-rates = list(csv.DictReader(open(out + '/throughput.csv')))
-delivered = list(csv.DictReader(open(out + '/delivered.csv')))
+summary, rates, _ = run_series(rnicsim, scenario, out)  # the intervals add up too
 pcie_gbps = 8 * 16 * 128 / 130 * 256 / 280
 edge_gbps = 4096 * 8 / 10e-6 / 1e9
 worst = 0.0
 for w in summary['workloads']:
     n = w['name']
-    assert sum(int(row[n]) for row in delivered) == w['bytes'], n
     for i in range(1, len(rates) - 1):  # the last interval is shorter
         worst = max(worst, float(rates[i][n]))
     first = float(rates[0][n])

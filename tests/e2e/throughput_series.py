@@ -6,31 +6,22 @@ intervals in delivered.csv add up to the bytes summary.json reports, the rates
 agree with those bytes, and in the second half of the run the two flows hold
 rates within 15 % of each other (DCQCN converged to the fair share).
 usage: throughput_series.py RNICSIM SCENARIO WORKDIR"""
-import csv
-import json
-import shutil
-import subprocess
 import sys
 
-rnicsim, scenario, out = sys.argv[1:4]
-shutil.rmtree(out, ignore_errors=True)
-r = subprocess.run([rnicsim, 'run', scenario, '--out', out], capture_output=True, text=True)
-assert r.returncode == 0 and 'result: completed' in r.stdout, r.stdout + r.stderr
-summary = json.load(open(out + '/summary.json'))
-rates = list(csv.DictReader(open(out + '/throughput.csv')))
+from series_run import run_series
+
+# The intervals of delivered.csv add up to each workload's bytes (run_series).
+summary, rates, bytes_ = run_series(*sys.argv[1:4])
 names = [w['name'] for w in summary['workloads']]
 # Most intervals carry data (not one spike at each workload's end).
 for n in names:
     nonzero = sum(1 for row in rates if float(row[n]) > 0)
     assert nonzero > 0.9 * len(rates), (n, nonzero, len(rates))
-bytes_ = list(csv.DictReader(open(out + '/delivered.csv')))
 assert len(rates) == len(bytes_) > 1000, (len(rates), len(bytes_))
 last = {}
 for w in summary['workloads']:
     n = w['name']
     cells = [int(row[n]) for row in bytes_]
-    # The intervals add up to what the workload delivered.
-    assert sum(cells) == w['bytes'], (n, sum(cells), w['bytes'])
     last[n] = max(i for i, b in enumerate(cells) if b > 0)
     nonzero = sum(1 for b in cells[:last[n] + 1] if b > 0)
     assert nonzero >= 0.95 * (last[n] + 1), (n, nonzero, last[n] + 1)
