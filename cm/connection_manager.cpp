@@ -75,6 +75,10 @@ ConnectionManager::Conn& ConnectionManager::add(CmUser* user, State state) {
 
 void ConnectionManager::release(CommId id) { conns_.erase(id); }
 
+void ConnectionManager::hand_over(CommId id, CmUser& user) {
+  if (Conn* c = find(id)) c->user = &user;
+}
+
 ConnectionManager::Conn* ConnectionManager::passive(CmUser* user, State state, uint32_t remote,
                                                     const MadSource& from, uint64_t tid) {
   auto av = resolve_(from);

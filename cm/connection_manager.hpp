@@ -88,6 +88,10 @@ public:
   // UD: a SIDR REQ (answered by the peer's listener with sidr_reply()).
   CommId sidr_request(SidrReq req, const PathTo& path, CmUser& user);
   bool sidr_reply(CommId id, SidrRep rep);
+  // Passive side: the connection's callbacks go to `user` from now on (the
+  // listener's user made one for it, as the kernel's CM gives a REQ its own
+  // cm_id). Called from on_request or on_sidr_request.
+  void hand_over(CommId id, CmUser& user);
   // Forgets the connection (its user is going away); no further callbacks.
   void release(CommId id);
 

@@ -136,10 +136,6 @@ int ControlOps::open_context(Call& c, const proto::Received& r, proto::OpenConte
   return 0;
 }
 
-int ControlOps::rdma_cm(Call& c, const proto::Received& r, NoReply&) {
-  return rdma_cms_[c.session.host]->dispatch(c.session.fd, r, c.body, c.length);
-}
-
 // --- contexts and PDs ---
 
 int ControlOps::close_context(Call& c, const ContextOnly&, NoReply&) {
@@ -229,16 +225,16 @@ int ControlOps::register_mr(Call& call, const proto::Received& r, bool again, pr
     rep = proto::RegMrRep{mr.lkey.value(), mr.rkey.value()};
     return 0;
   }
-  auto it = h.mrs.find(q.lkey);
-  if (it == h.mrs.end() || it->second.ctx != c.id) return refuse(EINVAL);
-  space.remove_region(it->second.addr, it->second.length, it->second.access);
+  MrEntry* old = owned(h.mrs, q.lkey, c.id);
+  if (old == nullptr) return refuse(EINVAL);
+  space.remove_region(old->addr, old->length, old->access);
   n.translation().modify(nic::Lkey(q.lkey), nic::Pdn(q.pd), host_addr, q.length, q.iova, access);
   // New shared pages replace the region's; without any it keeps its own.
   if (runs.empty())
-    runs = std::move(it->second.runs);
+    runs = std::move(old->runs);
   else
-    Registry::drop_runs(space, it->second.runs);
-  it->second = MrEntry{c.id, q.addr, q.length, access, std::move(runs)};
+    Registry::drop_runs(space, old->runs);
+  *old = MrEntry{c.id, q.addr, q.length, access, std::move(runs)};
   space.add_region(q.addr, q.length, access);
   const nic::MemoryRegion* mr = n.translation().by_lkey(nic::Lkey(q.lkey));
   rep = proto::RegMrRep{mr->lkey.value(), mr->rkey.value()};
@@ -247,12 +243,12 @@ int ControlOps::register_mr(Call& call, const proto::Received& r, bool again, pr
 
 int ControlOps::dereg_mr(Call& c, const proto::ObjectReq& q, NoReply&) {
   HostState& h = registry_.state(*c.ctx);
-  auto it = h.mrs.find(q.id);
-  if (it == h.mrs.end() || it->second.ctx != c.ctx->id) return EINVAL;
+  MrEntry* mr = owned(h.mrs, q.id, c.ctx->id);
+  if (mr == nullptr) return EINVAL;
   registry_.nic(*c.ctx).translation().remove(nic::Lkey(q.id));
-  h.memory.space(c.ctx->slot).remove_region(it->second.addr, it->second.length, it->second.access);
-  Registry::drop_runs(h.memory.space(c.ctx->slot), it->second.runs);
-  h.mrs.erase(it);
+  h.memory.space(c.ctx->slot).remove_region(mr->addr, mr->length, mr->access);
+  Registry::drop_runs(h.memory.space(c.ctx->slot), mr->runs);
+  h.mrs.erase(q.id);
   return 0;
 }
 
@@ -290,16 +286,16 @@ int ControlOps::destroy_cq(Call& call, const proto::ObjectReq& q, NoReply&) {
   Context& c = *call.ctx;
   HostState& h = registry_.state(c);
   nic::Nic& n = registry_.nic(c);
-  auto it = h.cqs.find(q.id);
-  if (it == h.cqs.end() || it->second.ctx != c.id) return EINVAL;
+  CqEntry* cq = owned(h.cqs, q.id, c.id);
+  if (cq == nullptr) return EINVAL;
   const nic::Cqn cqn(q.id);
   if (any_qp_uses(h, n, [&](const nic::QpContext& qp) { return qp.send_cq == cqn || qp.recv_cq == cqn; }))
     return EBUSY;
-  if (it->second.channel_fd >= 0) close(it->second.channel_fd);
-  c.doorbell_used[it->second.doorbell] = false;
-  registry_.give_back(c, it->second.ring);
+  if (cq->channel_fd >= 0) close(cq->channel_fd);
+  c.doorbell_used[cq->doorbell] = false;
+  registry_.give_back(c, cq->ring);
   n.destroy_cq(cqn);
-  h.cqs.erase(it);
+  h.cqs.erase(q.id);
   return 0;
 }
 
@@ -357,8 +353,8 @@ int ControlOps::create_qp(Call& call, const proto::CreateQpReq& q, proto::Create
 int ControlOps::modify_qp(Call& call, const proto::ModifyQpReq& q, NoReply&) {
   Context& c = *call.ctx;
   HostState& h = registry_.state(c);
-  auto it = h.qps.find(q.qpn);
-  if (it == h.qps.end() || it->second.ctx != c.id) return EINVAL;
+  QpEntry* qp = owned(h.qps, q.qpn, c.id);
+  if (qp == nullptr) return EINVAL;
   nic::QpAttr a;
   a.state = static_cast<nic::QpState>(q.state);
   if (q.mask & nic::kQpPathMtu) {
@@ -383,11 +379,10 @@ int ControlOps::modify_qp(Call& call, const proto::ModifyQpReq& q, NoReply&) {
   const int rc = registry_.nic(c).modify_qp(nic::Qpn(q.qpn), a, q.mask & ~uint32_t{nic::kQpCurState});
   if (rc == 0 && (q.mask & nic::kQpState) && a.state == nic::QpState::Reset) {
     // The rings start again at index 0, on both sides.
-    QpEntry& e = it->second;
-    proto::DoorbellRecord& d = c.doorbell(e.doorbell);
+    proto::DoorbellRecord& d = c.doorbell(qp->doorbell);
     d.sq_producer.store(0, std::memory_order_relaxed);
     d.rq_producer.store(0, std::memory_order_relaxed);
-    e.sq_seen = e.rq_seen = 0;
+    qp->sq_seen = qp->rq_seen = 0;
   }
   return rc;
 }
@@ -438,14 +433,14 @@ int ControlOps::destroy_srq(Call& call, const proto::ObjectReq& q, NoReply&) {
   Context& c = *call.ctx;
   HostState& h = registry_.state(c);
   nic::Nic& n = registry_.nic(c);
-  auto it = h.srqs.find(q.id);
-  if (it == h.srqs.end() || it->second.ctx != c.id) return EINVAL;
+  SrqEntry* srq = owned(h.srqs, q.id, c.id);
+  if (srq == nullptr) return EINVAL;
   const nic::Srqn srqn(q.id);
   if (any_qp_uses(h, n, [&](const nic::QpContext& qp) { return qp.srq == srqn; })) return EBUSY;
-  c.doorbell_used[it->second.doorbell] = false;
-  registry_.give_back(c, it->second.ring);
+  c.doorbell_used[srq->doorbell] = false;
+  registry_.give_back(c, srq->ring);
   n.destroy_srq(srqn);
-  h.srqs.erase(it);
+  h.srqs.erase(q.id);
   return 0;
 }
 

@@ -9,30 +9,17 @@
 #include <ostream>
 #include <vector>
 
+#include "emulation/call.hpp"
 #include "emulation/rdma_cm.hpp"
 #include "emulation/registry.hpp"
-#include "emulation/server.hpp"
+#include "emulation/serve_options.hpp"
 #include "emulation/session.hpp"
 #include "verbs_shim/protocol.hpp"
 #include "verbs_shim/wire.hpp"
 
 namespace rnicsim::emulation {
 
-// One request being served.
 class HostNetwork;
-
-struct Call {
-  Session& session;
-  const verbs_proto::Received& request;
-  unsigned char* body;     // the reply's body ...
-  size_t& length;          // ... and its length
-  std::vector<int>& fds;   // descriptors sent with the reply
-  Context* ctx = nullptr;  // the context a context-scoped request named
-};
-
-// Request and reply types of the table that are not protocol structs.
-struct NoReply {};
-struct ContextOnly {};  // the request is its context (its first word) only
 
 // A SettleCq request waiting for the work in flight towards its CQ.
 struct Settling {
@@ -41,7 +28,6 @@ struct Settling {
   uint32_t cqn = 0;
   std::chrono::steady_clock::time_point deadline;
 };
-inline constexpr int kDeferred = -1;  // a handler's status: the reply comes later
 
 class ControlOps {
 public:
@@ -50,14 +36,14 @@ public:
       : scenario_(s), options_(o), out_(out), registry_(registry), rdma_cms_(rdma_cms), settling_(settling),
         wake_fd_(wake_fd) {}
   Context* context_of(const Session& s, uint32_t ctx) const { return registry_.context_of(s.fd, ctx); }
+  // The RDMA CM of the session's host: its requests' handlers (op_table.cpp).
+  RdmaCm& rdma_cm(const Session& s) const { return *rdma_cms_[s.host]; }
   // The hosts' network, if they have one: Hello tells a program how to join it.
   void set_network(const HostNetwork* network) { network_ = network; }
 
   // Session-scoped: before any context.
   int hello(Call& c, const verbs_proto::HelloReq& q, verbs_proto::DeviceInfo& info);
   int open_context(Call& c, const verbs_proto::Received& r, verbs_proto::OpenContextRep& rep);
-  // The RDMA CM's requests go to the CM of the session's host.
-  int rdma_cm(Call& c, const verbs_proto::Received& r, NoReply&);
 
   // Context-scoped: c.ctx is the session's context the request names.
   int close_context(Call& c, const ContextOnly&, NoReply&);

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "emulation/registry.hpp"
-#include "emulation/server.hpp"
+#include "emulation/serve_options.hpp"
 #include "emulation/session.hpp"
 #include "sim/executor.hpp"
 

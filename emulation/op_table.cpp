@@ -5,28 +5,29 @@
 #include <cstring>
 #include <type_traits>
 
+#include "emulation/rdma_cm.hpp"
+#include "emulation/session.hpp"
+
 namespace rnicsim::emulation {
 namespace proto = verbs_proto;
 
 namespace {
 
-template <class Req, class Rep>
-using Handler = int (ControlOps::*)(Call&, const Req&, Rep&);
-
-// The request as the handler takes it: the protocol struct the body must be
+// The request as a handler takes it: the protocol struct the body must be
 // exactly, the whole message (proto::Received), or nothing but the context.
-template <class Req, class Rep, Handler<Req, Rep> F>
-int run(ControlOps& ops, Call& call) {
+// `serve(q, rep)` runs the handler; the reply is written if it succeeded.
+template <class Req, class Rep, class Serve>
+int serve_call(Call& call, Serve serve) {
   Rep rep{};
   int rc = 0;
   if constexpr (std::is_same_v<Req, proto::Received>) {
-    rc = (ops.*F)(call, call.request, rep);
+    rc = serve(call.request, rep);
   } else if constexpr (std::is_same_v<Req, ContextOnly>) {
-    rc = (ops.*F)(call, ContextOnly{}, rep);
+    rc = serve(ContextOnly{}, rep);
   } else {
     Req q;
     if (!proto::body_as(call.request, q)) return EPROTO;
-    rc = (ops.*F)(call, q, rep);
+    rc = serve(q, rep);
   }
   if constexpr (!std::is_same_v<Rep, NoReply>) {
     if (rc == 0) {
@@ -37,19 +38,54 @@ int run(ControlOps& ops, Call& call) {
   return rc;
 }
 
+// The three kinds of handler: the daemon's verbs, the RDMA CM's on the
+// session, and the RDMA CM's on the session's id the request names (EINVAL
+// when it names none, as the kernel's ucma answers).
+template <class Req, class Rep>
+using Handler = int (ControlOps::*)(Call&, const Req&, Rep&);
+template <class Req, class Rep>
+using CmHandler = int (RdmaCm::*)(int session, const Req&, Rep&);
+template <class Req, class Rep>
+using IdHandler = int (RdmaCm::*)(RdmaCm::Id&, const Req&, Rep&);
+
+template <class Req, class Rep, Handler<Req, Rep> F>
+int run(ControlOps& ops, Call& call) {
+  return serve_call<Req, Rep>(call, [&](const Req& q, Rep& rep) { return (ops.*F)(call, q, rep); });
+}
+
+template <class Req, class Rep, CmHandler<Req, Rep> F>
+int run_cm(ControlOps& ops, Call& call) {
+  RdmaCm& cm = ops.rdma_cm(call.session);
+  return serve_call<Req, Rep>(call, [&](const Req& q, Rep& rep) { return (cm.*F)(call.session.fd, q, rep); });
+}
+
+template <class Req, class Rep, IdHandler<Req, Rep> F>
+int run_id(ControlOps& ops, Call& call) {
+  RdmaCm& cm = ops.rdma_cm(call.session);
+  return serve_call<Req, Rep>(call, [&](const Req& q, Rep& rep) {
+    RdmaCm::Id* id = cm.id_of(call.session.fd, q.id);
+    return id == nullptr ? EINVAL : (cm.*F)(*id, q, rep);
+  });
+}
+
 template <proto::Op O, OpScope S, class Req, class Rep, Handler<Req, Rep> F>
 constexpr OpRow row() {
   return OpRow{O, S, &run<Req, Rep, F>};
+}
+template <proto::Op O, class Req, class Rep, CmHandler<Req, Rep> F>
+constexpr OpRow cm_row() {
+  return OpRow{O, OpScope::Cm, &run_cm<Req, Rep, F>};
+}
+template <proto::Op O, class Req, class Rep, IdHandler<Req, Rep> F>
+constexpr OpRow id_row() {
+  return OpRow{O, OpScope::Cm, &run_id<Req, Rep, F>};
 }
 
 using Op = proto::Op;
 using S = OpScope;
 using C = ControlOps;
+using Cm = RdmaCm;
 using Raw = proto::Received;
-template <Op O>
-constexpr OpRow cm() {
-  return row<O, S::Cm, Raw, NoReply, &C::rdma_cm>();
-}
 
 constexpr OpRow kOps[] = {
     row<Op::Hello, S::Session, proto::HelloReq, proto::DeviceInfo, &C::hello>(),
@@ -75,23 +111,22 @@ constexpr OpRow kOps[] = {
     row<Op::ResizeCq, S::Context, proto::ObjectReq, NoReply, &C::resize_cq>(),
     row<Op::ShareRuns, S::Context, Raw, NoReply, &C::share_runs>(),
     row<Op::DestroyAh, S::Context, proto::ObjectReq, NoReply, &C::destroy_ah>(),
-    // The RDMA CM reads its requests itself (emulation/rdma_cm.cpp).
-    cm<Op::CmOpenChannel>(),
-    cm<Op::CmCloseChannel>(),
-    cm<Op::CmCreateId>(),
-    cm<Op::CmDestroyId>(),
-    cm<Op::CmMigrateId>(),
-    cm<Op::CmBind>(),
-    cm<Op::CmResolveAddr>(),
-    cm<Op::CmResolveRoute>(),
-    cm<Op::CmListen>(),
-    cm<Op::CmConnect>(),
-    cm<Op::CmAccept>(),
-    cm<Op::CmReject>(),
-    cm<Op::CmEstablish>(),
-    cm<Op::CmDisconnect>(),
-    cm<Op::CmInitQpAttr>(),
-    cm<Op::CmSetOption>(),
+    cm_row<Op::CmOpenChannel, Raw, proto::CmChannelRep, &Cm::open_channel>(),
+    cm_row<Op::CmCloseChannel, proto::CmIdReq, NoReply, &Cm::close_channel>(),
+    cm_row<Op::CmCreateId, proto::CmCreateIdReq, proto::ObjectRep, &Cm::create_id>(),
+    id_row<Op::CmDestroyId, proto::CmIdReq, NoReply, &Cm::destroy_id>(),
+    id_row<Op::CmMigrateId, proto::CmIdReq, NoReply, &Cm::migrate_id>(),
+    id_row<Op::CmBind, proto::CmIdReq, proto::CmAddrRep, &Cm::bind>(),
+    id_row<Op::CmResolveAddr, proto::CmIdReq, NoReply, &Cm::resolve_addr>(),
+    id_row<Op::CmResolveRoute, proto::CmIdReq, NoReply, &Cm::resolve_route>(),
+    id_row<Op::CmListen, proto::CmIdReq, NoReply, &Cm::listen>(),
+    id_row<Op::CmConnect, proto::CmConnReq, NoReply, &Cm::connect>(),
+    id_row<Op::CmAccept, proto::CmConnReq, NoReply, &Cm::accept>(),
+    id_row<Op::CmReject, proto::CmConnReq, NoReply, &Cm::reject>(),
+    id_row<Op::CmEstablish, proto::CmIdReq, NoReply, &Cm::establish>(),
+    id_row<Op::CmDisconnect, proto::CmIdReq, NoReply, &Cm::disconnect>(),
+    id_row<Op::CmInitQpAttr, proto::CmIdReq, proto::CmQpAttrRep, &Cm::init_qp_attr>(),
+    id_row<Op::CmSetOption, proto::CmOptionReq, NoReply, &Cm::set_option>(),
 };
 
 // Rows in the order of the ops' values, from Hello (1) on: row i is op i + 1.

@@ -71,7 +71,10 @@ const char* port_space_name(uint32_t ps) {
 
 enum class RdmaCm::Want : uint8_t { None, Connection, Sidr };
 
-struct RdmaCm::Id {
+struct RdmaCm::Id : cm::CmUser {
+  explicit Id(RdmaCm& cm) : owner(cm) {}
+
+  RdmaCm& owner;
   uint32_t number = 0;
   int session = -1;
   uint32_t channel = 0;
@@ -95,6 +98,43 @@ struct RdmaCm::Id {
   bool reuse_addr = false, af_only = false, af_only_set = false;
   std::optional<uint8_t> ack_timeout;
   std::unique_ptr<sim::Event> addr_timer;  // ADDR_ERROR when no host has the address
+
+  // --- cm::CmUser: what the IB CM tells of the connection `c` ---
+  // A listener hears of requests; an id of its own connection only.
+  void on_request(cm::CommId c, const cm::Req& r, const cm::MadSource& from) override {
+    owner.on_request(*this, c, r, from);
+  }
+  void on_sidr_request(cm::CommId c, const cm::SidrReq& r, const cm::MadSource& from) override {
+    owner.on_sidr_request(*this, c, r, from);
+  }
+  void on_reply(cm::CommId c, const cm::Rep& r) override {
+    if (comm == c) owner.on_reply(*this, r);
+  }
+  void on_established(cm::CommId c) override { tell(c, RDMA_CM_EVENT_ESTABLISHED, 0, false); }
+  void on_disconnect_request(cm::CommId c, const cm::Dreq&) override { tell(c, RDMA_CM_EVENT_DISCONNECTED, 0, false); }
+  void on_disconnected(cm::CommId c) override { tell(c, RDMA_CM_EVENT_DISCONNECTED, 0, false); }
+  // The connection is over: the CM has forgotten it.
+  void on_rejected(cm::CommId c, const cm::Rej& r) override {
+    if (ended(c)) owner.on_rejected(*this, r);
+  }
+  void on_timeout(cm::CommId c) override { tell(c, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, true); }
+  void on_timewait_exit(cm::CommId c) override { tell(c, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0, true); }
+  void on_sidr_reply(cm::CommId c, const cm::SidrRep& r) override {
+    if (ended(c)) owner.on_sidr_reply(*this, r);
+  }
+  void on_sidr_timeout(cm::CommId c) override { tell(c, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, true); }
+
+  bool ended(cm::CommId c) {
+    if (comm != c) return false;
+    comm.reset();
+    return true;
+  }
+  // The event of the connection `c` if it is this id's (`over`: the CM forgot it).
+  void tell(cm::CommId c, int event, int status, bool over) {
+    if (comm != c) return;
+    if (over) comm.reset();
+    owner.emit(*this, owner.event_for(*this, event, status));
+  }
 };
 
 RdmaCm::RdmaCm(scenario::World& world, size_t host, ProcessSpaces& memory, std::ostream& log)
@@ -114,8 +154,6 @@ RdmaCm::RdmaCm(scenario::World& world, size_t host, ProcessSpaces& memory, std::
 RdmaCm::~RdmaCm() {
   for (auto& [n, fd] : channels_) close(fd);
 }
-
-bool RdmaCm::handles(Op op) { return op >= Op::CmOpenChannel && op <= Op::CmSetOption; }
 
 std::optional<nic::AddressVector> RdmaCm::resolve(const cm::MadSource& from) const {
   return world_.address_of(from.gid, from.lid);
@@ -150,20 +188,13 @@ std::optional<size_t> RdmaCm::host_of(const proto::CmAddr& a) const {
 
 packet::Psn RdmaCm::next_psn() { return packet::Psn(static_cast<uint32_t>(random_.next_u64())); }
 
-RdmaCm::Id* RdmaCm::find(int session, uint32_t id) {
-  auto it = ids_.find(id);
+RdmaCm::Id* RdmaCm::id_of(int session, uint32_t number) {
+  auto it = ids_.find(number);
   return it == ids_.end() || it->second->session != session ? nullptr : it->second.get();
 }
 
-RdmaCm::Id* RdmaCm::by_comm(cm::CommId c) {
-  auto it = by_comm_.find(c);
-  if (it == by_comm_.end()) return nullptr;
-  auto id = ids_.find(it->second);
-  return id == ids_.end() ? nullptr : id->second.get();
-}
-
 RdmaCm::Id& RdmaCm::add(int session, uint32_t channel, uint32_t port_space, uint32_t qp_type) {
-  auto id = std::make_unique<Id>();
+  auto id = std::make_unique<Id>(*this);
   id->number = next_id_++;
   id->session = session;
   id->channel = channel;
@@ -176,21 +207,10 @@ RdmaCm::Id& RdmaCm::add(int session, uint32_t channel, uint32_t port_space, uint
   return *ids_.emplace(raw->number, std::move(id)).first->second;
 }
 
-void RdmaCm::unmap(Id& id) {
-  by_comm_.erase(*id.comm);
-  id.comm.reset();
-}
-
 void RdmaCm::forget_comm(Id& id) {
   if (!id.comm) return;
   cm_->release(*id.comm);
-  unmap(id);
-}
-
-RdmaCm::Id* RdmaCm::ended(cm::CommId c) {
-  Id* id = by_comm(c);
-  if (id != nullptr) unmap(*id);
-  return id;
+  id.comm.reset();
 }
 
 bool RdmaCm::port_used(uint32_t port_space, uint16_t port) const {
@@ -252,83 +272,20 @@ void RdmaCm::emit(const Id& id, const proto::CmEventWire& e) {
 
 // --- requests ---
 
-int RdmaCm::dispatch(int session, const proto::Received& r, unsigned char* body, size_t& length) {
-  auto reply_with = [&](const auto& v) {
-    std::memcpy(body, &v, sizeof v);
-    length = sizeof v;
-  };
-  const auto op = static_cast<Op>(r.header.op);
-  if (op == Op::CmOpenChannel) {
-    proto::CmChannelRep rep;
-    const int rc = open_channel(session, r, rep);
-    if (rc == 0) reply_with(rep);
-    return rc;
-  }
-  if (op == Op::CmCreateId) {
-    proto::CmCreateIdReq q;
-    proto::ObjectRep rep;
-    if (!proto::body_as(r, q)) return EPROTO;
-    const int rc = create_id(session, q, rep);
-    if (rc == 0) reply_with(rep);
-    return rc;
-  }
-  if (op == Op::CmConnect || op == Op::CmAccept || op == Op::CmReject) {
-    proto::CmConnReq q;
-    if (!proto::body_as(r, q)) return EPROTO;
-    Id* id = find(session, q.id);
-    if (id == nullptr) return EINVAL;
-    return op == Op::CmConnect ? connect(*id, q) : op == Op::CmAccept ? accept(*id, q) : reject(*id, q);
-  }
-  if (op == Op::CmSetOption) {
-    proto::CmOptionReq q;
-    if (!proto::body_as(r, q)) return EPROTO;
-    Id* id = find(session, q.id);
-    return id == nullptr ? EINVAL : set_option(*id, q.option, q.value);
-  }
-  proto::CmIdReq q;
-  if (!proto::body_as(r, q)) return EPROTO;
-  if (op == Op::CmCloseChannel) {
-    auto it = channels_.find(q.id);
-    if (it == channels_.end() || channel_session_[q.id] != session) return EINVAL;
-    close(it->second);
-    channels_.erase(it);
-    channel_session_.erase(q.id);
-    return 0;
-  }
-  Id* id = find(session, q.id);
-  if (id == nullptr) return EINVAL;
-  switch (op) {
-    case Op::CmDestroyId: return destroy_id(*id);
-    case Op::CmMigrateId:
-      if (!channels_.contains(q.value) || channel_session_[q.value] != session) return EINVAL;
-      id->channel = q.value;
-      return 0;
-    case Op::CmBind: {
-      proto::CmAddrRep rep;
-      const int rc = bind(*id, q.src, rep);
-      if (rc == 0) reply_with(rep);
-      return rc;
-    }
-    case Op::CmResolveAddr: return resolve_addr(*id, q);
-    case Op::CmResolveRoute: return resolve_route(*id);
-    case Op::CmListen: return listen(*id);
-    case Op::CmEstablish: return establish(*id);
-    case Op::CmDisconnect: return disconnect(*id);
-    case Op::CmInitQpAttr: {
-      proto::CmQpAttrRep rep;
-      const int rc = init_qp_attr(*id, q.value, rep);
-      if (rc == 0) reply_with(rep);
-      return rc;
-    }
-    default: return EOPNOTSUPP;
-  }
-}
-
 int RdmaCm::open_channel(int session, const proto::Received& r, proto::CmChannelRep& rep) {
   if (r.nfds != 1) return EINVAL;
   rep.channel = next_channel_++;
   channels_[rep.channel] = r.fds[0];
   channel_session_[rep.channel] = session;
+  return 0;
+}
+
+int RdmaCm::close_channel(int session, const proto::CmIdReq& q, NoReply&) {
+  auto it = channels_.find(q.id);
+  if (it == channels_.end() || channel_session_[q.id] != session) return EINVAL;
+  close(it->second);
+  channels_.erase(it);
+  channel_session_.erase(q.id);
   return 0;
 }
 
@@ -340,7 +297,18 @@ int RdmaCm::create_id(int session, const proto::CmCreateIdReq& q, proto::ObjectR
   return 0;
 }
 
-int RdmaCm::destroy_id(Id& id) {
+int RdmaCm::destroy_id(Id& id, const proto::CmIdReq&, NoReply&) {
+  remove(id);
+  return 0;
+}
+
+int RdmaCm::migrate_id(Id& id, const proto::CmIdReq& q, NoReply&) {
+  if (!channels_.contains(q.value) || channel_session_[q.value] != id.session) return EINVAL;
+  id.channel = q.value;
+  return 0;
+}
+
+void RdmaCm::remove(Id& id) {
   if (id.comm) {
     // A connected id goes with a DREQ, as the kernel's rdma_destroy_id does.
     cm_->disconnect(*id.comm);
@@ -349,17 +317,15 @@ int RdmaCm::destroy_id(Id& id) {
   if (id.listening) {
     const uint64_t service = cm::service_id(static_cast<uint16_t>(id.port_space), ntohs(id.src.port));
     cm_->stop_listening(service);
-    listeners_.erase(service);
   }
   ids_.erase(id.number);
-  return 0;
 }
 
 void RdmaCm::session_ended(int session) {
   std::vector<uint32_t> mine;
   for (const auto& [n, id] : ids_)
     if (id->session == session) mine.push_back(n);
-  for (uint32_t n : mine) destroy_id(*ids_[n]);
+  for (uint32_t n : mine) remove(*ids_[n]);
   for (auto it = channel_session_.begin(); it != channel_session_.end();) {
     if (it->second != session) {
       ++it;
@@ -371,7 +337,13 @@ void RdmaCm::session_ended(int session) {
   }
 }
 
-int RdmaCm::bind(Id& id, const proto::CmAddr& addr, proto::CmAddrRep& rep) {
+int RdmaCm::bind(Id& id, const proto::CmIdReq& q, proto::CmAddrRep& rep) {
+  const int rc = bind_to(id, q.src);
+  if (rc == 0) rep.addr = id.src;
+  return rc;
+}
+
+int RdmaCm::bind_to(Id& id, const proto::CmAddr& addr) {
   if (id.bound) return EINVAL;
   if (addr.family != AF_INET && addr.family != AF_INET6) return EAFNOSUPPORT;
   if (!is_any(addr) && !is_loopback(addr) && host_of(addr) != host_) return EADDRNOTAVAIL;
@@ -383,17 +355,14 @@ int RdmaCm::bind(Id& id, const proto::CmAddr& addr, proto::CmAddrRep& rep) {
   if (const int rc = port_conflict(id, want, true); rc != 0) return rc;
   id.src = want;
   id.bound = true;
-  rep.addr = id.src;
   return 0;
 }
 
-int RdmaCm::resolve_addr(Id& id, const proto::CmIdReq& q) {
+int RdmaCm::resolve_addr(Id& id, const proto::CmIdReq& q, NoReply&) {
   if (q.dst.family != AF_INET && q.dst.family != AF_INET6) return EAFNOSUPPORT;
   const scenario::Host& me = *world_.hosts()[host_];
   if (!id.bound) {
-    proto::CmAddrRep ignored;
-    proto::CmAddr src = q.src.family != 0 ? q.src : cm_addr(ip_address(host_), 0);
-    const int rc = bind(id, src, ignored);
+    const int rc = bind_to(id, q.src.family != 0 ? q.src : cm_addr(ip_address(host_), 0));
     if (rc != 0) return rc;
   }
   // The id takes the host's own address (a wildcard bind says which now).
@@ -424,7 +393,7 @@ int RdmaCm::resolve_addr(Id& id, const proto::CmIdReq& q) {
   return 0;
 }
 
-int RdmaCm::resolve_route(Id& id) {
+int RdmaCm::resolve_route(Id& id, const proto::CmIdReq&, NoReply&) {
   if (!id.addr_resolved) return EINVAL;
   // RoCE and the scenario's IB fabric: the path is known locally (no SA query).
   id.route_resolved = true;
@@ -434,9 +403,10 @@ int RdmaCm::resolve_route(Id& id) {
 
 // As the kernel's rdma_set_option: REUSEADDR before bind (or turned off
 // later, not while listening), AFONLY before bind, ACK_TIMEOUT for RC.
-int RdmaCm::set_option(Id& id, uint32_t option, uint32_t value) {
+int RdmaCm::set_option(Id& id, const proto::CmOptionReq& q, NoReply&) {
   const bool idle = !id.bound && !id.addr_resolved;
-  switch (option) {
+  const uint32_t value = q.value;
+  switch (q.option) {
     case RDMA_OPTION_ID_TOS: id.traffic_class = static_cast<uint8_t>(value); return 0;
     case RDMA_OPTION_ID_REUSEADDR:
       if (!idle && (value == 0 || id.listening)) return EINVAL;
@@ -455,19 +425,17 @@ int RdmaCm::set_option(Id& id, uint32_t option, uint32_t value) {
   }
 }
 
-int RdmaCm::listen(Id& id) {
+int RdmaCm::listen(Id& id, const proto::CmIdReq&, NoReply&) {
   if (!id.bound) {
-    proto::CmAddrRep ignored;
     proto::CmAddr any;
     any.family = AF_INET;
-    const int rc = bind(id, any, ignored);
+    const int rc = bind_to(id, any);
     if (rc != 0) return rc;
   }
   if (id.listening) return 0;
   if (const int rc = id.reuse_addr ? port_conflict(id, id.src, false) : 0; rc != 0) return rc;
   const uint64_t service = cm::service_id(static_cast<uint16_t>(id.port_space), ntohs(id.src.port));
-  if (!cm_->listen(service, *this)) return EADDRINUSE;
-  listeners_[service] = id.number;
+  if (!cm_->listen(service, id)) return EADDRINUSE;
   id.listening = true;
   log_ << "rnicsim serve: host " << world_.hosts()[host_]->name << " listens on RDMA CM port " << ntohs(id.src.port)
        << " (" << port_space_name(id.port_space) << ")" << std::endl;
@@ -489,7 +457,7 @@ cm::PathTo RdmaCm::path_of(const Id& id) const {
   return p;
 }
 
-int RdmaCm::connect(Id& id, const proto::CmConnReq& q) {
+int RdmaCm::connect(Id& id, const proto::CmConnReq& q, NoReply&) {
   if (!id.route_resolved || id.comm) return EINVAL;
   const bool ud = id.port_space == RDMA_PS_UDP || id.qp_type == IBV_QPT_UD;
   if (q.private_data_len > (ud ? kSidrUserPrivate : kReqUserPrivate)) return EINVAL;
@@ -499,43 +467,47 @@ int RdmaCm::connect(Id& id, const proto::CmConnReq& q) {
   ip.src_addr = ip_of(id.src);
   ip.dst_addr = ip_of(id.dst);
   const uint64_t service = cm::service_id(static_cast<uint16_t>(id.port_space), ntohs(id.dst.port));
-  if (ud) {
-    cm::SidrReq s;
-    s.service_id = service;
-    cm::encode_ip_header(ip, std::span<uint8_t, cm::kIpHeaderBytes>(s.private_data.data(), cm::kIpHeaderBytes));
-    std::memcpy(s.private_data.data() + cm::kIpHeaderBytes, q.private_data, q.private_data_len);
-    id.comm = cm_->sidr_request(s, path_of(id), *this);
-    id.want = Want::Sidr;
-  } else {
-    cm::Req r;
-    r.service_id = service;
-    r.local_ca_guid = scenario::port_guid(host_);
-    r.local_qpn = packet::Qpn(q.qpn);
-    r.responder_resources = q.responder_resources;
-    r.initiator_depth = q.initiator_depth;
-    r.remote_cm_response_timeout = r.local_cm_response_timeout = kCmResponseTimeout;
-    r.transport = id.qp_type == IBV_QPT_UC ? cm::Transport::Uc : cm::Transport::Rc;
-    r.end_to_end_flow_control = q.flow_control != 0;
-    r.starting_psn = id.local_psn;
-    r.retry_count = std::min<uint8_t>(q.retry_count, 7);
-    r.rnr_retry_count = std::min<uint8_t>(q.rnr_retry_count, 7);
-    r.path_mtu = id.path_mtu;
-    r.max_cm_retries = kMaxCmRetries;
-    r.srq = q.srq != 0;
-    r.primary.hop_limit = ib() ? 0 : 64;
-    cm::encode_ip_header(ip, std::span<uint8_t, cm::kIpHeaderBytes>(r.private_data.data(), cm::kIpHeaderBytes));
-    std::memcpy(r.private_data.data() + cm::kIpHeaderBytes, q.private_data, q.private_data_len);
-    id.responder_resources = q.responder_resources;
-    id.initiator_depth = q.initiator_depth;
-    id.retry_count = r.retry_count;
-    id.comm = cm_->connect(r, path_of(id), *this);
-    id.want = Want::Connection;
-  }
-  by_comm_[*id.comm] = id.number;
+  if (ud) connect_sidr(id, q, ip, service);
+  else connect_rc(id, q, ip, service);
   return 0;
 }
 
-int RdmaCm::accept(Id& id, const proto::CmConnReq& q) {
+void RdmaCm::connect_sidr(Id& id, const proto::CmConnReq& q, const cm::IpHeader& ip, uint64_t service) {
+  cm::SidrReq s;
+  s.service_id = service;
+  cm::encode_ip_header(ip, std::span<uint8_t, cm::kIpHeaderBytes>(s.private_data.data(), cm::kIpHeaderBytes));
+  std::memcpy(s.private_data.data() + cm::kIpHeaderBytes, q.private_data, q.private_data_len);
+  id.comm = cm_->sidr_request(s, path_of(id), id);
+  id.want = Want::Sidr;
+}
+
+void RdmaCm::connect_rc(Id& id, const proto::CmConnReq& q, const cm::IpHeader& ip, uint64_t service) {
+  cm::Req r;
+  r.service_id = service;
+  r.local_ca_guid = scenario::port_guid(host_);
+  r.local_qpn = packet::Qpn(q.qpn);
+  r.responder_resources = q.responder_resources;
+  r.initiator_depth = q.initiator_depth;
+  r.remote_cm_response_timeout = r.local_cm_response_timeout = kCmResponseTimeout;
+  r.transport = id.qp_type == IBV_QPT_UC ? cm::Transport::Uc : cm::Transport::Rc;
+  r.end_to_end_flow_control = q.flow_control != 0;
+  r.starting_psn = id.local_psn;
+  r.retry_count = std::min<uint8_t>(q.retry_count, 7);
+  r.rnr_retry_count = std::min<uint8_t>(q.rnr_retry_count, 7);
+  r.path_mtu = id.path_mtu;
+  r.max_cm_retries = kMaxCmRetries;
+  r.srq = q.srq != 0;
+  r.primary.hop_limit = ib() ? 0 : 64;
+  cm::encode_ip_header(ip, std::span<uint8_t, cm::kIpHeaderBytes>(r.private_data.data(), cm::kIpHeaderBytes));
+  std::memcpy(r.private_data.data() + cm::kIpHeaderBytes, q.private_data, q.private_data_len);
+  id.responder_resources = q.responder_resources;
+  id.initiator_depth = q.initiator_depth;
+  id.retry_count = r.retry_count;
+  id.comm = cm_->connect(r, path_of(id), id);
+  id.want = Want::Connection;
+}
+
+int RdmaCm::accept(Id& id, const proto::CmConnReq& q, NoReply&) {
   if (!id.comm) return EINVAL;
   if (id.want == Want::Sidr) {
     cm::SidrRep s;
@@ -545,7 +517,7 @@ int RdmaCm::accept(Id& id, const proto::CmConnReq& q) {
     s.service_id = cm::service_id(static_cast<uint16_t>(id.port_space), ntohs(id.src.port));
     std::memcpy(s.private_data.data(), q.private_data, std::min<size_t>(q.private_data_len, cm::kSidrRepPrivate));
     const bool ok = cm_->sidr_reply(*id.comm, s);
-    unmap(id);
+    id.comm.reset();
     return ok ? 0 : EINVAL;
   }
   cm::Rep r;
@@ -563,7 +535,7 @@ int RdmaCm::accept(Id& id, const proto::CmConnReq& q) {
   return cm_->accept(*id.comm, r) ? 0 : EINVAL;
 }
 
-int RdmaCm::reject(Id& id, const proto::CmConnReq& q) {
+int RdmaCm::reject(Id& id, const proto::CmConnReq& q, NoReply&) {
   if (!id.comm) return EINVAL;
   const std::span<const uint8_t> pd(q.private_data, std::min<size_t>(q.private_data_len, cm::kRejPrivate));
   if (id.want == Want::Sidr) {
@@ -571,30 +543,31 @@ int RdmaCm::reject(Id& id, const proto::CmConnReq& q) {
     s.status = 2;  // rejected by the service
     std::memcpy(s.private_data.data(), pd.data(), std::min(pd.size(), cm::kSidrRepPrivate));
     cm_->sidr_reply(*id.comm, s);
-    unmap(id);
+    id.comm.reset();
     return 0;
   }
   // Only a request or a reply can be rejected; anything else keeps its connection.
   if (!cm_->reject(*id.comm, cm::kRejConsumerReject, pd)) return EINVAL;
-  unmap(id);
+  id.comm.reset();
   return 0;
 }
 
-int RdmaCm::establish(Id& id) {
+int RdmaCm::establish(Id& id, const proto::CmIdReq&, NoReply&) {
   if (!id.comm) return EINVAL;
   // Active: the QP is up, the RTU goes; passive: work came before the RTU.
   if (cm_->ready_to_use(*id.comm)) return 0;
   return cm_->established(*id.comm) ? 0 : EINVAL;
 }
 
-int RdmaCm::disconnect(Id& id) {
+int RdmaCm::disconnect(Id& id, const proto::CmIdReq&, NoReply&) {
   if (!id.comm) return EINVAL;
   return cm_->disconnect(*id.comm) ? 0 : EINVAL;
 }
 
 // What rdma_init_qp_attr answers, as the kernel's CM does (cm_init_qp_*_attr).
-int RdmaCm::init_qp_attr(const Id& id, uint32_t state, proto::CmQpAttrRep& rep) {
+int RdmaCm::init_qp_attr(Id& id, const proto::CmIdReq& q, proto::CmQpAttrRep& rep) {
   const bool ud = id.qp_type == IBV_QPT_UD;
+  const uint32_t state = q.value;
   rep.state = state;
   rep.port_num = 1;
   switch (state) {
@@ -642,13 +615,6 @@ int RdmaCm::init_qp_attr(const Id& id, uint32_t state, proto::CmQpAttrRep& rep) 
 
 // --- what the IB CM tells ---
 
-RdmaCm::Id* RdmaCm::listener_of(uint64_t service_id) {
-  auto l = listeners_.find(service_id);
-  if (l == listeners_.end()) return nullptr;
-  auto it = ids_.find(l->second);
-  return it == ids_.end() ? nullptr : it->second.get();
-}
-
 // A connection request's new id: the listener's session, channel and port,
 // the peer's address from the RDMA CM's IP header of the private data.
 RdmaCm::Id& RdmaCm::child_of(const Id& listener, cm::CommId comm, uint32_t qp_type, Want want,
@@ -662,17 +628,11 @@ RdmaCm::Id& RdmaCm::child_of(const Id& listener, cm::CommId comm, uint32_t qp_ty
   child.peer_lid = from.lid;
   child.comm = comm;
   child.want = want;
-  by_comm_[comm] = child.number;
+  cm_->hand_over(comm, child);
   return child;
 }
 
-void RdmaCm::on_request(cm::CommId comm, const cm::Req& req, const cm::MadSource& from) {
-  const Id* listener_id = listener_of(req.service_id);
-  if (listener_id == nullptr) {
-    cm_->reject(comm, cm::kRejInvalidServiceId);
-    return;
-  }
-  const Id& listener = *listener_id;
+void RdmaCm::on_request(const Id& listener, cm::CommId comm, const cm::Req& req, const cm::MadSource& from) {
   Id& child = child_of(listener, comm, req.transport == cm::Transport::Uc ? IBV_QPT_UC : IBV_QPT_RC,
                        Want::Connection, std::span<const uint8_t, cm::kIpHeaderBytes>(req.private_data.data(), cm::kIpHeaderBytes),
                        from);
@@ -699,15 +659,13 @@ void RdmaCm::on_request(cm::CommId comm, const cm::Req& req, const cm::MadSource
   emit(child, e);
 }
 
-void RdmaCm::on_reply(cm::CommId comm, const cm::Rep& rep) {
-  Id* id = by_comm(comm);
-  if (id == nullptr) return;
-  id->remote_qpn = rep.local_qpn;
-  id->remote_psn = rep.starting_psn;
-  id->responder_resources = rep.initiator_depth;
-  id->initiator_depth = std::min(id->initiator_depth, rep.responder_resources);
-  id->rnr_retry_count = rep.rnr_retry_count;
-  proto::CmEventWire e = event_for(*id, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
+void RdmaCm::on_reply(Id& id, const cm::Rep& rep) {
+  id.remote_qpn = rep.local_qpn;
+  id.remote_psn = rep.starting_psn;
+  id.responder_resources = rep.initiator_depth;
+  id.initiator_depth = std::min(id.initiator_depth, rep.responder_resources);
+  id.rnr_retry_count = rep.rnr_retry_count;
+  proto::CmEventWire e = event_for(id, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
   e.qp_num = rep.local_qpn.value();
   e.responder_resources = rep.responder_resources;
   e.initiator_depth = rep.initiator_depth;
@@ -716,74 +674,41 @@ void RdmaCm::on_reply(cm::CommId comm, const cm::Rep& rep) {
   e.srq = rep.srq;
   e.private_data_len = static_cast<uint8_t>(cm::kRepPrivate);
   std::memcpy(e.private_data, rep.private_data.data(), cm::kRepPrivate);
-  emit(*id, e);
+  emit(id, e);
 }
 
-void RdmaCm::on_established(cm::CommId comm) {
-  if (Id* id = by_comm(comm)) emit(*id, event_for(*id, RDMA_CM_EVENT_ESTABLISHED, 0));
-}
-
-void RdmaCm::on_rejected(cm::CommId comm, const cm::Rej& rej) {
-  Id* id = ended(comm);
-  if (id == nullptr) return;
-  proto::CmEventWire e = event_for(*id, RDMA_CM_EVENT_REJECTED, rej.reason);
+void RdmaCm::on_rejected(Id& id, const cm::Rej& rej) {
+  proto::CmEventWire e = event_for(id, RDMA_CM_EVENT_REJECTED, rej.reason);
   e.private_data_len = static_cast<uint8_t>(cm::kRejPrivate);
   std::memcpy(e.private_data, rej.private_data.data(), cm::kRejPrivate);
-  emit(*id, e);
+  emit(id, e);
 }
 
-void RdmaCm::on_timeout(cm::CommId comm) {
-  Id* id = ended(comm);
-  if (id == nullptr) return;
-  emit(*id, event_for(*id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT));
-}
-
-void RdmaCm::on_disconnect_request(cm::CommId comm, const cm::Dreq&) {
-  if (Id* id = by_comm(comm)) emit(*id, event_for(*id, RDMA_CM_EVENT_DISCONNECTED, 0));
-}
-
-void RdmaCm::on_disconnected(cm::CommId comm) {
-  if (Id* id = by_comm(comm)) emit(*id, event_for(*id, RDMA_CM_EVENT_DISCONNECTED, 0));
-}
-
-void RdmaCm::on_timewait_exit(cm::CommId comm) {
-  if (Id* id = ended(comm)) emit(*id, event_for(*id, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0));
-}
-
-void RdmaCm::on_sidr_request(cm::CommId comm, const cm::SidrReq& req, const cm::MadSource& from) {
-  const Id* listener = listener_of(req.service_id);
-  if (listener == nullptr) return;
-  Id& child = child_of(*listener, comm, IBV_QPT_UD, Want::Sidr,
+void RdmaCm::on_sidr_request(const Id& listener, cm::CommId comm, const cm::SidrReq& req,
+                             const cm::MadSource& from) {
+  Id& child = child_of(listener, comm, IBV_QPT_UD, Want::Sidr,
                        std::span<const uint8_t, cm::kIpHeaderBytes>(req.private_data.data(), cm::kIpHeaderBytes), from);
   proto::CmEventWire e = event_for(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
-  e.listen_id = listener->number;
+  e.listen_id = listener.number;
   e.private_data_len = static_cast<uint8_t>(kSidrUserPrivate);
   std::memcpy(e.private_data, req.private_data.data() + cm::kIpHeaderBytes, kSidrUserPrivate);
   e.ah = ah_to(from.gid, from.lid);
   emit(child, e);
 }
 
-void RdmaCm::on_sidr_reply(cm::CommId comm, const cm::SidrRep& rep) {
-  Id* id = ended(comm);
-  if (id == nullptr) return;
+void RdmaCm::on_sidr_reply(Id& id, const cm::SidrRep& rep) {
   if (rep.status != 0) {
-    emit(*id, event_for(*id, RDMA_CM_EVENT_UNREACHABLE, rep.status));
+    emit(id, event_for(id, RDMA_CM_EVENT_UNREACHABLE, rep.status));
     return;
   }
-  id->remote_qpn = rep.qpn;
-  proto::CmEventWire e = event_for(*id, RDMA_CM_EVENT_ESTABLISHED, 0);
+  id.remote_qpn = rep.qpn;
+  proto::CmEventWire e = event_for(id, RDMA_CM_EVENT_ESTABLISHED, 0);
   e.qp_num = rep.qpn.value();
   e.qkey = rep.qkey.value();
   e.private_data_len = static_cast<uint8_t>(cm::kSidrRepPrivate);
   std::memcpy(e.private_data, rep.private_data.data(), cm::kSidrRepPrivate);
-  e.ah = ah_to(id->peer_gid, id->peer_lid);
-  emit(*id, e);
-}
-
-void RdmaCm::on_sidr_timeout(cm::CommId comm) {
-  Id* id = ended(comm);
-  if (id == nullptr) return;
-  emit(*id, event_for(*id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT));
+  e.ah = ah_to(id.peer_gid, id.peer_lid);
+  emit(id, e);
 }
 
 }  // namespace rnicsim::emulation

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cm/connection_manager.hpp"
+#include "emulation/call.hpp"
 #include "emulation/process_spaces.hpp"
 #include "scenario/world.hpp"
 #include "verbs_shim/cm_protocol.hpp"
@@ -22,77 +23,72 @@
 
 namespace rnicsim::emulation {
 
-class RdmaCm : cm::CmUser {
+class RdmaCm {
 public:
   // The agent's rings and buffers, in the NIC's view of the host's memory: the
   // segment no context has (their numbers start at 1), in the kernel's half
   // of the address space.
   static constexpr uint64_t kAgentAddress = ProcessHostMemory::kSegmentBase;
 
+  // An rdma_cm id. It is the user of its connection's record in the IB CM,
+  // which tells it what happens to the connection (as the kernel's ib_cm_id
+  // carries its rdma_cm id as context).
+  struct Id;
+
   // `log` hears of listeners (tests and users wait for them there).
   RdmaCm(scenario::World& world, size_t host, ProcessSpaces& memory, std::ostream& log);
-  ~RdmaCm() override;
+  ~RdmaCm();
 
-  // Whether `op` is one of this layer's.
-  static bool handles(verbs_proto::Op op);
-  // Serves one request of the session on `session`; the reply body goes in
-  // `body`/`length`. Returns 0 or an errno.
-  int dispatch(int session, const verbs_proto::Received& r, unsigned char* body, size_t& length);
+  // The session's id `number`, or null.
+  Id* id_of(int session, uint32_t number);
   // The session is gone: its ids and channels with it.
   void session_ended(int session);
+
+  // --- requests: the op table's rows (op_table.cpp); 0 or an errno ---
+  int open_channel(int session, const verbs_proto::Received& r, verbs_proto::CmChannelRep& rep);
+  int close_channel(int session, const verbs_proto::CmIdReq& q, NoReply&);
+  int create_id(int session, const verbs_proto::CmCreateIdReq& q, verbs_proto::ObjectRep& rep);
+  int destroy_id(Id& id, const verbs_proto::CmIdReq&, NoReply&);
+  int migrate_id(Id& id, const verbs_proto::CmIdReq& q, NoReply&);
+  int bind(Id& id, const verbs_proto::CmIdReq& q, verbs_proto::CmAddrRep& rep);
+  int resolve_addr(Id& id, const verbs_proto::CmIdReq& q, NoReply&);
+  int resolve_route(Id& id, const verbs_proto::CmIdReq&, NoReply&);
+  int listen(Id& id, const verbs_proto::CmIdReq&, NoReply&);
+  int connect(Id& id, const verbs_proto::CmConnReq& q, NoReply&);
+  int accept(Id& id, const verbs_proto::CmConnReq& q, NoReply&);
+  int reject(Id& id, const verbs_proto::CmConnReq& q, NoReply&);
+  int establish(Id& id, const verbs_proto::CmIdReq&, NoReply&);
+  int disconnect(Id& id, const verbs_proto::CmIdReq&, NoReply&);
+  int init_qp_attr(Id& id, const verbs_proto::CmIdReq& q, verbs_proto::CmQpAttrRep& rep);
+  int set_option(Id& id, const verbs_proto::CmOptionReq& q, NoReply&);
 
   const cm::ConnectionManager& connection_manager() const { return *cm_; }
 
 private:
-  struct Id;
   enum class Want : uint8_t;  // what a connection's user asked for (connect, SIDR)
 
-  // --- requests ---
-  int open_channel(int session, const verbs_proto::Received& r, verbs_proto::CmChannelRep& rep);
-  int create_id(int session, const verbs_proto::CmCreateIdReq& q, verbs_proto::ObjectRep& rep);
-  int destroy_id(Id& id);
-  int bind(Id& id, const verbs_proto::CmAddr& addr, verbs_proto::CmAddrRep& rep);
-  int resolve_addr(Id& id, const verbs_proto::CmIdReq& q);
-  int resolve_route(Id& id);
-  int listen(Id& id);
-  int connect(Id& id, const verbs_proto::CmConnReq& q);
-  int accept(Id& id, const verbs_proto::CmConnReq& q);
-  int reject(Id& id, const verbs_proto::CmConnReq& q);
-  int establish(Id& id);
-  int disconnect(Id& id);
-  int init_qp_attr(const Id& id, uint32_t state, verbs_proto::CmQpAttrRep& rep);
+  void remove(Id& id);
+  int bind_to(Id& id, const verbs_proto::CmAddr& addr);
+  void connect_sidr(Id& id, const verbs_proto::CmConnReq& q, const cm::IpHeader& ip, uint64_t service);
+  void connect_rc(Id& id, const verbs_proto::CmConnReq& q, const cm::IpHeader& ip, uint64_t service);
 
-  // --- what the IB CM tells ---
-  void on_request(cm::CommId, const cm::Req&, const cm::MadSource&) override;
-  void on_reply(cm::CommId, const cm::Rep&) override;
-  void on_established(cm::CommId) override;
-  void on_rejected(cm::CommId, const cm::Rej&) override;
-  void on_timeout(cm::CommId) override;
-  void on_disconnect_request(cm::CommId, const cm::Dreq&) override;
-  void on_disconnected(cm::CommId) override;
-  void on_timewait_exit(cm::CommId) override;
-  void on_sidr_request(cm::CommId, const cm::SidrReq&, const cm::MadSource&) override;
-  void on_sidr_reply(cm::CommId, const cm::SidrRep&) override;
-  void on_sidr_timeout(cm::CommId) override;
+  // --- what the IB CM tells an id ---
+  void on_request(const Id& listener, cm::CommId, const cm::Req&, const cm::MadSource&);
+  void on_reply(Id& id, const cm::Rep&);
+  void on_rejected(Id& id, const cm::Rej&);
+  void on_sidr_request(const Id& listener, cm::CommId, const cm::SidrReq&, const cm::MadSource&);
+  void on_sidr_reply(Id& id, const cm::SidrRep&);
 
-  Id* find(int session, uint32_t id);
-  Id* by_comm(cm::CommId c);
   Id& add(int session, uint32_t channel, uint32_t port_space, uint32_t qp_type);
-  Id* listener_of(uint64_t service_id);
   Id& child_of(const Id& listener, cm::CommId comm, uint32_t qp_type, Want want,
                std::span<const uint8_t, cm::kIpHeaderBytes> ip_header, const cm::MadSource& from);
-  // The id no longer has the connection: unmap() forgets which it had,
-  // forget_comm() lets the CM forget it too, ended() is unmap() for the
-  // connection the CM says is over (nullptr if no id has it).
-  void unmap(Id& id);
+  // The id no longer has its connection: forget_comm() lets the CM forget it too.
   void forget_comm(Id& id);
-  Id* ended(cm::CommId c);
   std::optional<size_t> host_of(const verbs_proto::CmAddr& a) const;
   packet::Ipv6Addr ip_address(size_t host) const;
   uint16_t ephemeral_port(uint32_t port_space);
   bool port_used(uint32_t port_space, uint16_t port) const;
   int port_conflict(const Id& id, const verbs_proto::CmAddr& addr, bool reuse) const;
-  int set_option(Id& id, uint32_t option, uint32_t value);
   cm::PathTo path_of(const Id& id) const;
   std::optional<nic::AddressVector> resolve(const cm::MadSource& from) const;
   bool ib() const;  // the host's port is InfiniBand
@@ -109,8 +105,6 @@ private:
   std::map<uint32_t, int> channels_;  // channel -> write end of its pipe
   std::map<uint32_t, int> channel_session_;
   std::map<uint32_t, std::unique_ptr<Id>> ids_;
-  std::map<cm::CommId, uint32_t> by_comm_;
-  std::map<uint64_t, uint32_t> listeners_;  // service ID -> listening id
   uint32_t next_channel_ = 1, next_id_ = 1;
   uint16_t next_port_;
   sim::RandomStream random_;

@@ -72,13 +72,17 @@ template <class Entry>
 uint32_t owner(const Entry& e) {
   return e.ctx;
 }
-// Whether object `id` of `objects` exists and belongs to context `ctx`: a request
-// may name only objects of the context it names (as in the verbs, where another
-// context's PD, CQ or SRQ is invalid).
+// Object `id` of `objects` if it exists and belongs to context `ctx`, else
+// null: a request may name only objects of the context it names (as in the
+// verbs, where another context's PD, CQ or SRQ is invalid).
+template <class Map>
+auto* owned(Map& objects, uint32_t id, uint32_t ctx) {
+  auto it = objects.find(id);
+  return it != objects.end() && owner(it->second) == ctx ? &it->second : nullptr;
+}
 template <class Map>
 bool owned_by(const Map& objects, uint32_t id, uint32_t ctx) {
-  auto it = objects.find(id);
-  return it != objects.end() && owner(it->second) == ctx;
+  return owned(objects, id, ctx) != nullptr;
 }
 
 using Contexts = std::map<uint32_t, Context*>;

@@ -33,8 +33,8 @@ TEST(OpTable, EveryOpOfTheProtocolHasExactlyOneRow) {
 TEST(OpTable, ScopesFollowTheProtocol) {
   for (const OpRow& row : op_table()) {
     const OpScope want = row.op == Op::Hello || row.op == Op::OpenContext ? OpScope::Session
-                         : RdmaCm::handles(row.op)                        ? OpScope::Cm
-                                                                          : OpScope::Context;
+                         : row.op >= Op::CmOpenChannel && row.op <= Op::CmSetOption ? OpScope::Cm
+                                                                                    : OpScope::Context;
     EXPECT_EQ(row.scope, want) << "op " << static_cast<int>(row.op);
   }
 }
