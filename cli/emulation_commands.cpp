@@ -79,16 +79,52 @@ CLI::Option* add_clock(CLI::App& sub, emulation::ClockMode& clock, const std::st
   return add_choice(sub, "--clock", clock, kClockNames, description);
 }
 
+struct ServeArgs {
+  emulation::ServeOptions o;
+  std::string file, payload_mover = "on", ib_capture, network = "shared";
+  uint64_t idle_exit = 0;
+  double settle_ms = static_cast<double>(o.settle.count()) / 1000;
+};
+
+// How the daemon's simulated time runs against the wall clock.
+void add_serve_clock(CLI::App& sub, ServeArgs& a) {
+  add_clock(sub, a.o.clock,
+            "real: simulated time follows the wall clock (times --dilation); virtual: it moves only with the "
+            "model's work, so a run is reproducible");
+  sub.add_option("--dilation", a.o.dilation, "wall-clock time per unit of simulated time, on the real clock")
+      ->check(real_number(1e-3, HUGE_VAL))
+      ->type_name("X")
+      ->capture_default_str();
+  sub.add_option("--settle", a.settle_ms,
+                 "on the virtual clock, doorbells rung within this many milliseconds of each other land at one "
+                 "simulated time")
+      ->check(real_number(0, 1000))
+      ->type_name("MS")
+      ->capture_default_str();
+}
+
+int run_serve(ServeArgs& a) {
+  a.o.payload_mover = a.payload_mover == "on";
+  a.o.host_network = a.network == "namespaces";
+  a.o.idle_exit = std::chrono::seconds(a.idle_exit);
+  a.o.settle = std::chrono::microseconds(static_cast<int64_t>(a.settle_ms * 1000));
+  try {
+    scenario::Scenario s = a.file.empty() ? emulation::default_scenario() : scenario::load_scenario(a.file);
+    if (!a.ib_capture.empty()) s.ib_capture = fabric::ib_capture_named(a.ib_capture);
+    return emulation::serve(s, a.o, std::cerr);
+  } catch (const scenario::ScenarioError& e) {
+    std::cerr << e.what() << '\n';
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "rnicsim serve: " << e.what() << '\n';
+    return kExitFailed;
+  }
+}
+
 }  // namespace
 
 Action add_serve(CLI::App& sub, const Program&) {
-  struct Args {
-    emulation::ServeOptions o;
-    std::string file, payload_mover = "on", ib_capture, network = "shared";
-    uint64_t idle_exit = 0;
-    double settle_ms = static_cast<double>(o.settle.count()) / 1000;
-  };
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<ServeArgs>();
   sub.add_option("FILE.yaml", a->file, "the scenario whose hosts the programs become")
       ->type_name("")
       ->default_str("two hosts on a lossless 100 Gb/s link");
@@ -102,19 +138,7 @@ Action add_serve(CLI::App& sub, const Program&) {
       ->check(text_length(1, 63))
       ->type_name("NAME")
       ->default_str("each host's device:, else rnicsim0");
-  add_clock(sub, a->o.clock,
-            "real: simulated time follows the wall clock (times --dilation); virtual: it moves only with the "
-            "model's work, so a run is reproducible");
-  sub.add_option("--dilation", a->o.dilation, "wall-clock time per unit of simulated time, on the real clock")
-      ->check(real_number(1e-3, HUGE_VAL))
-      ->type_name("X")
-      ->capture_default_str();
-  sub.add_option("--settle", a->settle_ms,
-                 "on the virtual clock, doorbells rung within this many milliseconds of each other land at one "
-                 "simulated time")
-      ->check(real_number(0, 1000))
-      ->type_name("MS")
-      ->capture_default_str();
+  add_serve_clock(sub, *a);
   one_of(sub.add_option("--payload-mover", a->payload_mover,
                         "write received payload into the programs from a second thread")
              ->capture_default_str(),
@@ -125,23 +149,7 @@ Action add_serve(CLI::App& sub, const Program&) {
       ->capture_default_str();
   one_of(sub.add_option("--network", a->network, kNetworkHelp)->capture_default_str(), kNetworkNames);
   add_log_level(sub, a->o.log_level);
-  return [a] {
-    a->o.payload_mover = a->payload_mover == "on";
-    a->o.host_network = a->network == "namespaces";
-    a->o.idle_exit = std::chrono::seconds(a->idle_exit);
-    a->o.settle = std::chrono::microseconds(static_cast<int64_t>(a->settle_ms * 1000));
-    try {
-      scenario::Scenario s = a->file.empty() ? emulation::default_scenario() : scenario::load_scenario(a->file);
-      if (!a->ib_capture.empty()) s.ib_capture = fabric::ib_capture_named(a->ib_capture);
-      return emulation::serve(s, a->o, std::cerr);
-    } catch (const scenario::ScenarioError& e) {
-      std::cerr << e.what() << '\n';
-      return kExitUsage;
-    } catch (const std::exception& e) {
-      std::cerr << "rnicsim serve: " << e.what() << '\n';
-      return kExitFailed;
-    }
-  };
+  return [a] { return run_serve(*a); };
 }
 
 Action add_exec(CLI::App& sub, const Program& program) {

@@ -214,6 +214,74 @@ void complete_connection(Id& id, Event& e) {
   e.event.status = -rc;
 }
 
+// The next event for an id the program still has, claimed for it (see
+// claim_event); null with errno set when the read fails.
+Id* next_event(int fd, proto::CmEventWire& w) {
+  bool dropped = false;
+  for (;;) {
+    ssize_t n;
+    do n = read(fd, &w, sizeof w);
+    while (n < 0 && errno == EINTR);
+    // The program destroyed the channel under this call (its fd closed, or
+    // the daemon's end gone with it) while the only events were for ids it
+    // had destroyed: on the kernel's channel the read would never return
+    // (rping's event thread waits so until the process exits), and so it
+    // does not here.
+    if ((n == 0 && daemon_alive()) || (n < 0 && errno == EBADF && dropped))
+      for (;;) pause();
+    if (n < 0) return nullptr;  // EAGAIN on a non-blocking channel
+    if (n != static_cast<ssize_t>(sizeof w)) {
+      errno = n == 0 ? ENODEV : EPROTO;
+      return nullptr;
+    }
+    Id* id = claim_event(w.event == RDMA_CM_EVENT_CONNECT_REQUEST ? w.listen_id : w.id);
+    if (id != nullptr) return id;
+    dropped = true;
+    if (w.event == RDMA_CM_EVENT_CONNECT_REQUEST) {  // nobody listens any more: the new id goes
+      proto::CmIdReq q;
+      q.id = w.id;
+      cm_call(proto::Op::CmDestroyId, &q, sizeof q);
+    }
+  }
+}
+
+// What the event tells the id, as librdmacm's ucma_process_* steps do.
+void take_event(Id& id, Event& e, const proto::CmEventWire& w) {
+  switch (w.event) {
+    case RDMA_CM_EVENT_ADDR_RESOLVED:
+      set_device(id.id, device());
+      id.id.port_num = 1;
+      take_route(id, w);
+      break;
+    case RDMA_CM_EVENT_ROUTE_RESOLVED:
+      take_route(id, w);
+      id.id.route.num_paths = 1;
+      break;
+    case RDMA_CM_EVENT_CONNECT_REQUEST: {
+      Id* child = child_of(id, w);
+      e.event.listen_id = &id.id;
+      e.event.id = &child->id;
+      if (is_ud(*child)) take_ud(e, w);
+      else take_conn(e, w);
+      break;
+    }
+    case RDMA_CM_EVENT_CONNECT_RESPONSE:
+      take_conn(e, w);
+      if (id.id.qp != nullptr) complete_connection(id, e);
+      break;
+    case RDMA_CM_EVENT_ESTABLISHED:
+      if (is_ud(id)) take_ud(e, w);
+      else take_conn(e, w);
+      break;
+    case RDMA_CM_EVENT_REJECTED:
+      take_conn(e, w);
+      modify_qp_err(id);
+      break;
+    default:  // DISCONNECTED leaves the QP alone, as upstream: rdma_disconnect moves it
+      break;
+  }
+}
+
 }  // namespace
 
 Channel* open_channel(bool own) {
@@ -283,68 +351,13 @@ void rdma_destroy_event_channel(struct rdma_event_channel* channel) {
 int rdma_get_cm_event(struct rdma_event_channel* channel, struct rdma_cm_event** event) {
   if (channel == nullptr || event == nullptr) return fail(EINVAL);
   proto::CmEventWire w;
-  const int fd = channel->fd;  // the channel may go while this call waits
-  bool dropped = false;
-  Id* id = nullptr;
-  for (;;) {
-    ssize_t n;
-    do n = read(fd, &w, sizeof w);
-    while (n < 0 && errno == EINTR);
-    // The program destroyed the channel under this call (its fd closed, or
-    // the daemon's end gone with it) while the only events were for ids it
-    // had destroyed: on the kernel's channel the read would never return
-    // (rping's event thread waits so until the process exits), and so it
-    // does not here.
-    if ((n == 0 && daemon_alive()) || (n < 0 && errno == EBADF && dropped))
-      for (;;) pause();
-    if (n < 0) return -1;  // EAGAIN on a non-blocking channel
-    if (n != static_cast<ssize_t>(sizeof w)) return fail(n == 0 ? ENODEV : EPROTO);
-    id = claim_event(w.event == RDMA_CM_EVENT_CONNECT_REQUEST ? w.listen_id : w.id);
-    if (id != nullptr) break;
-    dropped = true;
-    if (w.event == RDMA_CM_EVENT_CONNECT_REQUEST) {  // nobody listens any more: the new id goes
-      proto::CmIdReq q;
-      q.id = w.id;
-      cm_call(proto::Op::CmDestroyId, &q, sizeof q);
-    }
-  }
+  Id* id = next_event(channel->fd, w);  // the fd: the channel may go while this call waits
+  if (id == nullptr) return -1;
   auto* e = new Event{};
   e->event.id = &id->id;
   e->event.event = static_cast<rdma_cm_event_type>(w.event);
   e->event.status = w.status;
-  switch (w.event) {
-    case RDMA_CM_EVENT_ADDR_RESOLVED:
-      set_device(id->id, device());
-      id->id.port_num = 1;
-      take_route(*id, w);
-      break;
-    case RDMA_CM_EVENT_ROUTE_RESOLVED:
-      take_route(*id, w);
-      id->id.route.num_paths = 1;
-      break;
-    case RDMA_CM_EVENT_CONNECT_REQUEST: {
-      Id* child = child_of(*id, w);
-      e->event.listen_id = &id->id;
-      e->event.id = &child->id;
-      if (is_ud(*child)) take_ud(*e, w);
-      else take_conn(*e, w);
-      break;
-    }
-    case RDMA_CM_EVENT_CONNECT_RESPONSE:
-      take_conn(*e, w);
-      if (id->id.qp != nullptr) complete_connection(*id, *e);
-      break;
-    case RDMA_CM_EVENT_ESTABLISHED:
-      if (is_ud(*id)) take_ud(*e, w);
-      else take_conn(*e, w);
-      break;
-    case RDMA_CM_EVENT_REJECTED:
-      take_conn(*e, w);
-      modify_qp_err(*id);
-      break;
-    default:  // DISCONNECTED leaves the QP alone, as upstream: rdma_disconnect moves it
-      break;
-  }
+  take_event(*id, *e, w);
   *event = &e->event;
   return 0;
 }
