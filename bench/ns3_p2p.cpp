@@ -38,13 +38,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-}  // namespace
-
-Ns3Result run_ns3_p2p(std::uint64_t packets, std::uint32_t payload_bytes) {
-  using namespace ns3;
+// The ns-3 version and the stream's packet size and interval.
+Ns3Result describe_stream(std::uint32_t payload_bytes) {
   Ns3Result result;
-  const auto t0 = std::chrono::steady_clock::now();
-
 #if defined(NS3_VERSION_MAJOR) && defined(NS3_VERSION_MINOR)
   result.version = std::to_string(NS3_VERSION_MAJOR) + "." + std::to_string(NS3_VERSION_MINOR);
 #else
@@ -55,22 +51,34 @@ Ns3Result run_ns3_p2p(std::uint64_t packets, std::uint32_t payload_bytes) {
   // down keeps the link saturated; the device queue then grows by one packet
   // every (serialization time / rounding error) packets, about 1 in 4000 here.
   const double tx_ns = result.wire_bytes * 8.0 / kLinkBitsPerSecond * 1e9;
-  const auto interval_ns = static_cast<std::int64_t>(std::floor(tx_ns));
-  result.interval_seconds = static_cast<double>(interval_ns) * 1e-9;
+  result.interval_seconds = std::floor(tx_ns) * 1e-9;
+  return result;
+}
 
-  NodeContainer nodes;
-  nodes.Create(2);
-
+// The 100 Gb/s, 1 us point-to-point link between the two nodes.
+ns3::NetDeviceContainer install_link(ns3::NodeContainer& nodes, std::uint32_t wire_bytes, std::uint64_t packets) {
+  using namespace ns3;
   PointToPointHelper p2p;
   p2p.SetDeviceAttribute("DataRate", StringValue("100Gbps"));
   // The device MTU (an IP MTU) must fit one datagram, or IPv4 fragments it
   // (the default is 1500) and the link carries three frames per packet.
-  p2p.SetDeviceAttribute("Mtu", UintegerValue(result.wire_bytes - kPppHeaderBytes));
+  p2p.SetDeviceAttribute("Mtu", UintegerValue(wire_bytes - kPppHeaderBytes));
   p2p.SetChannelAttribute("Delay", StringValue("1us"));
   // A queue that can hold the whole stream never drops, whatever the backlog.
   p2p.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue(std::to_string(packets + 1) + "p"));
-  NetDeviceContainer devices = p2p.Install(nodes);
+  return p2p.Install(nodes);
+}
 
+}  // namespace
+
+Ns3Result run_ns3_p2p(std::uint64_t packets, std::uint32_t payload_bytes) {
+  using namespace ns3;
+  const auto t0 = std::chrono::steady_clock::now();
+  Ns3Result result = describe_stream(payload_bytes);
+  const auto interval_ns = static_cast<std::int64_t>(std::llround(result.interval_seconds * 1e9));
+  ns3::NodeContainer nodes;
+  nodes.Create(2);
+  NetDeviceContainer devices = install_link(nodes, result.wire_bytes, packets);
   InternetStackHelper stack;
   stack.Install(nodes);
   Ipv4AddressHelper address;

@@ -209,35 +209,18 @@ double per_second(std::uint64_t count, double seconds) {
   return seconds > 0 ? static_cast<double>(count) / seconds : 0.0;
 }
 
-}  // namespace
+// Every round is printed and checked; each side's fastest round counts.
+struct Round {
+  rnicsim::bench::Ns3Result ns3;
+  double ns3_cpu_seconds = 0;
+  RnicsimResult rn, copied, size_only;
+};
 
-int main(int argc, char** argv) {
-  const std::optional<Options> options = parse_args(argc, argv);
-  if (!options) return 2;
-
-  const std::uint64_t messages = (options->packets + kPacketsPerMessage - 1) / kPacketsPerMessage;
-  const std::uint64_t packets = messages * kPacketsPerMessage;
-  if (packets > kMaxPackets) {
-    std::fprintf(stderr, "sim_speed: %llu packets after rounding up exceeds %llu\n",
-                 static_cast<unsigned long long>(packets),
-                 static_cast<unsigned long long>(kMaxPackets));
-    return 2;
-  }
-
-  std::printf("stream: %llu data packets of %u B payload (%llu x 1 MiB RDMA WRITE), "
-              "100 Gb/s link, 1 us delay%s\n",
-              static_cast<unsigned long long>(packets), kPayloadBytes,
-              static_cast<unsigned long long>(messages), options->smoke ? " [smoke]" : "");
-  std::fflush(stdout);
-
-  // Every round is printed and checked; each side's fastest round counts.
-  struct Round {
-    rnicsim::bench::Ns3Result ns3;
-    double ns3_cpu_seconds = 0;
-    RnicsimResult rn, copied, size_only;
-  };
+// Runs ns-3 and the three rnicsim variants `count` times, printing each round;
+// nullopt if a rnicsim scenario failed.
+std::optional<std::vector<Round>> run_rounds(unsigned count, std::uint64_t packets, std::uint64_t messages) {
   std::vector<Round> rounds;
-  for (unsigned i = 1; i <= options->rounds; ++i) {
+  for (unsigned i = 1; i <= count; ++i) {
     Round& round = rounds.emplace_back();
     const double ns3_cpu_start = cpu_now();
     round.ns3 = rnicsim::bench::run_ns3_p2p(packets, kPayloadBytes);
@@ -248,7 +231,7 @@ int main(int argc, char** argv) {
       round.size_only = run_rnicsim_stream(messages, Payload::SizeOnly);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "sim_speed: rnicsim scenario failed: %s\n", e.what());
-      return 1;
+      return std::nullopt;
     }
     const double n = round.ns3.wall_seconds, r = round.rn.wall_seconds, c = round.copied.wall_seconds,
                  so = round.size_only.wall_seconds;
@@ -257,6 +240,38 @@ int main(int argc, char** argv) {
                 i, n, r, r > 0 ? n / r : 0.0, c, c > 0 ? n / c : 0.0, so, so > 0 ? n / so : 0.0);
     std::fflush(stdout);
   }
+  return rounds;
+}
+
+// What the payload costs: lent, copied as it lands, none at all, and the
+// floor of copying it twice.
+void report_payload(const RnicsimResult& rn, const RnicsimResult& rn_copied, const RnicsimResult& rn_size_only,
+                    double ns3_rate, std::uint64_t packets) {
+  std::printf("rnicsim payload: real bytes, each frame's lent by the sender's memory; %llu of %llu DMA writes into "
+              "the receiver's buffer written over by the next message before anybody looked, never copied; the "
+              "buffer %s the sender's at the end\n",
+              static_cast<unsigned long long>(rn.writes_dropped), static_cast<unsigned long long>(rn.data_packets),
+              rn.data_verified ? "matched" : "did NOT match");
+  const double copied_rate = per_second(rn_copied.data_packets, rn_copied.wall_seconds);
+  std::printf("rnicsim with every payload copied as it lands: %.0f packets/s, wall %.3f s; ratio %.2fx ns-3\n",
+              copied_rate, rn_copied.wall_seconds, ns3_rate > 0 ? copied_rate / ns3_rate : 0.0);
+  const double so_rate = per_second(rn_size_only.data_packets, rn_size_only.wall_seconds);
+  std::printf("rnicsim size-only (no payload bytes, as ns-3): %.0f packets/s, wall %.3f s; ratio %.2fx ns-3\n",
+              so_rate, rn_size_only.wall_seconds, ns3_rate > 0 ? so_rate / ns3_rate : 0.0);
+  // What copying every payload twice costs, measured now: the limit of a
+  // simulator that moves each packet's bytes into a frame and out again.
+  const double floor_seconds = payload_copy_floor(packets);
+  const double floor_rate = per_second(packets, floor_seconds);
+  std::printf("payload copies alone (2 x %u B memcpy per packet): %.1f ns/packet, %.0f packets/s = %.1fx ns-3; "
+              "rnicsim spends %.1f ns/packet (%.1f with every payload copied as it lands)\n",
+              kPayloadBytes, floor_seconds * 1e9 / static_cast<double>(packets), floor_rate,
+              ns3_rate > 0 ? floor_rate / ns3_rate : 0.0, rn.wall_seconds * 1e9 / static_cast<double>(rn.data_packets),
+              rn_copied.wall_seconds * 1e9 / static_cast<double>(std::max<std::uint64_t>(rn_copied.data_packets, 1)));
+
+}
+
+// The fastest round of each side, its rates and the ratios.
+void report(const std::vector<Round>& rounds, unsigned count, std::uint64_t packets) {
   auto fastest = [&](auto wall) -> const Round& {
     return *std::min_element(rounds.begin(), rounds.end(),
                              [&](const Round& a, const Round& b) { return wall(a) < wall(b); });
@@ -267,7 +282,7 @@ int main(int argc, char** argv) {
   const RnicsimResult& rn = fastest([](const Round& r) { return r.rn.wall_seconds; }).rn;
   const RnicsimResult& rn_copied = fastest([](const Round& r) { return r.copied.wall_seconds; }).copied;
   const RnicsimResult& rn_size_only = fastest([](const Round& r) { return r.size_only.wall_seconds; }).size_only;
-  if (options->rounds > 1) std::printf("fastest of %u rounds, each side:\n", options->rounds);
+  if (count > 1) std::printf("fastest of %u rounds, each side:\n", count);
 
   const double ns3_rate = per_second(ns3.packets_received, ns3.wall_seconds);
   const double rn_rate = per_second(rn.data_packets, rn.wall_seconds);
@@ -296,75 +311,85 @@ int main(int argc, char** argv) {
                         per_second(ns3.packets_received, ns3_cpu_seconds)
                   : 0.0);
   std::printf("ratio rnicsim/ns-3: %.2fx\n", ns3_rate > 0 ? rn_rate / ns3_rate : 0.0);
-  std::printf("rnicsim payload: real bytes, each frame's lent by the sender's memory; %llu of %llu DMA writes into "
-              "the receiver's buffer written over by the next message before anybody looked, never copied; the "
-              "buffer %s the sender's at the end\n",
-              static_cast<unsigned long long>(rn.writes_dropped), static_cast<unsigned long long>(rn.data_packets),
-              rn.data_verified ? "matched" : "did NOT match");
-  const double copied_rate = per_second(rn_copied.data_packets, rn_copied.wall_seconds);
-  std::printf("rnicsim with every payload copied as it lands: %.0f packets/s, wall %.3f s; ratio %.2fx ns-3\n",
-              copied_rate, rn_copied.wall_seconds, ns3_rate > 0 ? copied_rate / ns3_rate : 0.0);
-  const double so_rate = per_second(rn_size_only.data_packets, rn_size_only.wall_seconds);
-  std::printf("rnicsim size-only (no payload bytes, as ns-3): %.0f packets/s, wall %.3f s; ratio %.2fx ns-3\n",
-              so_rate, rn_size_only.wall_seconds, ns3_rate > 0 ? so_rate / ns3_rate : 0.0);
-  // What copying every payload twice costs, measured now: the limit of a
-  // simulator that moves each packet's bytes into a frame and out again.
-  const double floor_seconds = payload_copy_floor(packets);
-  const double floor_rate = per_second(packets, floor_seconds);
-  std::printf("payload copies alone (2 x %u B memcpy per packet): %.1f ns/packet, %.0f packets/s = %.1fx ns-3; "
-              "rnicsim spends %.1f ns/packet (%.1f with every payload copied as it lands)\n",
-              kPayloadBytes, floor_seconds * 1e9 / static_cast<double>(packets), floor_rate,
-              ns3_rate > 0 ? floor_rate / ns3_rate : 0.0, rn.wall_seconds * 1e9 / static_cast<double>(rn.data_packets),
-              rn_copied.wall_seconds * 1e9 / static_cast<double>(std::max<std::uint64_t>(rn_copied.data_packets, 1)));
+  report_payload(rn, rn_copied, rn_size_only, ns3_rate, packets);
+}
 
+// Whether every side of round `round` moved what it should, with the same events.
+bool check_round(size_t round, const Round& rd, std::uint64_t packets, std::uint64_t messages) {
   bool ok = true;
-  for (size_t i = 0; i < rounds.size(); ++i) {
-    const size_t round = i + 1;
-    const rnicsim::bench::Ns3Result& n = rounds[i].ns3;
-    const RnicsimResult& r = rounds[i].rn;
-    const RnicsimResult& so = rounds[i].size_only;
-    const RnicsimResult& c = rounds[i].copied;
-    if (n.packets_received != packets || n.packets_sent != packets || n.packets_lost != 0) {
-      std::fprintf(stderr, "sim_speed: round %zu: ns-3 moved %llu of %llu packets (%llu sent, %llu lost)\n", round,
-                   static_cast<unsigned long long>(n.packets_received),
-                   static_cast<unsigned long long>(packets),
-                   static_cast<unsigned long long>(n.packets_sent),
-                   static_cast<unsigned long long>(n.packets_lost));
-      ok = false;
-    }
-    if (c.data_packets != r.data_packets || c.events != r.events || !c.data_verified || !r.data_verified ||
-        c.writes_dropped != 0) {
-      std::fprintf(stderr,
-                   "sim_speed: round %zu: copied-at-once run differs (%llu data packets, %llu events, %llu writes "
-                   "dropped) or a data check failed (deferred %s, copied %s)\n",
-                   round, static_cast<unsigned long long>(c.data_packets), static_cast<unsigned long long>(c.events),
-                   static_cast<unsigned long long>(c.writes_dropped), r.data_verified ? "ok" : "FAILED",
-                   c.data_verified ? "ok" : "FAILED");
-      ok = false;
-    }
-    if (so.data_packets != r.data_packets || so.events != r.events) {
-      std::fprintf(stderr, "sim_speed: round %zu: size-only run differs: %llu data packets, %llu events\n", round,
-                   static_cast<unsigned long long>(so.data_packets),
-                   static_cast<unsigned long long>(so.events));
-      ok = false;
-    }
-    if (!r.completed || r.messages != messages || r.bytes != messages * kMessageBytes ||
-        r.data_packets - r.retransmissions != packets || r.total_packets < r.data_packets) {
-      std::fprintf(stderr,
-                   "sim_speed: round %zu: rnicsim %s: %llu of %llu messages, %llu of %llu bytes, "
-                   "%llu data packets (%llu retransmitted) of %llu, %llu frames on the wire%s%s\n",
-                   round, r.completed ? "completed" : "did not complete",
-                   static_cast<unsigned long long>(r.messages),
-                   static_cast<unsigned long long>(messages),
-                   static_cast<unsigned long long>(r.bytes),
-                   static_cast<unsigned long long>(messages * kMessageBytes),
-                   static_cast<unsigned long long>(r.data_packets),
-                   static_cast<unsigned long long>(r.retransmissions),
-                   static_cast<unsigned long long>(packets),
-                   static_cast<unsigned long long>(r.total_packets),
-                   r.failure.empty() ? "" : "; ", r.failure.c_str());
-      ok = false;
-    }
+  const rnicsim::bench::Ns3Result& n = rd.ns3;
+  const RnicsimResult& r = rd.rn;
+  const RnicsimResult& so = rd.size_only;
+  const RnicsimResult& c = rd.copied;
+  if (n.packets_received != packets || n.packets_sent != packets || n.packets_lost != 0) {
+    std::fprintf(stderr, "sim_speed: round %zu: ns-3 moved %llu of %llu packets (%llu sent, %llu lost)\n", round,
+                 static_cast<unsigned long long>(n.packets_received),
+                 static_cast<unsigned long long>(packets),
+                 static_cast<unsigned long long>(n.packets_sent),
+                 static_cast<unsigned long long>(n.packets_lost));
+    ok = false;
   }
+  if (c.data_packets != r.data_packets || c.events != r.events || !c.data_verified || !r.data_verified ||
+      c.writes_dropped != 0) {
+    std::fprintf(stderr,
+                 "sim_speed: round %zu: copied-at-once run differs (%llu data packets, %llu events, %llu writes "
+                 "dropped) or a data check failed (deferred %s, copied %s)\n",
+                 round, static_cast<unsigned long long>(c.data_packets), static_cast<unsigned long long>(c.events),
+                 static_cast<unsigned long long>(c.writes_dropped), r.data_verified ? "ok" : "FAILED",
+                 c.data_verified ? "ok" : "FAILED");
+    ok = false;
+  }
+  if (so.data_packets != r.data_packets || so.events != r.events) {
+    std::fprintf(stderr, "sim_speed: round %zu: size-only run differs: %llu data packets, %llu events\n", round,
+                 static_cast<unsigned long long>(so.data_packets),
+                 static_cast<unsigned long long>(so.events));
+    ok = false;
+  }
+  if (!r.completed || r.messages != messages || r.bytes != messages * kMessageBytes ||
+      r.data_packets - r.retransmissions != packets || r.total_packets < r.data_packets) {
+    std::fprintf(stderr,
+                 "sim_speed: round %zu: rnicsim %s: %llu of %llu messages, %llu of %llu bytes, "
+                 "%llu data packets (%llu retransmitted) of %llu, %llu frames on the wire%s%s\n",
+                 round, r.completed ? "completed" : "did not complete",
+                 static_cast<unsigned long long>(r.messages),
+                 static_cast<unsigned long long>(messages),
+                 static_cast<unsigned long long>(r.bytes),
+                 static_cast<unsigned long long>(messages * kMessageBytes),
+                 static_cast<unsigned long long>(r.data_packets),
+                 static_cast<unsigned long long>(r.retransmissions),
+                 static_cast<unsigned long long>(packets),
+                 static_cast<unsigned long long>(r.total_packets),
+                 r.failure.empty() ? "" : "; ", r.failure.c_str());
+    ok = false;
+  }
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::optional<Options> options = parse_args(argc, argv);
+  if (!options) return 2;
+
+  const std::uint64_t messages = (options->packets + kPacketsPerMessage - 1) / kPacketsPerMessage;
+  const std::uint64_t packets = messages * kPacketsPerMessage;
+  if (packets > kMaxPackets) {
+    std::fprintf(stderr, "sim_speed: %llu packets after rounding up exceeds %llu\n",
+                 static_cast<unsigned long long>(packets),
+                 static_cast<unsigned long long>(kMaxPackets));
+    return 2;
+  }
+
+  std::printf("stream: %llu data packets of %u B payload (%llu x 1 MiB RDMA WRITE), "
+              "100 Gb/s link, 1 us delay%s\n",
+              static_cast<unsigned long long>(packets), kPayloadBytes,
+              static_cast<unsigned long long>(messages), options->smoke ? " [smoke]" : "");
+  std::fflush(stdout);
+
+  const std::optional<std::vector<Round>> rounds = run_rounds(options->rounds, packets, messages);
+  if (!rounds) return 1;
+  report(*rounds, options->rounds, packets);
+  bool ok = true;
+  for (size_t i = 0; i < rounds->size(); ++i) ok = check_round(i + 1, (*rounds)[i], packets, messages) && ok;
   return ok ? 0 : 1;
 }

@@ -1,31 +1,7 @@
 // The payload mover: a second thread of the daemon that writes received
-// payload into the programs (a copy into shared pages, or process_vm_writev),
-// so that the simulation thread goes on to the next packet while the bytes of
-// this one are still on their way (the DMA engine's write data path, run
-// beside the pipeline as in a NIC).
-//
-// The simulation thread hands over moves (push) in the order the NIC makes its
-// writes; the mover makes them in that order, one after the other. A move whose
-// bytes are in a frame's buffer keeps the frame (`holder`), which the
-// simulation thread releases once the move is made (reap): frames, their pool
-// and the lenders' borrow lists are touched by the simulation thread only. A
-// payload borrowed from the sender's memory is read there by the move, and its
-// frame goes at once. Whoever is about to look at or change bytes a move in
-// flight writes or reads waits for it first (ProcessHostMemory does; see
-// there), and anything a program sees as a sign of finished work (a CQE) waits
-// for every move (drain).
-//
-// The thread spins while moves come and sleeps after kIdle without one. While
-// it sleeps the simulation thread makes the copies itself (accepting() is
-// false) and wakes it once kWakeBytes have been copied that way in rounds that
-// follow each other (a stream, not a ping-pong of small messages).
-//
-// CPUs. The mover helps only if it runs beside the simulation thread, not in
-// turns with it: while it is awake, the simulation thread is kept on the CPU
-// it is on and the mover on the daemon's other CPUs (the programs go where the
-// kernel puts them; a program that spins on its CQ gives its CPU away often,
-// see the shim's empty_poll). Asleep, both may use all the daemon's CPUs
-// again. A daemon allowed one CPU has no use for a mover (worthwhile()).
+// payload into the programs, so that the simulation thread goes on to the next
+// packet while this one's bytes are on their way (a NIC's DMA write path, run
+// beside the pipeline). Who waits for what: ProcessHostMemory.
 #pragma once
 
 #include <sys/types.h>
@@ -43,6 +19,10 @@
 
 namespace rnicsim::emulation {
 
+// The simulation thread hands moves over (push) in the order the NIC makes
+// its writes, and the mover makes them in that order. Frames, their pool and
+// the lenders' borrow lists are touched by the simulation thread only: a move
+// keeps its frame (`holder`) until the simulation thread reaps it.
 class PayloadMover {
 public:
   // `length` bytes from `src` to `dst` in the daemon, or, with a `pid`, to
@@ -64,12 +44,18 @@ public:
   // thread finishes a run or waits): every hand-over costs a cache line
   // crossing to the mover's CPU.
   static constexpr size_t kPublishEvery = 8;
+  // The thread spins while moves come and sleeps after kIdle without one.
+  // Asleep, the simulation thread makes the copies itself (accepting() is
+  // false) and wakes it after kWakeBytes copied in rounds that follow each
+  // other (a stream, not a ping-pong of small messages).
   static constexpr std::chrono::microseconds kIdle{1000};
   static constexpr size_t kWakeBytes = 256 * 1024;
   // Writes into a process that continue each other go out together, this many at most.
   static constexpr size_t kMaxGather = 64;
 
-  // Whether this process may run on two CPUs or more.
+  // Whether this process may run on two CPUs or more. The mover helps only
+  // beside the simulation thread, not in turns with it: awake, the simulation
+  // thread keeps its CPU and the mover takes the daemon's others.
   static bool worthwhile();
   // `idle`: how long the thread spins without a move before it sleeps.
   explicit PayloadMover(std::chrono::microseconds idle = kIdle);

@@ -1,39 +1,10 @@
 // Host memory of a real process (emulation mode): the NIC's DMA reaches the
-// program's registered regions through process_vm_readv/writev, or, where the
-// shim has shared a region's pages with the daemon (runs of a memfd the daemon
-// maps too), by copying to and from them directly; only inside a region and
-// only with the rights its registration granted. The rings it shares with the
-// daemon are reached through the daemon's own mapping of the segment.
-//
-// Borrowed payload (see fabric::Frame). Bytes in shared pages are lent to the
-// frames a DMA read fills, as in simulated memory, so a packet's payload is
-// copied once, from the sender's pages straight into the receiver's; bytes
-// read through process_vm_readv are lent from the read-ahead window (see
-// kWindow), so they are copied once more only, into the receiver. The
-// daemon cannot see a program's own stores, so lending leans on the verbs'
-// rule that a program leaves the buffers of its posted work alone until the
-// work completes, and makes every borrower copy its bytes in whenever that
-// rule stops holding or the pages could go: before a CQE of send work reaches
-// the program, the frames of that work and of the QP's work before it
-// (work_completed: a completion frees the buffers of the work before it,
-// unsignaled work included, and no other, as later work is still posted;
-// frames are told apart by their QP and PSN), when registrations or runs
-// change, and when the process goes.
-// Writes by the NIC settle the bytes they change, as in simulated memory.
-//
-// Moved writes. With a payload mover (set_mover), a DMA write of a received
-// frame's payload of kMoveMinBytes or more is handed to the mover's thread
-// while it is awake, in order with every other: into shared pages a copy,
-// into the process a process_vm_writev (the mover gathers writes that
-// continue each other into one call, from the frames' own buffers). Everything else
-// this memory does waits for the moves it depends on: a read or a loan for the
-// moves into this memory; a write made here for those and for every move that
-// reads lent bytes (of any memory: the mover keeps no account of whose); a
-// write to the rings (a CQE: the program may look at everything the work
-// before it wrote, here or at the peer) and a change of runs, regions or
-// process for every move. A move never writes bytes a frame still borrows: a
-// loan waits until no move writes into the memory, and a write settles the
-// borrowers of its bytes before it is handed over.
+// program's registered regions through process_vm_readv/writev, or directly
+// where the shim shared a region's pages with the daemon, only inside a region
+// and with the rights its registration granted; the rings through the daemon's
+// own mapping of the segment. A packet's payload is copied once where it can
+// be: lent (loan), read ahead and written in batches (kWindow), moved by a
+// second thread (set_mover).
 #pragma once
 
 #include <sys/types.h>
@@ -87,14 +58,30 @@ public:
   bool read_now(uint64_t addr, std::span<std::byte> dst) const override;
   bool write(uint64_t addr, std::span<const std::byte> src) override;
   bool write_frame(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder) override;
-  // Moved writes (see the top of this file); nullptr: every write is made at once.
+  // Moved writes: with a mover, a DMA write of a received payload of
+  // kMoveMinBytes or more goes to the mover's thread while it is awake, in
+  // order with every other (a copy into shared pages, or a process_vm_writev
+  // that gathers writes continuing each other). Whatever depends on a move
+  // waits for it: a read or a loan for the moves into this memory; a write
+  // made here for those and for every move that reads lent bytes; a CQE (the
+  // program may look at all the work before it wrote) and a change of runs,
+  // regions or process for every move. A move never writes bytes a frame
+  // still borrows. nullptr: every write is made at once.
   static constexpr size_t kMoveMinBytes = 1024;
   void set_mover(PayloadMover* mover);
   // Lends bytes that lie in one run, or, read through process_vm_readv, bytes
-  // of the read-ahead window (a read that continues the last one; see below).
+  // of the read-ahead window (a read that continues the last one; see below),
+  // so that a packet's payload goes from the sender's pages straight into the
+  // receiver's. The daemon cannot see a program's stores, so lending leans on
+  // the verbs' rule that posted buffers stay untouched until their work
+  // completes; borrowers copy their bytes in wherever that rule stops holding
+  // or the pages could go: before a CQE of send work reaches the program
+  // (work_completed), when registrations or runs change, when the process goes.
   nic::Loan loan(uint64_t addr, size_t len) override;
   void settle(uint64_t addr, size_t len) override;
-  // Frames that borrow for that work (by their QP and PSN) copy their bytes in.
+  // Frames that borrow for that work (by their QP and PSN) copy their bytes
+  // in: a completion frees the buffers of the work before it, unsignaled work
+  // included, and no other.
   void work_completed(nic::Qpn qpn, nic::Psn last_psn) override;
   // Whether loan() lends (default) or every read copies.
   void set_lending(bool on) { lending_ = on; }

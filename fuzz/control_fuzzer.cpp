@@ -58,23 +58,61 @@ const rnicsim::scenario::Scenario& scenario() {
   return s;
 }
 
+// The well-behaved client: a context, a PD and a CQ.
+struct GoodClient {
+  int fd = -1;
+  std::uint32_t ctx = 0, pd = 0, cq = 0;
+};
+
+GoodClient set_up_good_client(ControlHarness& daemon) {
+  GoodClient g;
+  g.fd = daemon.connect();
+  require(g.fd >= 0, "a client connects");
+  proto::Received reply;
+  require(request(daemon, g.fd, proto::Op::Hello, proto::HelloReq{}, reply) == 0, "hello");
+  require(request(daemon, g.fd, proto::Op::OpenContext, proto::OpenContextReq{}, reply) == 0, "open context");
+  g.ctx = reply_as<proto::OpenContextRep>(reply).ctx;
+  require(request(daemon, g.fd, proto::Op::AllocPd, proto::ObjectReq{g.ctx, 0, 0}, reply) == 0, "alloc pd");
+  g.pd = reply_as<proto::ObjectRep>(reply).id;
+  require(request(daemon, g.fd, proto::Op::CreateCq, proto::CreateCqReq{g.ctx, 16, 0, 0}, reply) == 0, "create cq");
+  g.cq = reply_as<proto::RingRep>(reply).id;
+  return g;
+}
+
+// The good client is still served and still owns what it made.
+void check_good_client(ControlHarness& daemon, const GoodClient& g) {
+  proto::Received reply;
+  require(request(daemon, g.fd, proto::Op::AllocPd, proto::ObjectReq{g.ctx, 0, 0}, reply) == 0, "alloc pd afterwards");
+  require(request(daemon, g.fd, proto::Op::DestroyCq, proto::ObjectReq{g.ctx, g.cq, 0}, reply) == 0,
+          "the good client's CQ is still its own");
+  require(request(daemon, g.fd, proto::Op::DeallocPd, proto::ObjectReq{g.ctx, g.pd, 0}, reply) == 0,
+          "the good client's PD is still its own");
+}
+
+// A record's message: its bytes as they are (flag 8), or a header with the
+// record's first two bytes as the op and the rest as the body.
+std::vector<unsigned char> message_of(std::uint8_t flags, const std::uint8_t* bytes, std::size_t length) {
+  std::vector<unsigned char> message;
+  if ((flags & 8) != 0) {
+    message.assign(bytes, bytes + length);
+    return message;
+  }
+  proto::MsgHeader h;
+  if (length >= 2) std::memcpy(&h.op, bytes, 2);
+  const std::size_t body = length >= 2 ? length - 2 : 0;
+  h.length = static_cast<std::uint32_t>(body);
+  message.resize(sizeof h + body);
+  std::memcpy(message.data(), &h, sizeof h);
+  if (body > 0) std::memcpy(message.data() + sizeof h, bytes + 2, body);
+  return message;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::ostringstream log;
   ControlHarness daemon(scenario(), log);
-
-  // The well-behaved client: a context, a PD and a CQ.
-  const int good = daemon.connect();
-  require(good >= 0, "a client connects");
-  proto::Received reply;
-  require(request(daemon, good, proto::Op::Hello, proto::HelloReq{}, reply) == 0, "hello");
-  require(request(daemon, good, proto::Op::OpenContext, proto::OpenContextReq{}, reply) == 0, "open context");
-  const std::uint32_t ctx = reply_as<proto::OpenContextRep>(reply).ctx;
-  require(request(daemon, good, proto::Op::AllocPd, proto::ObjectReq{ctx, 0, 0}, reply) == 0, "alloc pd");
-  const std::uint32_t pd = reply_as<proto::ObjectRep>(reply).id;
-  require(request(daemon, good, proto::Op::CreateCq, proto::CreateCqReq{ctx, 16, 0, 0}, reply) == 0, "create cq");
-  const std::uint32_t cq = reply_as<proto::RingRep>(reply).id;
+  const GoodClient good = set_up_good_client(daemon);
 
   // The hostile clients.
   std::array<int, kClients> clients{};
@@ -95,18 +133,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fd = daemon.connect();
       continue;
     }
-    std::vector<unsigned char> message;
-    if ((flags & 8) != 0) {
-      message.assign(bytes, bytes + length);
-    } else {
-      proto::MsgHeader h;
-      if (length >= 2) std::memcpy(&h.op, bytes, 2);
-      const std::size_t body = length >= 2 ? length - 2 : 0;
-      h.length = static_cast<std::uint32_t>(body);
-      message.resize(sizeof h + body);
-      std::memcpy(message.data(), &h, sizeof h);
-      if (body > 0) std::memcpy(message.data() + sizeof h, bytes + 2, body);
-    }
+    const std::vector<unsigned char> message = message_of(flags, bytes, length);
     if (send_and_serve(daemon, fd, message.data(), message.size(), (flags & 4) != 0)) {
       proto::Received ignored;
       drain(fd, ignored);
@@ -115,15 +142,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fd = -1;
     }
   }
-
-  // The good client is still served and still owns what it made.
-  require(request(daemon, good, proto::Op::AllocPd, proto::ObjectReq{ctx, 0, 0}, reply) == 0, "alloc pd afterwards");
-  require(request(daemon, good, proto::Op::DestroyCq, proto::ObjectReq{ctx, cq, 0}, reply) == 0,
-          "the good client's CQ is still its own");
-  require(request(daemon, good, proto::Op::DeallocPd, proto::ObjectReq{ctx, pd, 0}, reply) == 0,
-          "the good client's PD is still its own");
+  check_good_client(daemon, good);
   for (int c : clients)
     if (c >= 0) close(c);
-  close(good);
+  close(good.fd);
   return 0;
 }
