@@ -43,6 +43,22 @@ bool any_qp_uses(const HostState& h, nic::Nic& n, Uses uses) {
   return false;
 }
 
+// A CQ or SRQ of the context goes, unless a QP still uses it (EBUSY, as the
+// verbs answer); its doorbell record and ring go back to the context.
+template <class Entry, class Uses, class Destroy>
+int destroy_ring_object(Registry& registry, Context& c, std::unordered_map<uint32_t, Entry>& objects, uint32_t id,
+                        Uses uses, Destroy destroy) {
+  Entry* e = owned(objects, id, c.id);
+  if (e == nullptr) return EINVAL;
+  nic::Nic& n = registry.nic(c);
+  if (any_qp_uses(registry.state(c), n, uses)) return EBUSY;
+  c.doorbell_used[e->doorbell] = false;
+  registry.give_back(c, e->ring);
+  destroy(n, *e);
+  objects.erase(id);
+  return 0;
+}
+
 std::string gid_text(const uint8_t (&gid)[16]) {
   char text[INET6_ADDRSTRLEN] = {};
   inet_ntop(AF_INET6, gid, text, sizeof text);
@@ -283,20 +299,14 @@ int ControlOps::create_cq_ring(Context& c, const proto::CreateCqReq& q, int chan
 }
 
 int ControlOps::destroy_cq(Call& call, const proto::ObjectReq& q, NoReply&) {
-  Context& c = *call.ctx;
-  HostState& h = registry_.state(c);
-  nic::Nic& n = registry_.nic(c);
-  CqEntry* cq = owned(h.cqs, q.id, c.id);
-  if (cq == nullptr) return EINVAL;
   const nic::Cqn cqn(q.id);
-  if (any_qp_uses(h, n, [&](const nic::QpContext& qp) { return qp.send_cq == cqn || qp.recv_cq == cqn; }))
-    return EBUSY;
-  if (cq->channel_fd >= 0) close(cq->channel_fd);
-  c.doorbell_used[cq->doorbell] = false;
-  registry_.give_back(c, cq->ring);
-  n.destroy_cq(cqn);
-  h.cqs.erase(q.id);
-  return 0;
+  return destroy_ring_object(
+      registry_, *call.ctx, registry_.state(*call.ctx).cqs, q.id,
+      [&](const nic::QpContext& qp) { return qp.send_cq == cqn || qp.recv_cq == cqn; },
+      [&](nic::Nic& n, const CqEntry& cq) {
+        if (cq.channel_fd >= 0) close(cq.channel_fd);
+        n.destroy_cq(cqn);
+      });
 }
 
 int ControlOps::resize_cq(Call& c, const proto::ObjectReq& q, NoReply&) {
@@ -430,18 +440,11 @@ int ControlOps::modify_srq(Call& c, const proto::ObjectReq& q, NoReply&) {
 }
 
 int ControlOps::destroy_srq(Call& call, const proto::ObjectReq& q, NoReply&) {
-  Context& c = *call.ctx;
-  HostState& h = registry_.state(c);
-  nic::Nic& n = registry_.nic(c);
-  SrqEntry* srq = owned(h.srqs, q.id, c.id);
-  if (srq == nullptr) return EINVAL;
   const nic::Srqn srqn(q.id);
-  if (any_qp_uses(h, n, [&](const nic::QpContext& qp) { return qp.srq == srqn; })) return EBUSY;
-  c.doorbell_used[srq->doorbell] = false;
-  registry_.give_back(c, srq->ring);
-  n.destroy_srq(srqn);
-  h.srqs.erase(q.id);
-  return 0;
+  return destroy_ring_object(
+      registry_, *call.ctx, registry_.state(*call.ctx).srqs, q.id,
+      [&](const nic::QpContext& qp) { return qp.srq == srqn; },
+      [&](nic::Nic& n, const SrqEntry&) { n.destroy_srq(srqn); });
 }
 
 // --- AHs ---

@@ -58,6 +58,17 @@ bool is_multicast(const proto::CmAddr& a) {
   return (a.family == AF_INET && (a.addr[0] >> 4) == 0xE) || (a.family == AF_INET6 && a.addr[0] == 0xFF);
 }
 
+// What a REQ or a REP tells the program of its peer (its rdma_conn_param).
+template <class Message>
+void take_conn_param(proto::CmEventWire& e, const Message& m) {
+  e.qp_num = m.local_qpn.value();
+  e.responder_resources = m.responder_resources;
+  e.initiator_depth = m.initiator_depth;
+  e.flow_control = m.end_to_end_flow_control;
+  e.rnr_retry_count = m.rnr_retry_count;
+  e.srq = m.srq;
+}
+
 const char* port_space_name(uint32_t ps) {
   switch (ps) {
     case RDMA_PS_TCP: return "TCP";
@@ -647,13 +658,8 @@ void RdmaCm::on_request(const Id& listener, cm::CommId comm, const cm::Req& req,
   child.traffic_class = req.primary.traffic_class;
   proto::CmEventWire e = event_for(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
   e.listen_id = listener.number;
-  e.qp_num = req.local_qpn.value();
-  e.responder_resources = req.responder_resources;
-  e.initiator_depth = req.initiator_depth;
-  e.flow_control = req.end_to_end_flow_control;
+  take_conn_param(e, req);
   e.retry_count = req.retry_count;
-  e.rnr_retry_count = req.rnr_retry_count;
-  e.srq = req.srq;
   e.private_data_len = static_cast<uint8_t>(kReqUserPrivate);
   std::memcpy(e.private_data, req.private_data.data() + cm::kIpHeaderBytes, kReqUserPrivate);
   emit(child, e);
@@ -666,12 +672,7 @@ void RdmaCm::on_reply(Id& id, const cm::Rep& rep) {
   id.initiator_depth = std::min(id.initiator_depth, rep.responder_resources);
   id.rnr_retry_count = rep.rnr_retry_count;
   proto::CmEventWire e = event_for(id, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
-  e.qp_num = rep.local_qpn.value();
-  e.responder_resources = rep.responder_resources;
-  e.initiator_depth = rep.initiator_depth;
-  e.flow_control = rep.end_to_end_flow_control;
-  e.rnr_retry_count = rep.rnr_retry_count;
-  e.srq = rep.srq;
+  take_conn_param(e, rep);
   e.private_data_len = static_cast<uint8_t>(cm::kRepPrivate);
   std::memcpy(e.private_data, rep.private_data.data(), cm::kRepPrivate);
   emit(id, e);
