@@ -1,35 +1,8 @@
 // A frame on the fabric: owned bytes (an Ethernet frame for RoCEv2, an IB packet for
 // native IB, without FCS) plus metadata. Buffers come from a FramePool and return to
-// it when the Frame dies, so steady-state traffic allocates nothing.
-//
-// Deferred CRCs. A builder that knows its frame is correct may hand it over with
-// its CRC fields (ICRC, VCRC and whatever covers them) not yet computed, together
-// with the function that computes them (defer_seal). Such a frame is "intact": its
-// bytes are exactly what the builder made. Every way of looking at or changing the
-// bytes (bytes(), buffer(), resize()) first completes the seal, so whoever sees
-// the bytes — a capture tap, a fault model, a test — sees correct CRCs, and whoever
-// changes them changes a correctly sealed frame (and it is no longer intact). Only
-// a receiver that trusts intact frames looks at them as built (bytes_as_built())
-// and may skip checking the CRCs nobody computed: a run need not compute what
-// nobody observes.
-//
-// Size-only frames. In a run that does not materialise payload bytes, a frame
-// holds its headers only: the bytes from the payload on (payload, pad, ICRC,
-// VCRC, Ethernet padding) are "elided". size() is still the length on the wire,
-// which is what serialisation, buffers and credits count; bytes() is the part
-// that exists. A fault that would change elided bytes marks the frame corrupted
-// (meta().corrupted) instead, and the receiver drops it as an ICRC failure.
-//
-// Borrowed payload. The DMA read that fills a frame's payload from host memory
-// may lend the bytes instead of copying them (lend_payload): the payload stays
-// where it is in host memory, and the frame's buffer does not hold it. Whoever
-// looks at or changes the frame's bytes (the same calls that complete a deferred
-// seal) makes the frame copy it in first. A receiver that moves the payload
-// straight into its own host memory reads it where it lies (source_of), so a
-// packet's payload is copied once instead of twice. The lender keeps a list of
-// the frames that borrow from it (BorrowList) and makes them copy their bytes in
-// before it changes those bytes, and before it goes away: the bytes a frame
-// carries are always the ones the DMA read saw, as if it had copied them then.
+// it when the Frame dies, so steady-state traffic allocates nothing. A run need not
+// compute or copy what nobody observes: size-only frames, deferred CRCs and borrowed
+// payloads, each described at its part of Frame below.
 #pragma once
 
 #include <cstddef>
@@ -94,7 +67,13 @@ public:
   // Sets the frame length (<= capacity); the frame is no longer size-only.
   void resize(size_t n);
 
-  // --- size-only frames (see the top of this file) ---
+  // --- size-only frames ---
+  // In a run that does not materialise payload bytes, a frame holds its headers
+  // only: the bytes from the payload on (payload, pad, ICRC, VCRC, Ethernet
+  // padding) are "elided". size() is still the length on the wire, which is what
+  // serialisation, buffers and credits count; bytes() is the part that exists. A
+  // fault that would change elided bytes marks the frame corrupted
+  // (meta().corrupted) instead, and the receiver drops it as an ICRC failure.
   // Keeps the first `kept` bytes, the rest is elided: size() stays.
   void elide_from(size_t kept);
   // Bytes of the frame on the wire that are not materialised.
@@ -108,7 +87,15 @@ public:
   FrameMeta& meta() { return n_->meta; }
   const FrameMeta& meta() const { return n_->meta; }
 
-  // --- deferred CRCs (see the top of this file) ---
+  // --- deferred CRCs ---
+  // A builder that knows its frame is correct may hand it over with its CRC
+  // fields (ICRC, VCRC and whatever covers them) not yet computed, together with
+  // the function that computes them. Such a frame is "intact": its bytes are
+  // exactly what the builder made. Every way of looking at or changing the bytes
+  // (bytes(), buffer(), resize()) first completes the seal, so whoever sees them
+  // (a capture tap, a fault model, a test) sees correct CRCs, and whoever changes
+  // them changes a correctly sealed frame, no longer intact. Only a receiver that
+  // trusts intact frames looks at them as built and may skip the uncomputed CRCs.
   // The frame is correct except for the CRC fields `sealer` computes.
   void defer_seal(Sealer sealer) { n_->sealer = sealer; }
   // No one has seen or changed the bytes since a builder deferred the seal.
@@ -125,7 +112,14 @@ public:
     if (n_ != nullptr && (n_->lender != nullptr || n_->sealer != nullptr)) [[unlikely]] complete();
   }
 
-  // --- borrowed payload (see the top of this file) ---
+  // --- borrowed payload ---
+  // The DMA read that fills the payload from host memory may lend the bytes
+  // instead of copying them. Whoever looks at or changes the frame's bytes (the
+  // calls that complete a deferred seal) makes the frame copy them in first; a
+  // receiver that moves the payload straight into its own host memory reads it
+  // where it lies (source_of): one copy instead of two. The lender (BorrowList)
+  // makes its borrowers copy in before it changes those bytes and before it goes
+  // away: a frame carries the bytes the DMA read saw, as if it had copied them.
   // The `length` bytes at `offset` of the frame are the `length` bytes at `src`
   // in `lender`'s memory, which lends them until the frame copies them in.
   void lend_payload(BorrowList& lender, uint32_t offset, const std::byte* src, uint32_t length);

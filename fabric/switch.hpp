@@ -1,18 +1,8 @@
-// A switch: N ports around a shared buffer.
-//
-//   port i --receive--> classify (priority from DSCP/PCP or SL; destination)
-//     --> route (destination IP or DLID -> ECMP group of egress ports; the
-//         group member is the flow's 5-tuple hash, seeded per switch, modulo
-//         the group size: deterministic, and one flow keeps one path)
-//     --> SharedBuffer admission (lossy: egress dynamic threshold; lossless:
-//         ingress accounting, XOFF/XON to the PfcGenerator of port i, headroom)
-//     --> egress port queue (strict priority / DWRR) --> wire
-//   a frame's buffer is freed when it leaves its egress queue for the wire.
-//
-// Frames are forwarded unchanged (store and forward, no cut-through; the switch
-// adds no latency of its own beyond `forwarding_latency`). PFC frames never
-// reach the switch logic: the receiving port's MAC consumes them. The switch
-// builds no per-packet state: a frame carries its ingress port in its metadata.
+// A switch: N ports around a shared buffer. Frames are forwarded unchanged (store
+// and forward, no cut-through; no latency of its own beyond `forwarding_latency`)
+// and the switch builds no per-packet state: a frame carries its ingress port in
+// its metadata. PFC frames never reach the switch logic: the receiving port's MAC
+// consumes them.
 #pragma once
 
 #include <array>
@@ -68,6 +58,14 @@ struct SwitchCounters {
   }
 };
 
+//   port i --receive--> classify (priority from DSCP/PCP or SL; destination)
+//     --> route (destination IP or DLID -> ECMP group of egress ports; the
+//         group member is the flow's 5-tuple hash, seeded per switch, modulo
+//         the group size: deterministic, and one flow keeps one path)
+//     --> SharedBuffer admission (lossy: egress dynamic threshold; lossless:
+//         ingress accounting, XOFF/XON to the PfcGenerator of port i, headroom)
+//     --> egress port queue (strict priority / DWRR) --> wire
+//   a frame's buffer is freed when it leaves its egress queue for the wire.
 class Switch {
 public:
   Switch(sim::Simulator& sim, FramePool& pool, std::string name, SwitchParams params, packet::LinkType link);

@@ -55,6 +55,38 @@ bool is_foreign(ParseError e) {
 
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 
+/// The stream a packet belongs to (see StreamKey).
+StreamKey stream_key(const packet::PacketFields& f, const OpcodeInfo& info) {
+  StreamKey key;
+  if (packet::is_roce(f.link)) {
+    key.src = f.ip_src;
+    key.dst = f.ip_dst;
+  } else if (f.link == LinkKind::IbGlobal) {
+    key.src = f.sgid;
+    key.dst = f.dgid;
+  } else {
+    key.lid = true;
+    key.src[14] = static_cast<std::uint8_t>(f.slid >> 8);
+    key.src[15] = static_cast<std::uint8_t>(f.slid);
+    key.dst[14] = static_cast<std::uint8_t>(f.dlid >> 8);
+    key.dst[15] = static_cast<std::uint8_t>(f.dlid);
+  }
+  key.dest_qp = f.dest_qp;
+  key.kind = info.operation == Operation::Cnp ? StreamKind::Cnp
+             : info.is_response()             ? StreamKind::Response
+                                              : StreamKind::Request;
+  if (f.deth) key.src_qp = f.deth->src_qp;
+  return key;
+}
+
+void count_packet(StreamStats& st, const OpcodeInfo& info, const packet::PacketFields& f, std::size_t wire_bytes) {
+  st.transport = info.transport;
+  ++st.packets;
+  st.bytes += wire_bytes;
+  st.payload_bytes += f.payload_length;
+  if (f.ecn == 3 || f.fecn) ++st.ecn_ce;
+}
+
 }  // namespace
 
 std::string_view to_string(Severity s) noexcept {
@@ -134,19 +166,7 @@ void Linter::add_frame(std::uint64_t frame, std::span<const std::byte> data, std
   }
   auto r = packet::parse(data, link_type_, original_length);
   if (!r) {
-    if (is_foreign(r.error())) {
-      ++report_.skipped;
-      return;
-    }
-    if (original_length > data.size()) {
-      ++report_.skipped;
-      add(frame, FindingKind::CutFrame,
-          "frame cut by the capture (" + std::to_string(data.size()) + " of " + std::to_string(original_length) +
-              " bytes), not checked");
-      return;
-    }
-    ++report_.checked;
-    add(frame, FindingKind::Malformed, "malformed packet: " + std::string(to_string(r.error())));
+    check_unparsed(frame, r.error(), data.size(), original_length);
     return;
   }
   ++report_.checked;
@@ -154,40 +174,46 @@ void Linter::add_frame(std::uint64_t frame, std::span<const std::byte> data, std
   const packet::PacketFields& f = p.fields;
   packet_ = PacketRef{f.dest_qp, f.psn};
   const OpcodeInfo& info = packet::opcode_info(f.opcode);
-
-  StreamKey key;
-  if (packet::is_roce(f.link)) {
-    key.src = f.ip_src;
-    key.dst = f.ip_dst;
-  } else if (f.link == LinkKind::IbGlobal) {
-    key.src = f.sgid;
-    key.dst = f.dgid;
-  } else {
-    key.lid = true;
-    key.src[14] = static_cast<std::uint8_t>(f.slid >> 8);
-    key.src[15] = static_cast<std::uint8_t>(f.slid);
-    key.dst[14] = static_cast<std::uint8_t>(f.dlid >> 8);
-    key.dst[15] = static_cast<std::uint8_t>(f.dlid);
-  }
-  key.dest_qp = f.dest_qp;
-  key.kind = info.operation == Operation::Cnp ? StreamKind::Cnp
-             : info.is_response()             ? StreamKind::Response
-                                              : StreamKind::Request;
-  if (f.deth) key.src_qp = f.deth->src_qp;
+  const StreamKey key = stream_key(f, info);
   StreamStats& st = report_.streams[key];
-  st.transport = info.transport;
-  ++st.packets;
-  st.bytes += original_length;
-  st.payload_bytes += f.payload_length;
-  if (f.ecn == 3 || f.fecn) ++st.ecn_ce;
+  count_packet(st, info, f, original_length);
+  if (p.missing != 0) ++report_.headers_only;
+  if (!check_crcs(frame, data, p, key, st)) return;  // a receiver drops it: its PSN and opcode say nothing
+  if (f.aeth) check_ack(frame, f, key, st);
+  if (info.operation == Operation::RdmaWrite && info.position == Position::Only && f.reth)
+    check_write_length(frame, f, st);
+  // Path MTU is per QP: learnt from the stream's own full-size FIRST/MIDDLE payloads.
+  if (info.position == Position::First || info.position == Position::Middle) {
+    std::uint32_t& m = seq_[key].pmtu;
+    m = std::max(m, f.payload_length);
+  }
+  if (key.kind != StreamKind::Cnp) check_sequence(frame, p, key, st);
+}
 
+void Linter::check_unparsed(std::uint64_t frame, ParseError e, std::size_t captured, std::size_t original_length) {
+  if (is_foreign(e)) {
+    ++report_.skipped;
+    return;
+  }
+  if (original_length > captured) {
+    ++report_.skipped;
+    add(frame, FindingKind::CutFrame,
+        "frame cut by the capture (" + std::to_string(captured) + " of " + std::to_string(original_length) +
+            " bytes), not checked");
+    return;
+  }
+  ++report_.checked;
+  add(frame, FindingKind::Malformed, "malformed packet: " + std::string(to_string(e)));
+}
+
+bool Linter::check_crcs(std::uint64_t frame, std::span<const std::byte> data, const packet::ParsedPacket& p,
+                        const StreamKey& key, StreamStats& st) {
   bool trusted = true;
   const bool whole = p.missing == 0;  // else the CRCs and what the UDP checksum covers are not there
-  if (!whole) ++report_.headers_only;
   if (whole && !packet::icrc_ok(data, p)) {
     add(frame, FindingKind::BadIcrc,
         "bad ICRC: received " + hex(p.icrc, 8) + ", computed " + hex(packet::compute_icrc(data, p.layout), 8) + " (" +
-            std::string(info.name) + " on " + describe(key) + ")",
+            std::string(packet::opcode_info(p.fields.opcode).name) + " on " + describe(key) + ")",
         &st);
     trusted = false;
   }
@@ -202,33 +228,30 @@ void Linter::add_frame(std::uint64_t frame, std::span<const std::byte> data, std
   }
   if (whole && !packet::udp_checksum_ok(data, p))
     add(frame, FindingKind::BadUdpChecksum, "bad UDP checksum (ignored by RoCEv2 receivers)", &st);
-  if (!trusted) return;  // a receiver drops it: its PSN and opcode say nothing
+  return trusted;
+}
 
-  if (f.aeth) {
-    const packet::Syndrome s = f.aeth->syndrome;
-    if (s.kind() == packet::AckKind::RnrNak) {
-      ++st.naks;
-      add(frame, FindingKind::RnrNak, "RNR NAK, PSN " + hex(f.psn.value(), 6) + " on " + describe(key), &st);
-    } else if (s.kind() == packet::AckKind::Nak) {
-      ++st.naks;
-      add(frame, FindingKind::Nak,
-          "NAK (" + std::string(s.nak_name()) + "), PSN " + hex(f.psn.value(), 6) + " on " + describe(key), &st);
-    } else if (s.kind() == packet::AckKind::Reserved) {
-      add(frame, FindingKind::ReservedSyndrome, "reserved AETH syndrome " + hex(s.raw(), 2), &st);
-    }
+void Linter::check_ack(std::uint64_t frame, const packet::PacketFields& f, const StreamKey& key, StreamStats& st) {
+  const packet::Syndrome s = f.aeth->syndrome;
+  if (s.kind() == packet::AckKind::RnrNak) {
+    ++st.naks;
+    add(frame, FindingKind::RnrNak, "RNR NAK, PSN " + hex(f.psn.value(), 6) + " on " + describe(key), &st);
+  } else if (s.kind() == packet::AckKind::Nak) {
+    ++st.naks;
+    add(frame, FindingKind::Nak,
+        "NAK (" + std::string(s.nak_name()) + "), PSN " + hex(f.psn.value(), 6) + " on " + describe(key), &st);
+  } else if (s.kind() == packet::AckKind::Reserved) {
+    add(frame, FindingKind::ReservedSyndrome, "reserved AETH syndrome " + hex(s.raw(), 2), &st);
   }
-  if (info.operation == Operation::RdmaWrite && info.position == Position::Only && f.reth &&
-      f.reth->dma_length != f.payload_length)
+}
+
+// An RDMA WRITE ONLY carries all the bytes its RETH asks for.
+void Linter::check_write_length(std::uint64_t frame, const packet::PacketFields& f, StreamStats& st) {
+  if (f.reth->dma_length != f.payload_length)
     add(frame, FindingKind::LengthMismatch,
         "RDMA WRITE ONLY whose RETH asks for " + std::to_string(f.reth->dma_length) + " bytes carries " +
             std::to_string(f.payload_length) + " (an invalid request)",
         &st);
-  // Path MTU is per QP: learnt from the stream's own full-size FIRST/MIDDLE payloads.
-  if (info.position == Position::First || info.position == Position::Middle) {
-    std::uint32_t& m = seq_[key].pmtu;
-    m = std::max(m, f.payload_length);
-  }
-  if (key.kind != StreamKind::Cnp) check_sequence(frame, p, key, st);
 }
 
 void Linter::check_sequence(std::uint64_t frame, const packet::ParsedPacket& pp, const StreamKey& key,
@@ -236,109 +259,144 @@ void Linter::check_sequence(std::uint64_t frame, const packet::ParsedPacket& pp,
   const packet::PacketFields& f = pp.fields;
   const OpcodeInfo& info = packet::opcode_info(f.opcode);
   SeqState& s = seq_[key];
-  const Psn p = f.psn;
-  const std::string where = " on " + describe(key);
+  const SeqPacket q{frame, info, f.psn, " on " + describe(key), s, st};
   bool disrupted = false;
-
   if (!s.started) {
     s.started = true;
     s.msg = SeqState::Msg::Unknown;  // the capture may start inside a message
   } else if (key.kind == StreamKind::Request) {
-    const std::int32_t lo = Psn::distance(s.expect_lo, p);
-    const std::int32_t hi = Psn::distance(s.expect_hi, p);
-    if (hi > 0) {
-      ++st.psn_gaps;
-      st.missing_psns += static_cast<std::uint64_t>(hi);
-      add(frame, FindingKind::PsnGap,
-          "PSN gap: expected " + hex(s.expect_hi.value(), 6) + ", got " + hex(p.value(), 6) + " (" +
-              std::to_string(hi) + " missing)" + where);
-      disrupted = true;
-    } else if (lo < 0) {
-      if (p == s.last) {
-        ++st.duplicates;
-        add(frame, FindingKind::DuplicatePsn, "duplicate PSN " + hex(p.value(), 6) + where);
-      } else {
-        ++st.retransmissions;
-        add(frame, FindingKind::Retransmission,
-            "retransmission: PSN back from " + hex(s.expect_lo.value(), 6) + " to " + hex(p.value(), 6) + where);
-      }
-      disrupted = true;
-    }
-  } else {  // responses
-    if (s.msg == SeqState::Msg::Open) {
-      const std::int32_t d = Psn::distance(s.last + 1, p);
-      if (d > 0) {
-        ++st.psn_gaps;
-        st.missing_psns += static_cast<std::uint64_t>(d);
-        add(frame, FindingKind::PsnGap,
-            "PSN gap in RDMA READ response: expected " + hex((s.last + 1).value(), 6) + ", got " + hex(p.value(), 6) +
-                where);
-        disrupted = true;
-      } else if (d < 0) {
-        (p == s.last ? st.duplicates : st.retransmissions)++;
-        add(frame, p == s.last ? FindingKind::DuplicatePsn : FindingKind::Retransmission, "response PSN back from " + hex(s.last.value(), 6) + " to " + hex(p.value(), 6) + where);
-        disrupted = true;
-      }
-    } else {
-      const std::int32_t d = Psn::distance(s.last, p);  // ACKs coalesce: forward jumps are normal
-      const bool continues = info.position == Position::Middle || info.position == Position::Last;
-      if (d > 1 && continues && info.operation == Operation::RdmaReadResponse) {
-        // ...but a READ response does not start in its middle: its FIRST (at a PSN
-        // in between) was lost before the capture point.
-        ++st.psn_gaps;
-        add(frame, FindingKind::PsnGap,
-            "PSN gap: " + std::string(info.name) + " " + hex(p.value(), 6) + " after " + hex(s.last.value(), 6) +
-                ", its FIRST not seen" + where);
-        disrupted = true;
-      } else if (d == 0 && info.operation != Operation::RdmaReadResponse) {
-        ++st.duplicates;
-        add(frame, FindingKind::DuplicatePsn, "duplicate response PSN " + hex(p.value(), 6) + where);
-      } else if (d < 0) {
-        ++st.retransmissions;
-        add(frame, FindingKind::Retransmission, "response PSN back from " + hex(s.last.value(), 6) + " to " + hex(p.value(), 6) + where);
-        disrupted = true;
-      }
-    }
+    disrupted = check_request_psn(q);
+  } else if (s.msg == SeqState::Msg::Open) {
+    disrupted = check_read_response_psn(q);
+  } else {
+    disrupted = check_response_psn(q);
   }
   if (disrupted) s.msg = SeqState::Msg::Unknown;
+  (this->*kByPosition[static_cast<std::size_t>(info.position)])(q);
+  expect_next(s, info, f);
+}
 
-  // Opcode sequence within a message.
-  const std::string op_name(info.name);
-  const auto open_name = [&] { return std::string(packet::to_string(s.open_op)); };
-  switch (info.position) {
-    case Position::First:
-      if (s.msg == SeqState::Msg::Open)
-        add(frame, FindingKind::OpcodeSequence, op_name + " while a " + open_name() + " message is open (its LAST is missing)" + where, &st);
-      s.msg = SeqState::Msg::Open;
-      s.open_op = info.operation;
-      break;
-    case Position::Middle:
-    case Position::Last:
-      if (s.msg == SeqState::Msg::Idle) {
-        add(frame, FindingKind::OpcodeSequence, op_name + " without a FIRST" + where, &st);
-      } else if (s.msg == SeqState::Msg::Open && s.open_op != info.operation) {
-        add(frame, FindingKind::OpcodeSequence, op_name + " inside a " + open_name() + " message" + where, &st);
-      }
-      if (info.position == Position::Last) {
-        s.msg = SeqState::Msg::Idle;
-        ++st.messages;
-      } else {
-        s.msg = SeqState::Msg::Open;
-        s.open_op = info.operation;
-      }
-      break;
-    case Position::Only:
-      if (s.msg == SeqState::Msg::Open)
-        add(frame, FindingKind::OpcodeSequence, op_name + " while a " + open_name() + " message is open (its LAST is missing)" + where, &st);
-      s.msg = SeqState::Msg::Idle;
-      ++st.messages;
-      break;
-    case Position::None:
-      break;
+// A request PSN is the one expected, or in the range a READ of unknown PMTU leaves.
+bool Linter::check_request_psn(const SeqPacket& q) {
+  const SeqState& s = q.s;
+  const Psn p = q.psn;
+  const std::int32_t lo = Psn::distance(s.expect_lo, p);
+  const std::int32_t hi = Psn::distance(s.expect_hi, p);
+  if (hi > 0) {
+    ++q.st.psn_gaps;
+    q.st.missing_psns += static_cast<std::uint64_t>(hi);
+    add(q.frame, FindingKind::PsnGap,
+        "PSN gap: expected " + hex(s.expect_hi.value(), 6) + ", got " + hex(p.value(), 6) + " (" +
+            std::to_string(hi) + " missing)" + q.where);
+    return true;
   }
+  if (lo >= 0) return false;
+  if (p == s.last) {
+    ++q.st.duplicates;
+    add(q.frame, FindingKind::DuplicatePsn, "duplicate PSN " + hex(p.value(), 6) + q.where);
+  } else {
+    ++q.st.retransmissions;
+    add(q.frame, FindingKind::Retransmission,
+        "retransmission: PSN back from " + hex(s.expect_lo.value(), 6) + " to " + hex(p.value(), 6) + q.where);
+  }
+  return true;
+}
 
-  // Where the next request PSN should be: one PSN per packet, except an RDMA
-  // READ request, which reserves one PSN per response packet.
+// Inside an RDMA READ response every PSN follows the one before.
+bool Linter::check_read_response_psn(const SeqPacket& q) {
+  const SeqState& s = q.s;
+  const Psn p = q.psn;
+  const std::int32_t d = Psn::distance(s.last + 1, p);
+  if (d > 0) {
+    ++q.st.psn_gaps;
+    q.st.missing_psns += static_cast<std::uint64_t>(d);
+    add(q.frame, FindingKind::PsnGap,
+        "PSN gap in RDMA READ response: expected " + hex((s.last + 1).value(), 6) + ", got " + hex(p.value(), 6) +
+            q.where);
+    return true;
+  }
+  if (d == 0) return false;
+  (p == s.last ? q.st.duplicates : q.st.retransmissions)++;
+  add(q.frame, p == s.last ? FindingKind::DuplicatePsn : FindingKind::Retransmission,
+      "response PSN back from " + hex(s.last.value(), 6) + " to " + hex(p.value(), 6) + q.where);
+  return true;
+}
+
+// Between messages ACKs coalesce: forward jumps are normal.
+bool Linter::check_response_psn(const SeqPacket& q) {
+  const SeqState& s = q.s;
+  const Psn p = q.psn;
+  const std::int32_t d = Psn::distance(s.last, p);
+  const bool continues = q.info.position == Position::Middle || q.info.position == Position::Last;
+  const bool read_response = q.info.operation == Operation::RdmaReadResponse;
+  if (d > 1 && continues && read_response) {
+    // ...but a READ response does not start in its middle: its FIRST (at a PSN
+    // in between) was lost before the capture point.
+    ++q.st.psn_gaps;
+    add(q.frame, FindingKind::PsnGap,
+        "PSN gap: " + std::string(q.info.name) + " " + hex(p.value(), 6) + " after " + hex(s.last.value(), 6) +
+            ", its FIRST not seen" + q.where);
+    return true;
+  }
+  if (d == 0 && !read_response) {
+    ++q.st.duplicates;
+    add(q.frame, FindingKind::DuplicatePsn, "duplicate response PSN " + hex(p.value(), 6) + q.where);
+    return false;
+  }
+  if (d >= 0) return false;
+  ++q.st.retransmissions;
+  add(q.frame, FindingKind::Retransmission,
+      "response PSN back from " + hex(s.last.value(), 6) + " to " + hex(p.value(), 6) + q.where);
+  return true;
+}
+
+// FIRST and ONLY begin a message: one still open has lost its LAST.
+void Linter::check_nothing_open(const SeqPacket& q) {
+  if (q.s.msg == SeqState::Msg::Open)
+    add(q.frame, FindingKind::OpcodeSequence,
+        std::string(q.info.name) + " while a " + std::string(packet::to_string(q.s.open_op)) +
+            " message is open (its LAST is missing)" + q.where,
+        &q.st);
+}
+
+// MIDDLE and LAST continue the open message, of their own operation.
+void Linter::check_continues(const SeqPacket& q) {
+  if (q.s.msg == SeqState::Msg::Idle) {
+    add(q.frame, FindingKind::OpcodeSequence, std::string(q.info.name) + " without a FIRST" + q.where, &q.st);
+  } else if (q.s.msg == SeqState::Msg::Open && q.s.open_op != q.info.operation) {
+    add(q.frame, FindingKind::OpcodeSequence,
+        std::string(q.info.name) + " inside a " + std::string(packet::to_string(q.s.open_op)) + " message" + q.where,
+        &q.st);
+  }
+}
+
+void Linter::on_first(const SeqPacket& q) {
+  check_nothing_open(q);
+  q.s.msg = SeqState::Msg::Open;
+  q.s.open_op = q.info.operation;
+}
+
+void Linter::on_middle(const SeqPacket& q) {
+  check_continues(q);
+  q.s.msg = SeqState::Msg::Open;
+  q.s.open_op = q.info.operation;
+}
+
+void Linter::on_last(const SeqPacket& q) {
+  check_continues(q);
+  q.s.msg = SeqState::Msg::Idle;
+  ++q.st.messages;
+}
+
+void Linter::on_only(const SeqPacket& q) {
+  check_nothing_open(q);
+  q.s.msg = SeqState::Msg::Idle;
+  ++q.st.messages;
+}
+
+// One PSN per packet, except an RDMA READ request, which reserves one PSN per
+// response packet: a range while the stream's path MTU is not known.
+void Linter::expect_next(SeqState& s, const OpcodeInfo& info, const packet::PacketFields& f) {
   std::uint32_t span_lo = 1, span_hi = 1;
   if (info.operation == Operation::RdmaReadRequest && f.reth && f.reth->dma_length > 0) {
     if (s.pmtu >= 256) {
@@ -348,9 +406,9 @@ void Linter::check_sequence(std::uint64_t frame, const packet::ParsedPacket& pp,
       span_hi = ceil_div(f.reth->dma_length, 256);
     }
   }
-  s.last = p;
-  s.expect_lo = p + span_lo;
-  s.expect_hi = p + span_hi;
+  s.last = f.psn;
+  s.expect_lo = f.psn + span_lo;
+  s.expect_hi = f.psn + span_hi;
 }
 
 void print_report(const Report& r, std::ostream& out) {

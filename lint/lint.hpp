@@ -1,18 +1,8 @@
-// rnicsim lint: a protocol checker for RoCEv2 and native InfiniBand captures.
-//
-// PFC pause frames (MAC Control, 802.1Qbb) are checked (destination, opcode,
-// reserved bits of the enable vector) and counted per priority.
-// Per packet: parse (malformed or inconsistent packets are errors), ICRC and
-// VCRC, IPv4 header checksum (errors), UDP checksum over IPv6 (warning: RoCEv2
-// receivers ignore it). Per stream: the FIRST/MIDDLE/LAST/ONLY opcode sequence
-// (impossible sequences are errors) and PSN continuity (gaps, duplicates and
-// go-back-N retransmissions are observations: loss is not a protocol error).
-//
-// A stream is (source address, destination address, destination QPN, kind),
-// where kind separates requests from responses (ACK, READ RESPONSE, ATOMIC
-// ACK: they carry the requester's PSNs back in the reverse direction) and
-// CNPs; UD streams are further split by the DETH source QPN. Addresses are IP
-// addresses for RoCEv2, GIDs for IB global and LIDs for IB local packets.
+// rnicsim lint: a protocol checker for RoCEv2 and native InfiniBand captures, of
+// the simulator or of real hardware. Malformed or inconsistent packets, bad CRCs
+// and impossible opcode sequences are errors; PSN gaps, duplicates and go-back-N
+// retransmissions are observations, as loss is not a protocol error. PFC frames
+// are checked and counted. Every finding: kFindingKinds and lint/README.md.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -73,6 +63,11 @@ struct Finding {
 
 enum class StreamKind : std::uint8_t { Request, Response, Cnp };
 
+/// A stream: source and destination address, destination QPN and kind, which
+/// separates requests from responses (ACK, READ RESPONSE, ATOMIC ACK: they carry
+/// the requester's PSNs back in the reverse direction) and CNPs; UD streams are
+/// further split by the DETH source QPN. Addresses are IP addresses for RoCEv2,
+/// GIDs for IB global and LIDs for IB local packets.
 struct StreamKey {
   packet::Ipv6Addr src{};  ///< IP address, GID, or LID in the last two bytes (IB local)
   packet::Ipv6Addr dst{};
@@ -149,7 +144,42 @@ class Linter {
   };
   /// A MAC control frame: PFC is checked and counted; other opcodes are skipped.
   void check_mac_control(std::uint64_t frame, std::span<const std::byte> data);
+  /// A frame parse() refused: skipped (not RoCEv2/IB, or cut by the capture) or malformed.
+  void check_unparsed(std::uint64_t frame, packet::ParseError e, std::size_t captured, std::size_t original_length);
+  /// ICRC, VCRC and checksums: false when a receiver drops the packet.
+  bool check_crcs(std::uint64_t frame, std::span<const std::byte> data, const packet::ParsedPacket& p,
+                  const StreamKey& key, StreamStats& st);
+  /// NAKs and reserved syndromes of an AETH.
+  void check_ack(std::uint64_t frame, const packet::PacketFields& f, const StreamKey& key, StreamStats& st);
+  void check_write_length(std::uint64_t frame, const packet::PacketFields& f, StreamStats& st);
   void check_sequence(std::uint64_t frame, const packet::ParsedPacket& p, const StreamKey& key, StreamStats& st);
+
+  /// One packet as the steps of check_sequence() see it.
+  struct SeqPacket {
+    std::uint64_t frame;
+    const packet::OpcodeInfo& info;
+    packet::Psn psn;
+    std::string where;  ///< " on " and the stream, for messages
+    SeqState& s;
+    StreamStats& st;
+  };
+  /// PSN continuity: true when a gap or a step back leaves the message state unknown.
+  bool check_request_psn(const SeqPacket& q);
+  bool check_read_response_psn(const SeqPacket& q);
+  bool check_response_psn(const SeqPacket& q);
+  /// The opcode sequence within a message, one step per position (kByPosition).
+  using PositionStep = void (Linter::*)(const SeqPacket& q);
+  void on_first(const SeqPacket& q);
+  void on_middle(const SeqPacket& q);
+  void on_last(const SeqPacket& q);
+  void on_only(const SeqPacket& q);
+  void on_none(const SeqPacket&) {}
+  static constexpr PositionStep kByPosition[] = {&Linter::on_none, &Linter::on_first, &Linter::on_middle,
+                                                 &Linter::on_last, &Linter::on_only};
+  void check_nothing_open(const SeqPacket& q);
+  void check_continues(const SeqPacket& q);
+  /// Where the next request PSN should be.
+  static void expect_next(SeqState& s, const packet::OpcodeInfo& info, const packet::PacketFields& f);
   void add(std::uint64_t frame, FindingKind kind, std::string message, StreamStats* st = nullptr);
 
   struct PacketRef {

@@ -1,24 +1,12 @@
 #include "nic_model/congestion_control.hpp"
 
-#include <array>
-
-#include "nic_model/dcqcn.hpp"
 #include "nic_model/named_rows.hpp"
 
 namespace rnicsim::nic {
-namespace {
-
-constexpr std::array<CcAlgorithmEntry, 2> kAlgorithms{{
-    {"none", nullptr},
-    {"dcqcn", &make_algorithm<Dcqcn>},
-}};
-
-}  // namespace
-
-CcAlgorithmTable cc_algorithms() { return kAlgorithms; }
 
 std::vector<CcAlgorithmEntry> cc_algorithms_with(const CcAlgorithmEntry& extra) {
-  std::vector<CcAlgorithmEntry> table(kAlgorithms.begin(), kAlgorithms.end());
+  const CcAlgorithmTable built_in = cc_algorithms();
+  std::vector<CcAlgorithmEntry> table(built_in.begin(), built_in.end());
   table.push_back(extra);
   return table;
 }

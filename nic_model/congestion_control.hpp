@@ -4,7 +4,7 @@
 // (RoCEv2 annex A17.9.3). The NIC calls the hooks below (a packet sent, an
 // ACK or NAK with the RTT of its probe, a CNP, a marked packet, a timer) on
 // per-QP state the algorithm owns. An algorithm is one file and one row of the
-// table of algorithms (kAlgorithms in congestion_control.cpp).
+// table of algorithms (kAlgorithms in congestion_algorithms.cpp).
 // With no algorithm the NIC holds no block and pays nothing per packet.
 #pragma once
 

@@ -1,25 +1,8 @@
 // DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
-// SIGCOMM 2015), with the parameters ConnectX firmware exposes.
-//
-// Reaction point, per QP. The first CNP turns the rate limiter on at line rate (or
-// rate_to_set_on_first_cnp). A CNP cuts the current rate Rc by Rc * alpha / 2^rpg_gd
-// (at most one cut per rate_reduce_monitor_period, never below rpg_min_dec_fac % of
-// Rc or rpg_min_rate); the target rate Rt keeps the rate before the cut (on the
-// first CNP, or when clamped). Alpha moves every dce_tcp_rtt towards 1 if a CNP
-// arrived in the period and towards 0 otherwise. Without CNPs the rate recovers on
-// increase events: every rpg_time_reset (timer, T) and every rpg_byte_reset bytes
-// sent (byte counter, BC). While max(T, BC) < F (rpg_threshold) an event is fast
-// recovery, Rc = (Rt + Rc) / 2; once both exceed F it is hyper increase (Rt grows by
-// rpg_hai_rate), otherwise additive increase (Rt grows by rpg_ai_rate), each
-// followed by Rc = (Rt + Rc) / 2. When Rt is at the ceiling and Rc within
-// rpg_ai_rate of it, the limiter turns off.
-//
-// Timers are evaluated when the QP is looked at (send_time, sent, a CNP) rather
-// than by events of their own: the state at any look is what the timer-driven
-// algorithm would have, and idle QPs cost nothing.
-//
-// Notification point: a CE-marked packet causes a CNP unless one went to the same
-// QP less than min_time_between_cnps ago.
+// SIGCOMM 2015), with the parameters ConnectX firmware exposes. Timers are
+// evaluated when the QP is looked at (send_time, sent, a CNP) rather than by
+// events of their own: the state at any look is what the timer-driven algorithm
+// would have, and idle QPs cost nothing.
 #pragma once
 
 #include "nic_model/congestion_control.hpp"
@@ -56,14 +39,30 @@ public:
   std::unique_ptr<CcQpState> new_qp_state() const override { return std::make_unique<DcqcnState>(); }
   sim::Time send_time(CcQpState& s, sim::Time now) override;
   void on_sent(CcQpState& s, const CcSent& p, sim::Time now) override;
+  // Reaction point, per QP. The first CNP turns the rate limiter on at line rate
+  // (or rate_to_set_on_first_cnp). A CNP cuts the current rate Rc by Rc * alpha /
+  // 2^rpg_gd (at most one cut per rate_reduce_monitor_period, never below
+  // rpg_min_dec_fac % of Rc or rpg_min_rate); the target rate Rt keeps the rate
+  // before the cut (on the first CNP, or when clamped).
   void on_cnp(CcQpState& s, sim::Time now) override;
+  // Notification point: a CE-marked packet causes a CNP unless one went to the
+  // same QP less than min_time_between_cnps ago.
   bool on_marked_packet(CcQpState& s, sim::Time now) override;
   CcSummary summary(const CcQpState& s) const override;
 
   uint64_t max_rate() const { return max_rate_; }
 
 private:
+  // The timers up to `now`: alpha moves every dce_tcp_rtt towards 1 if a CNP
+  // arrived in the period and towards 0 otherwise; every rpg_time_reset is an
+  // increase event (timer, T), as are every rpg_byte_reset bytes sent (byte
+  // counter, BC, counted in on_sent).
   void advance(DcqcnState& s, sim::Time now) const;
+  // One increase event. While max(T, BC) < F (rpg_threshold) it is fast
+  // recovery; once both exceed F hyper increase (Rt grows by rpg_hai_rate),
+  // otherwise additive increase (Rt grows by rpg_ai_rate); each ends with
+  // Rc = (Rt + Rc) / 2. When Rt is at the ceiling and Rc within rpg_ai_rate of
+  // it, the limiter turns off.
   void increase(DcqcnState& s) const;
 
   uint64_t max_rate_;

@@ -15,7 +15,7 @@
 #include "nic_model/memory_translation.hpp"
 #include "nic_model/nic_params.hpp"
 #include "nic_model/pcie_link.hpp"
-#include "nic_model/timeline.hpp"
+#include "nic_model/wqe_events.hpp"
 #include "packet/packet.hpp"
 #include "sim/simulator.hpp"
 

@@ -38,6 +38,14 @@ bool from_peer(const QpContext& qp, const packet::ParsedPacket& p) {
   }
   return false;
 }
+
+// An intact frame (sealed by a correct builder, untouched since) has no CRCs
+// computed and needs no check; a size-only frame has none to check, and says
+// whether a fault changed it; every other frame is checked.
+bool crc_fails(const fabric::Frame& frame, std::span<const std::byte> bytes, const packet::ParsedPacket& p) {
+  if (frame.elided() > 0) return frame.meta().corrupted || p.missing != frame.elided();
+  return !frame.intact() && (!packet::icrc_ok(bytes, p) || !packet::vcrc_ok(bytes, p));
+}
 }  // namespace
 
 RxPipeline::RxPipeline(NicContext& ctx) : ctx_(ctx), process_([this] { process(); }, "rx.process") {}
@@ -104,68 +112,18 @@ void RxPipeline::process() {
   fabric::Frame& frame = source.front();
   const auto frame_size = static_cast<int64_t>(frame.size());  // the responder may take the frame
   const uint8_t frame_priority = frame.meta().priority;
-  uint32_t cycles = ctx_.params().rx_parse_cycles;
-  bool done = true;
-  // An intact frame (sealed by a correct builder, untouched since) has no CRCs
-  // computed and needs no check; a size-only frame has none to check, and says
-  // whether a fault changed it; every other frame is checked.
+  Outcome o{ctx_.params().rx_parse_cycles};
   const std::span<const std::byte> bytes = frame.bytes_as_built();
   const auto& parsed = prediction_.parse(bytes, ctx_.capture_link_type(), frame.size(), /*read_crcs=*/!frame.intact());
-  const bool crc_fails = !parsed                ? false
-                         : frame.elided() > 0   ? frame.meta().corrupted || parsed->missing != frame.elided()
-                         : !frame.intact()      ? !packet::icrc_ok(bytes, *parsed) || !packet::vcrc_ok(bytes, *parsed)
-                                                : false;
   if (!parsed) {
     ++counters_.malformed;
-  } else if (crc_fails) {
+  } else if (crc_fails(frame, bytes, *parsed)) {
     ++counters_.bad_icrc;
-  } else {
-    const packet::PacketFields& f = parsed->fields;
-    QpContext* qp = ctx_.qp(f.dest_qp);
-    const sim::Time ctx = qp != nullptr ? ctx_.context_ready(f.dest_qp) : ctx_.now();
-    if (ctx > ctx_.now()) {
-      // QP-context miss: the packet waits at the head until the context is on the NIC.
-      busy_until_ = ctx;
-      ctx_.scheduler().schedule(process_, ctx);
-      return;
-    }
-    ++counters_.packets;
-    const bool admitted = admit(qp, *parsed);
-    if (admitted && (f.ecn == kEcnCongestionExperienced || f.fecn)) {
-      ++counters_.ecn_ce;
-      ++qp->ecn_ce_received;
-      notify_congestion(*qp);
-    }
-    if (!admitted) {
-      // dropped silently by a header check, and counted
-    } else if (packet::opcode_info(f.opcode).is_response()) {
-      cycles += ctx_.params().completer_cycles_per_packet + payload_cycles(f.payload_length);
-      ports_.responses->receive(*qp, *parsed, frame);
-    } else if (f.opcode == packet::Opcode::Cnp) {
-      // Reaction point: the peer saw our packets marked.
-      ++counters_.cnps;
-      ++qp->cnps_received;
-      if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::CnpReceived, .qpn = qp->qpn,
-                                                .start = ctx_.now()});
-      if (CongestionControl* cc = ctx_.congestion) cc->on_cnp(*qp->cc, ctx_.now());
-    } else {
-      cycles += ctx_.params().responder_cycles_per_packet + payload_cycles(f.payload_length);
-      switch (ports_.requests->receive(*qp, *parsed, frame)) {
-        case RequestVerdict::Done: break;
-        case RequestVerdict::Stall:  // keep the packet, retry it on resume
-          stalled_ = true;
-          stalled_qpn_ = f.dest_qp;
-          done = false;
-          break;
-        case RequestVerdict::Wait:  // consumed; take nothing until resume
-          stalled_ = true;
-          stalled_qpn_ = f.dest_qp;
-          break;
-      }
-    }
+  } else if (!deliver(*parsed, frame, o)) {
+    return;  // waits at the head for its QP's context
   }
-  busy_until_ = ctx_.now() + ctx_.cycles(cycles) + ctx_.translation_stall();
-  if (done) {
+  busy_until_ = ctx_.now() + ctx_.cycles(o.cycles) + ctx_.translation_stall();
+  if (o.done) {
     source.pop_front();
     if (&source == &queue_) {
       effective_.pop_front();
@@ -173,6 +131,58 @@ void RxPipeline::process() {
     }
   }
   if (!stalled_ && !(queue_.empty() && reinjected_.empty())) ctx_.scheduler().reschedule(process_, busy_until_);
+}
+
+bool RxPipeline::deliver(const packet::ParsedPacket& p, fabric::Frame& frame, Outcome& o) {
+  const packet::PacketFields& f = p.fields;
+  QpContext* qp = ctx_.qp(f.dest_qp);
+  const sim::Time ctx = qp != nullptr ? ctx_.context_ready(f.dest_qp) : ctx_.now();
+  if (ctx > ctx_.now()) {
+    // QP-context miss: the packet waits at the head until the context is on the NIC.
+    busy_until_ = ctx;
+    ctx_.scheduler().schedule(process_, ctx);
+    return false;
+  }
+  ++counters_.packets;
+  if (!admit(qp, p)) return true;  // dropped silently by a header check, and counted
+  if (f.ecn == kEcnCongestionExperienced || f.fecn) {
+    ++counters_.ecn_ce;
+    ++qp->ecn_ce_received;
+    notify_congestion(*qp);
+  }
+  if (packet::opcode_info(f.opcode).is_response()) {
+    o.cycles += ctx_.params().completer_cycles_per_packet + payload_cycles(f.payload_length);
+    ports_.responses->receive(*qp, p, frame);
+  } else if (f.opcode == packet::Opcode::Cnp) {
+    on_cnp(*qp);
+  } else {
+    o.cycles += ctx_.params().responder_cycles_per_packet + payload_cycles(f.payload_length);
+    o.done = to_responder(*qp, p, frame);
+  }
+  return true;
+}
+
+// Reaction point: the peer saw our packets marked.
+void RxPipeline::on_cnp(QpContext& qp) {
+  ++counters_.cnps;
+  ++qp.cnps_received;
+  if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::CnpReceived, .qpn = qp.qpn, .start = ctx_.now()});
+  if (CongestionControl* cc = ctx_.congestion) cc->on_cnp(*qp.cc, ctx_.now());
+}
+
+bool RxPipeline::to_responder(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) {
+  switch (ports_.requests->receive(qp, p, frame)) {
+    case RequestVerdict::Done: return true;
+    case RequestVerdict::Stall:  // keep the packet, retry it on resume
+      stalled_ = true;
+      stalled_qpn_ = p.fields.dest_qp;
+      return false;
+    case RequestVerdict::Wait:  // consumed; take nothing until resume
+      stalled_ = true;
+      stalled_qpn_ = p.fields.dest_qp;
+      return true;
+  }
+  return true;
 }
 
 }  // namespace rnicsim::nic

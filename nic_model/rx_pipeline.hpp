@@ -49,6 +49,17 @@ public:
 
 private:
   void process();
+  // What taking the head frame costs, and whether it leaves the queue.
+  struct Outcome {
+    uint32_t cycles = 0;
+    bool done = true;
+  };
+  // A parsed packet with good CRCs to the block that takes it, after its QP's
+  // context and the header checks; false when the context is not on the NIC yet.
+  bool deliver(const packet::ParsedPacket& p, fabric::Frame& frame, Outcome& o);
+  void on_cnp(QpContext& qp);
+  // A request to the responder: false when the packet stays at the head (a stall).
+  bool to_responder(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame);
   void notify_congestion(QpContext& qp);
   // The transport header checks: false (and counted) if the packet is dropped.
   bool admit(const QpContext* qp, const packet::ParsedPacket& p);

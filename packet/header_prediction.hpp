@@ -4,14 +4,6 @@
 // bytes instead of decoding headers. HeaderPrediction::parse gives exactly what
 // parse() gives; it takes the last packet's decode when the new frame matches it
 // byte for byte outside those fields, and parses in full otherwise.
-//
-// Per-packet fields (bytes that may differ, read anew on every hit):
-// - BTH: SE (byte 1, bit 7), AckReq and the reserved bits (byte 8), PSN (bytes 9-11);
-// - AETH: syndrome and MSN (an acknowledgement's);
-// - IPv4: identification and header checksum;
-// - UDP: checksum (parse() does not check checksums; see ipv4_checksum_ok);
-// - after the headers: the payload bytes, ICRC and VCRC.
-// Everything else, the frame's size and the parse arguments must be the same.
 #pragma once
 
 #include <array>
@@ -23,6 +15,13 @@
 
 namespace rnicsim::packet {
 
+// Per-packet fields (bytes that may differ, read anew on every hit):
+// - BTH: SE (byte 1, bit 7), AckReq and the reserved bits (byte 8), PSN (bytes 9-11);
+// - AETH: syndrome and MSN (an acknowledgement's);
+// - IPv4: identification and header checksum;
+// - UDP: checksum (parse() does not check checksums; see ipv4_checksum_ok);
+// - after the headers: the payload bytes, ICRC and VCRC.
+// Everything else, the frame's size and the parse arguments must be the same.
 class HeaderPrediction {
 public:
   /// As parse(frame, link_type, wire_length, read_crcs). The result stays valid

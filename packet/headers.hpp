@@ -1,17 +1,10 @@
-// Header views: one small class per wire header over a byte span.
-//
-// A view owns byte order and bit layout; it holds no data of its own. Each view
-// is a template over the byte type: `Bth` (over std::byte, getters + setters) and
-// `ConstBth` (over const std::byte, getters only). Construction checks that the
-// span holds at least kSize bytes (assert); `try_view<V>(span, offset)` checks
-// and returns nullopt instead. No bitfields: every field is a shift and mask on big-endian
-// bytes. Field comments give the spec name, the bit width and the bit position
-// (bits counted from the most significant bit of the first byte = bit 0 of the
-// header), as DPDK's rte_ib.h does.
-//
-// Sources: IEEE 802.3 / 802.1Q, RFC 791, RFC 8200, RFC 768, InfiniBand
-// Architecture Specification Vol. 1 (chapter 9: transport headers; chapter 7:
-// LRH/VCRC; chapter 8: GRH) and its RoCEv2 annex A17.
+// Header views: one small class per wire header over a byte span. A view owns
+// byte order and bit layout and holds no data of its own: `Bth` (getters and
+// setters) over std::byte, `ConstBth` (getters) over const std::byte. No
+// bitfields: every field is a shift and mask on big-endian bytes. Field comments
+// give the spec name, the bit width and the bit position from the header's first
+// (most significant) bit, as DPDK's rte_ib.h does. Sources: IEEE 802.3 / 802.1Q,
+// RFC 791, RFC 8200, RFC 768, IBA Vol. 1 (chapters 7-9) and its RoCEv2 annex A17.
 #pragma once
 
 #include <array>
@@ -90,7 +83,8 @@ class HeaderView {
   B* p_;
 };
 
-/// A view of type View at `offset` in `s`, or nullopt when the span is too short.
+/// A view of type View at `offset` in `s`, or nullopt when the span is too short
+/// (a view's constructor asserts that the span holds its kSize bytes instead).
 template <typename View>
 constexpr std::optional<View> try_view(std::span<typename View::byte_type> s, std::size_t offset = 0) noexcept {
   if (offset > s.size() || s.size() - offset < View::kSize) return std::nullopt;

@@ -159,6 +159,104 @@ void write_transport(const PacketFields& f, std::byte* bth_p) noexcept {
   // CnpReserved: already zero.
 }
 
+/// Where write_headers() puts each part of a frame of `flen` bytes.
+FrameLayout layout_of(const PacketFields& f, std::size_t flen) noexcept {
+  FrameLayout l;
+  l.link = f.link;
+  l.l3_offset = static_cast<std::uint16_t>(l3_offset(f));
+  l.l3_header_length = static_cast<std::uint16_t>(l3_header_length(f));
+  l.bth_offset = static_cast<std::uint16_t>(l.l3_offset + l.l3_header_length + (is_roce(f.link) ? Udp::kSize : 0));
+  l.payload_offset = static_cast<std::uint16_t>(l.bth_offset + opcode_info(f.opcode).header_length);
+  l.payload_length = f.payload_length;
+  l.pad_count = f.pad_count;
+  l.icrc_offset = static_cast<std::uint32_t>(l.payload_offset + f.payload_length + f.pad_count);
+  l.frame_length = static_cast<std::uint32_t>(flen);
+  return l;
+}
+
+void write_ethernet(const PacketFields& f, std::span<std::byte> out) noexcept {
+  Ethernet eth(out);
+  eth.set_dst(f.eth_dst);
+  eth.set_src(f.eth_src);
+  const std::uint16_t l3_type = f.link == LinkKind::RoceV2Ipv4 ? kEtherTypeIpv4 : kEtherTypeIpv6;
+  if (f.vlan) {
+    eth.set_ether_type(kEtherTypeVlan);
+    VlanTag tag(out.subspan(Ethernet::kSize));
+    tag.set_pcp(f.vlan->pcp);
+    tag.set_dei(f.vlan->dei);
+    tag.set_vid(f.vlan->vid);
+    tag.set_ether_type(l3_type);
+  } else {
+    eth.set_ether_type(l3_type);
+  }
+}
+
+void write_ipv4(const PacketFields& f, std::span<std::byte> l3, std::size_t udp_len) noexcept {
+  Ipv4 ip(l3);
+  ip.set_version(4);
+  ip.set_ihl(5);
+  ip.set_dscp(f.dscp);
+  ip.set_ecn(f.ecn);
+  ip.set_total_length(static_cast<std::uint16_t>(Ipv4::kSize + udp_len));
+  ip.set_identification(f.ipv4_id);
+  ip.set_flags(f.ipv4_dont_fragment ? 0x2 : 0x0);
+  ip.set_ttl(f.ttl);
+  ip.set_protocol(kIpProtoUdp);
+  ip.set_src(ipv4_of(f.ip_src));
+  ip.set_dst(ipv4_of(f.ip_dst));
+}
+
+void write_ipv6(const PacketFields& f, std::span<std::byte> l3, std::size_t udp_len) noexcept {
+  Ipv6 ip(l3);
+  ip.set_version(6);
+  ip.set_traffic_class(static_cast<std::uint8_t>((f.dscp << 2) | f.ecn));
+  ip.set_flow_label(f.ipv6_flow_label);
+  ip.set_payload_length(static_cast<std::uint16_t>(udp_len));
+  ip.set_next_header(kIpProtoUdp);
+  ip.set_hop_limit(f.ttl);
+  ip.set_src(f.ip_src);
+  ip.set_dst(f.ip_dst);
+}
+
+/// Ethernet (and VLAN tag), IP and UDP headers of a RoCEv2 frame.
+void write_roce_headers(const PacketFields& f, std::span<std::byte> out, const FrameLayout& l) noexcept {
+  write_ethernet(f, out);
+  const std::span<std::byte> l3 = out.subspan(l.l3_offset);
+  const std::size_t udp_len = Udp::kSize + transport_length(f);
+  if (f.link == LinkKind::RoceV2Ipv4) {
+    write_ipv4(f, l3, udp_len);
+  } else {
+    write_ipv6(f, l3, udp_len);
+  }
+  Udp udp(l3.subspan(l.l3_header_length));
+  udp.set_src_port(f.udp_src_port);
+  udp.set_dst_port(kRoceV2Port);
+  udp.set_length(static_cast<std::uint16_t>(udp_len));
+}
+
+/// LRH (and GRH) of a native InfiniBand frame.
+void write_ib_headers(const PacketFields& f, std::span<std::byte> out, const FrameLayout& l) noexcept {
+  const std::size_t tl = transport_length(f);
+  Lrh lrh(out);
+  lrh.set_vl(f.lrh_vl);
+  lrh.set_lver(f.lrh_lver);
+  lrh.set_sl(f.lrh_sl);
+  lrh.set_lnh(f.lrh_lnh);
+  lrh.set_dlid(f.dlid);
+  lrh.set_pkt_len(static_cast<std::uint16_t>((l.l3_header_length + tl) / 4));
+  lrh.set_slid(f.slid);
+  if (f.link != LinkKind::IbGlobal) return;
+  Grh grh(out.subspan(Lrh::kSize));
+  grh.set_ipver(6);
+  grh.set_tclass(f.grh_tclass);
+  grh.set_flow_label(f.grh_flow_label);
+  grh.set_paylen(static_cast<std::uint16_t>(tl));
+  grh.set_nxthdr(f.grh_next_header);
+  grh.set_hoplmt(f.grh_hop_limit);
+  grh.set_sgid(f.sgid);
+  grh.set_dgid(f.dgid);
+}
+
 }  // namespace
 
 std::size_t frame_length(const PacketFields& f) noexcept {
@@ -171,89 +269,14 @@ BuildResult<FrameLayout> write_headers(const PacketFields& f, std::span<std::byt
   if (const BuildError e = validate(f); e != BuildError::BufferTooSmall) return e;
   const std::size_t flen = frame_length(f);
   if (out.size() < flen) return BuildError::BufferTooSmall;
-
-  const OpcodeInfo& info = opcode_info(f.opcode);
-  const std::size_t tl = transport_length(f);
-  FrameLayout l;
-  l.link = f.link;
-  l.l3_offset = static_cast<std::uint16_t>(l3_offset(f));
-  l.l3_header_length = static_cast<std::uint16_t>(l3_header_length(f));
-  l.bth_offset = static_cast<std::uint16_t>(l.l3_offset + l.l3_header_length + (is_roce(f.link) ? Udp::kSize : 0));
-  l.payload_offset = static_cast<std::uint16_t>(l.bth_offset + info.header_length);
-  l.payload_length = f.payload_length;
-  l.pad_count = f.pad_count;
-  l.icrc_offset = static_cast<std::uint32_t>(l.payload_offset + f.payload_length + f.pad_count);
-  l.frame_length = static_cast<std::uint32_t>(flen);
-
-  std::byte* p = out.data();
-  std::memset(p, 0, l.l3_offset + l.l3_header_length + (is_roce(f.link) ? Udp::kSize : 0));
+  const FrameLayout l = layout_of(f, flen);
+  std::memset(out.data(), 0, l.bth_offset);  // every header before the BTH
   if (is_roce(f.link)) {
-    Ethernet eth(out);
-    eth.set_dst(f.eth_dst);
-    eth.set_src(f.eth_src);
-    const std::uint16_t l3_type = f.link == LinkKind::RoceV2Ipv4 ? kEtherTypeIpv4 : kEtherTypeIpv6;
-    if (f.vlan) {
-      eth.set_ether_type(kEtherTypeVlan);
-      VlanTag tag(out.subspan(Ethernet::kSize));
-      tag.set_pcp(f.vlan->pcp);
-      tag.set_dei(f.vlan->dei);
-      tag.set_vid(f.vlan->vid);
-      tag.set_ether_type(l3_type);
-    } else {
-      eth.set_ether_type(l3_type);
-    }
-    const std::span<std::byte> l3 = out.subspan(l.l3_offset);
-    const std::size_t udp_len = Udp::kSize + tl;
-    if (f.link == LinkKind::RoceV2Ipv4) {
-      Ipv4 ip(l3);
-      ip.set_version(4);
-      ip.set_ihl(5);
-      ip.set_dscp(f.dscp);
-      ip.set_ecn(f.ecn);
-      ip.set_total_length(static_cast<std::uint16_t>(Ipv4::kSize + udp_len));
-      ip.set_identification(f.ipv4_id);
-      ip.set_flags(f.ipv4_dont_fragment ? 0x2 : 0x0);
-      ip.set_ttl(f.ttl);
-      ip.set_protocol(kIpProtoUdp);
-      ip.set_src(ipv4_of(f.ip_src));
-      ip.set_dst(ipv4_of(f.ip_dst));
-    } else {
-      Ipv6 ip(l3);
-      ip.set_version(6);
-      ip.set_traffic_class(static_cast<std::uint8_t>((f.dscp << 2) | f.ecn));
-      ip.set_flow_label(f.ipv6_flow_label);
-      ip.set_payload_length(static_cast<std::uint16_t>(udp_len));
-      ip.set_next_header(kIpProtoUdp);
-      ip.set_hop_limit(f.ttl);
-      ip.set_src(f.ip_src);
-      ip.set_dst(f.ip_dst);
-    }
-    Udp udp(l3.subspan(l.l3_header_length));
-    udp.set_src_port(f.udp_src_port);
-    udp.set_dst_port(kRoceV2Port);
-    udp.set_length(static_cast<std::uint16_t>(udp_len));
+    write_roce_headers(f, out, l);
   } else {
-    Lrh lrh(out);
-    lrh.set_vl(f.lrh_vl);
-    lrh.set_lver(f.lrh_lver);
-    lrh.set_sl(f.lrh_sl);
-    lrh.set_lnh(f.lrh_lnh);
-    lrh.set_dlid(f.dlid);
-    lrh.set_pkt_len(static_cast<std::uint16_t>((l.l3_header_length + tl) / 4));
-    lrh.set_slid(f.slid);
-    if (f.link == LinkKind::IbGlobal) {
-      Grh grh(out.subspan(Lrh::kSize));
-      grh.set_ipver(6);
-      grh.set_tclass(f.grh_tclass);
-      grh.set_flow_label(f.grh_flow_label);
-      grh.set_paylen(static_cast<std::uint16_t>(tl));
-      grh.set_nxthdr(f.grh_next_header);
-      grh.set_hoplmt(f.grh_hop_limit);
-      grh.set_sgid(f.sgid);
-      grh.set_dgid(f.dgid);
-    }
+    write_ib_headers(f, out, l);
   }
-  write_transport(f, p + l.bth_offset);
+  write_transport(f, out.data() + l.bth_offset);
   return l;
 }
 
@@ -345,26 +368,8 @@ constexpr bool is_valid_pmtu(std::size_t n) noexcept {
   return n == 256 || n == 512 || n == 1024 || n == 2048 || n == 4096;
 }
 
-/// Decodes BTH..ICRC in frame[l.bth_offset, end), end = one past the ICRC, of
-/// which the bytes from frame.size() on may be missing (see parse()).
-std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std::size_t end, ParsedPacket& out,
-                                          bool read_crcs) noexcept {
-  FrameLayout& l = out.layout;
-  PacketFields& f = out.fields;
-  const std::size_t avail = end - l.bth_offset;
-  const std::size_t present = frame.size() > l.bth_offset ? std::min(avail, frame.size() - l.bth_offset) : 0;
-  if (present < kBthSize) return ParseError::TruncatedBth;
-  const std::span<const std::byte> t = frame.subspan(l.bth_offset, present);
-  const ConstBth bth(t);
-  const OpcodeInfo& info = opcode_info(bth.opcode());
-  if (!info.valid) return ParseError::InvalidOpcode;
-  if (bth.tver() != 0) return ParseError::BadTver;
-  if (std::size_t{info.header_length} + kIcrcSize > avail || info.header_length > present) {  // else every header fits
-    for (Hdr h : kHeaderOrder)
-      if (info.has(h) && info.offset(h) + header_size(h) > present) return truncated_at(h);
-    return ParseError::TruncatedIcrc;
-  }
-
+/// The BTH's fields.
+void read_bth(const ConstBth& bth, PacketFields& f) noexcept {
   f.opcode = static_cast<Opcode>(bth.opcode());
   f.solicited = bth.se();
   f.mig_req = bth.mig_req();
@@ -376,6 +381,10 @@ std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std:
   f.dest_qp = bth.dest_qp();
   f.ack_req = bth.ack_req();
   f.psn = bth.psn();
+}
+
+/// The extension headers the opcode has, in `t` (BTH onwards), all present.
+void read_extension_headers(const OpcodeInfo& info, std::span<const std::byte> t, PacketFields& f) noexcept {
   if (info.has(Hdr::Deth)) {
     const ConstDeth h(t.subspan(info.offset(Hdr::Deth)));
     f.deth = DethFields{h.qkey(), h.src_qp()};
@@ -396,8 +405,11 @@ std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std:
     f.atomic_ack_eth = AtomicAckEthFields{ConstAtomicAckEth(t.subspan(info.offset(Hdr::AtomicAckEth))).orig_remote_data()};
   if (info.has(Hdr::ImmDt)) f.imm = ConstImmDt(t.subspan(info.offset(Hdr::ImmDt))).imm();
   if (info.has(Hdr::Ieth)) f.ieth = IethFields{ConstIeth(t.subspan(info.offset(Hdr::Ieth))).rkey()};
+}
 
-  const std::size_t bytes = avail - info.header_length - kIcrcSize;  // payload + pad
+/// The payload length from the `bytes` between the headers and the ICRC (payload
+/// and pad): a FIRST or MIDDLE carries a whole PMTU, no packet more than 4096.
+std::optional<ParseError> read_payload_length(const OpcodeInfo& info, std::size_t bytes, PacketFields& f) noexcept {
   if (!info.has(Hdr::Payload) && bytes != 0) return ParseError::UnexpectedPayload;
   if (f.pad_count > bytes) return ParseError::PadExceedsPayload;
   if (bytes % 4 != 0) return ParseError::PayloadNotAligned;
@@ -407,6 +419,31 @@ std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std:
     return ParseError::PayloadTooLong;
   }
   f.payload_length = static_cast<std::uint32_t>(bytes - f.pad_count);
+  return std::nullopt;
+}
+
+/// Decodes BTH..ICRC in frame[l.bth_offset, end), end = one past the ICRC, of
+/// which the bytes from frame.size() on may be missing (see parse()).
+std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std::size_t end, ParsedPacket& out,
+                                          bool read_crcs) noexcept {
+  FrameLayout& l = out.layout;
+  PacketFields& f = out.fields;
+  const std::size_t avail = end - l.bth_offset;
+  const std::size_t present = frame.size() > l.bth_offset ? std::min(avail, frame.size() - l.bth_offset) : 0;
+  if (present < kBthSize) return ParseError::TruncatedBth;
+  const std::span<const std::byte> t = frame.subspan(l.bth_offset, present);
+  const ConstBth bth(t);
+  const OpcodeInfo& info = opcode_info(bth.opcode());
+  if (!info.valid) return ParseError::InvalidOpcode;
+  if (bth.tver() != 0) return ParseError::BadTver;
+  if (std::size_t{info.header_length} + kIcrcSize > avail || info.header_length > present) {  // else every header fits
+    for (Hdr h : kHeaderOrder)
+      if (info.has(h) && info.offset(h) + header_size(h) > present) return truncated_at(h);
+    return ParseError::TruncatedIcrc;
+  }
+  read_bth(bth, f);
+  read_extension_headers(info, t, f);
+  if (auto e = read_payload_length(info, avail - info.header_length - kIcrcSize, f)) return e;
 
   l.payload_offset = static_cast<std::uint16_t>(l.bth_offset + info.header_length);
   l.payload_length = f.payload_length;
@@ -416,6 +453,18 @@ std::optional<ParseError> parse_transport(std::span<const std::byte> frame, std:
   if (read_crcs && l.icrc_offset + kIcrcSize <= frame.size()) out.icrc = load_le32(frame.data() + l.icrc_offset);
   return std::nullopt;
 }
+
+/// Where an IP datagram's parts lie in the frame.
+struct IpExtent {
+  std::size_t udp_off = 0;
+  std::size_t end = 0;      // one past the IP datagram
+  std::size_t payload = 0;  // bytes after the IP header(s)
+};
+
+/// The IP header of EtherType `type` at `off`, up to where its UDP header lies;
+/// `size` is the frame's length on the wire.
+std::optional<ParseError> parse_ip(std::span<const std::byte> frame, std::uint16_t type, std::size_t off,
+                                   std::size_t size, ParsedPacket& out, IpExtent& x) noexcept;
 
 // `size` is the frame's length on the wire, at least frame.size() (see parse()).
 std::optional<ParseError> parse_ethernet(std::span<const std::byte> frame, std::size_t size, ParsedPacket& out,
@@ -436,9 +485,25 @@ std::optional<ParseError> parse_ethernet(std::span<const std::byte> frame, std::
     off += VlanTag::kSize;
   }
   l.l3_offset = static_cast<std::uint16_t>(off);
-  std::size_t ip_end = 0;   // one past the IP datagram
-  std::size_t udp_off = 0;
-  std::size_t ip_payload = 0;  // bytes after the IP header(s)
+  IpExtent ip;
+  if (auto e = parse_ip(frame, type, off, size, out, ip)) return e;
+  // ip.end <= size and ip.udp_off + 8 <= ip.end hold here.
+  const auto udp = try_view<ConstUdp>(frame, ip.udp_off);
+  if (!udp) return ParseError::TruncatedUdp;
+  if (udp->length() != ip.payload) return ParseError::UdpLengthMismatch;
+  f.udp_src_port = udp->src_port();
+  out.udp_checksum = udp->checksum();
+  l.bth_offset = static_cast<std::uint16_t>(ip.udp_off + Udp::kSize);
+  if (auto e = parse_transport(frame, ip.end, out, read_crcs)) return *e;
+  l.frame_length = static_cast<std::uint32_t>(size);
+  if (frame.size() >= ip.end) out.trailer_length = static_cast<std::uint32_t>(frame.size() - ip.end);
+  return std::nullopt;
+}
+
+std::optional<ParseError> parse_ip(std::span<const std::byte> frame, std::uint16_t type, std::size_t off,
+                                   std::size_t size, ParsedPacket& out, IpExtent& x) noexcept {
+  PacketFields& f = out.fields;
+  FrameLayout& l = out.layout;
   if (type == kEtherTypeIpv4) {
     f.link = LinkKind::RoceV2Ipv4;
     const auto ip = try_view<ConstIpv4>(frame, off);
@@ -449,12 +514,12 @@ std::optional<ParseError> parse_ethernet(std::span<const std::byte> frame, std::
     if (frame.size() - off < hl) return ParseError::TruncatedIpv4;  // the headers must be there
     if (ip->protocol() != kIpProtoUdp) return ParseError::NotUdp;
     if (ip->more_fragments() || ip->fragment_offset() != 0) return ParseError::IpFragment;
-    udp_off = off + hl;
-    if (const auto udp = try_view<ConstUdp>(frame, udp_off); udp && udp->dst_port() != kRoceV2Port)
+    x.udp_off = off + hl;
+    if (const auto udp = try_view<ConstUdp>(frame, x.udp_off); udp && udp->dst_port() != kRoceV2Port)
       return ParseError::NotRoceV2Port;
     if (ip->total_length() < hl + Udp::kSize || ip->total_length() > size - off) return ParseError::IpLengthMismatch;
-    ip_end = off + ip->total_length();
-    ip_payload = ip->total_length() - hl;
+    x.end = off + ip->total_length();
+    x.payload = ip->total_length() - hl;
     l.l3_header_length = static_cast<std::uint16_t>(hl);
     f.dscp = ip->dscp();
     f.ecn = ip->ecn();
@@ -469,13 +534,13 @@ std::optional<ParseError> parse_ethernet(std::span<const std::byte> frame, std::
     if (!ip) return ParseError::TruncatedIpv6;
     if (ip->version() != 6) return ParseError::BadIpVersion;
     if (ip->next_header() != kIpProtoUdp) return ParseError::NotUdp;
-    udp_off = off + Ipv6::kSize;
-    if (const auto udp = try_view<ConstUdp>(frame, udp_off); udp && udp->dst_port() != kRoceV2Port)
+    x.udp_off = off + Ipv6::kSize;
+    if (const auto udp = try_view<ConstUdp>(frame, x.udp_off); udp && udp->dst_port() != kRoceV2Port)
       return ParseError::NotRoceV2Port;
-    if (ip->payload_length() < Udp::kSize || ip->payload_length() > size - udp_off)
+    if (ip->payload_length() < Udp::kSize || ip->payload_length() > size - x.udp_off)
       return ParseError::IpLengthMismatch;
-    ip_end = udp_off + ip->payload_length();
-    ip_payload = ip->payload_length();
+    x.end = x.udp_off + ip->payload_length();
+    x.payload = ip->payload_length();
     l.l3_header_length = Ipv6::kSize;
     f.dscp = ip->dscp();
     f.ecn = ip->ecn();
@@ -486,16 +551,6 @@ std::optional<ParseError> parse_ethernet(std::span<const std::byte> frame, std::
   } else {
     return ParseError::NotIp;
   }
-  // ip_end <= size and udp_off + 8 <= ip_end hold here.
-  const auto udp = try_view<ConstUdp>(frame, udp_off);
-  if (!udp) return ParseError::TruncatedUdp;
-  if (udp->length() != ip_payload) return ParseError::UdpLengthMismatch;
-  f.udp_src_port = udp->src_port();
-  out.udp_checksum = udp->checksum();
-  l.bth_offset = static_cast<std::uint16_t>(udp_off + Udp::kSize);
-  if (auto e = parse_transport(frame, ip_end, out, read_crcs)) return *e;
-  l.frame_length = static_cast<std::uint32_t>(size);
-  if (frame.size() >= ip_end) out.trailer_length = static_cast<std::uint32_t>(frame.size() - ip_end);
   return std::nullopt;
 }
 

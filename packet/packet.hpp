@@ -1,18 +1,7 @@
-// Decoded packets, frame building and parsing.
-//
-// Frame formats (the FCS is never included, as in pcap captures):
-//   RoCEv2/IPv4:  Ethernet [802.1Q] IPv4 UDP(4791) BTH [ext headers] payload pad ICRC [Ethernet pad]
-//   RoCEv2/IPv6:  Ethernet [802.1Q] IPv6 UDP(4791) BTH [ext headers] payload pad ICRC [Ethernet pad]
-//   IB local:     LRH BTH [ext headers] payload pad ICRC VCRC
-//   IB global:    LRH GRH BTH [ext headers] payload pad ICRC VCRC
-// Ethernet frames shorter than the 60-byte minimum (64 with the FCS) are
-// padded with zero bytes after the ICRC, as a MAC would do on the wire; parse()
-// accepts and reports bytes after the IP datagram (`trailer_length`).
-//
-// Hot path: write_headers() writes every header and returns the FrameLayout;
-// the caller puts the payload at layout.payload_offset (DMA straight into the
-// frame), then seal() fills in pad bytes, checksums, ICRC and VCRC. Neither
-// allocates.
+// Decoded packets, frame building and parsing. Hot path: write_headers() writes
+// every header and returns the FrameLayout; the caller puts the payload at
+// layout.payload_offset (DMA straight into the frame), then seal() fills in pad
+// bytes, checksums, ICRC and VCRC. Neither allocates.
 #pragma once
 
 #include <cstddef>
@@ -187,6 +176,14 @@ constexpr void derive_fields(PacketFields& f) noexcept {
 }
 
 /// Where everything is in a frame (offsets from the first byte of the frame).
+/// Frame formats (the FCS is never included, as in pcap captures):
+///   RoCEv2/IPv4:  Ethernet [802.1Q] IPv4 UDP(4791) BTH [ext headers] payload pad ICRC [Ethernet pad]
+///   RoCEv2/IPv6:  Ethernet [802.1Q] IPv6 UDP(4791) BTH [ext headers] payload pad ICRC [Ethernet pad]
+///   IB local:     LRH BTH [ext headers] payload pad ICRC VCRC
+///   IB global:    LRH GRH BTH [ext headers] payload pad ICRC VCRC
+/// Ethernet frames shorter than the 60-byte minimum (64 with the FCS) are
+/// padded with zero bytes after the ICRC, as a MAC would do on the wire; parse()
+/// accepts and reports bytes after the IP datagram (`trailer_length`).
 struct FrameLayout {
   LinkKind link = LinkKind::RoceV2Ipv4;
   std::uint16_t l3_offset = 0;      ///< first byte of the IP header / LRH

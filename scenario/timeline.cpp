@@ -9,7 +9,7 @@
 
 #include "fabric/port.hpp"
 #include "nic_model/nic.hpp"
-#include "nic_model/timeline.hpp"
+#include "nic_model/wqe_events.hpp"
 #include "packet/pfc.hpp"
 #include "packet/syndrome.hpp"
 #include "scenario/units.hpp"

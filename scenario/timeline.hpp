@@ -1,5 +1,5 @@
 // The WQE timeline (--timeline FILE): the NICs' timeline events (nic_model/
-// timeline.hpp) as Chrome/Perfetto trace-event JSON. One process per host's
+// wqe_events.hpp) as Chrome/Perfetto trace-event JSON. One process per host's
 // NIC; per QP one track of instants (retransmissions, NAKs, CNPs, timeouts,
 // receive completions, polls) and lanes of work requests, each a span from
 // doorbell to CQE with its stages nested in it; one track for the port's PFC

@@ -1,7 +1,7 @@
-// The WQE timeline's observer: what the NIC's blocks tell of each work request
-// as it passes them. The blocks' NicContext holds a TimelineSink pointer, null when nobody
+// The WQE events the NIC emits: what its blocks tell of each work request as it
+// passes them. The blocks' NicContext holds a TimelineSink pointer, null when nobody
 // listens (one branch per call site); the writer that turns these events into
-// a trace lives above the model (scenario/timeline.hpp).
+// a trace, the WQE timeline, lives above the model (scenario/timeline.hpp).
 #pragma once
 
 #include <cstdint>
