@@ -7,8 +7,6 @@
 #include <optional>
 #include <sstream>
 
-#include "scenario/runner.hpp"
-#include "scenario/scenario.hpp"
 #include "scenario/units.hpp"
 #include "scenario/yaml_reader.hpp"
 

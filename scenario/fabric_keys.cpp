@@ -286,71 +286,94 @@ void read_topology(const Reader& r, const YAML::Node& n, Scenario& s) {
   s.fabric.topology = std::move(t);
 }
 
+namespace {
+
+// `switches:`, each a node of the topology.
+void read_switch_list(const Reader& r, const YAML::Node& sw, fabric::Topology& t) {
+  if (!sw.IsSequence()) r.fail(sw, "expected 'switches' to be a list of switches, like [{name: s1}]");
+  for (const YAML::Node& e : sw) {
+    r.expect_keys(e, "a switch", kSwitchListKeys);
+    if (!e["name"]) r.fail(e, "a switch needs a 'name'");
+    const std::string name = r.scalar(e["name"], "switch name");
+    if (!valid_name(name)) r.fail(e["name"], "switch name '" + name + "' must be letters, digits, '_', '-' or '.'");
+    if (t.find(name) >= 0) r.fail(e["name"], "the name '" + name + "' is taken already");
+    t.add_node(name, true);
+  }
+}
+
+// A link's `between:`: two different nodes, a host in one link at most
+// (`linked` holds the hosts linked so far). Returns the nodes.
+std::pair<int, int> read_link_ends(const Reader& r, const YAML::Node& l, const fabric::Topology& t,
+                                   std::set<std::string>& linked, LinkSpec& spec) {
+  const YAML::Node between = l["between"];
+  if (!between) r.fail(l, "a link needs 'between: [node, node]'");
+  if (!between.IsSequence() || between.size() != 2) r.fail(between, "expected 'between' to list exactly two hosts or switches");
+  int end[2];
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string name = r.scalar(between[i], "link end");
+    end[i] = t.find(name);
+    if (end[i] < 0) r.fail(between[i], "link end names unknown host '" + name + "' (no host or switch has that name)");
+    if (!t.nodes[static_cast<size_t>(end[i])].is_switch && !linked.insert(name).second)
+      r.fail(between, "host '" + name + "' already has a link (each host has one port in this version)");
+    (i == 0 ? spec.a : spec.b) = name;
+  }
+  if (end[0] == end[1]) r.fail(between[1], "a link must join two different hosts or switches");
+  return {end[0], end[1]};
+}
+
+void read_gilbert_elliott(const Reader& r, const YAML::Node& ge, fabric::GilbertElliott& g) {
+  r.expect_keys(ge, "link gilbert_elliott settings", kGilbertElliottKeys);
+  if (!ge["p_good_bad"]) r.fail(ge, "gilbert_elliott needs p_good_bad (and p_bad_good)");
+  g.p_good_bad = r.probability(ge["p_good_bad"], "gilbert_elliott.p_good_bad");
+  if (ge["p_bad_good"]) g.p_bad_good = r.probability(ge["p_bad_good"], "gilbert_elliott.p_bad_good");
+  if (g.p_bad_good == 0) r.fail(ge["p_bad_good"], "gilbert_elliott.p_bad_good must be above 0 (else the link never recovers)");
+  if (ge["loss_good"]) g.loss_good = r.probability(ge["loss_good"], "gilbert_elliott.loss_good");
+  if (ge["loss_bad"]) g.loss_bad = r.probability(ge["loss_bad"], "gilbert_elliott.loss_bad");
+}
+
+// A link's `down:` intervals, in order and apart.
+void read_link_down(const Reader& r, const YAML::Node& down, std::vector<std::pair<sim::Duration, sim::Duration>>& out) {
+  if (!down.IsSequence()) r.fail(down, "expected link 'down' to be a list like [{from: 100us, to: 200us}]");
+  sim::Duration last = sim::Duration::zero();
+  for (const YAML::Node& d : down) {
+    r.expect_keys(d, "a link down interval", kDownKeys);
+    if (!d["from"] || !d["to"]) r.fail(d, "a link down interval needs 'from' and 'to'");
+    const sim::Duration from = delay_of(r, d["from"], "down.from"), to = delay_of(r, d["to"], "down.to");
+    if (to <= from) r.fail(d["to"], "down.to must be after down.from");
+    if (from < last) r.fail(d["from"], "link down intervals must be in order and not overlap");
+    last = to;
+    out.emplace_back(from, to);
+  }
+}
+
+// One entry of `links:`, into s.links and the topology.
+void read_link(const Reader& r, const YAML::Node& l, Scenario& s, std::set<std::string>& linked) {
+  fabric::Topology& t = s.fabric.topology;
+  r.expect_keys(l, "a link", kLinkKeys);
+  LinkSpec spec;
+  const auto [a, b] = read_link_ends(r, l, t, linked, spec);
+  if (l["rate"]) spec.rate_bps = rate_of(r, l["rate"], "link rate");
+  if (l["delay"]) spec.delay = delay_of(r, l["delay"], "link delay");
+  if (l["loss"]) spec.loss = r.probability(l["loss"], "link loss");
+  if (const YAML::Node ge = l["gilbert_elliott"]) read_gilbert_elliott(r, ge, spec.gilbert_elliott);
+  if (const YAML::Node down = l["down"]) read_link_down(r, down, spec.down);
+  s.links.push_back(spec);
+  t.add_link(static_cast<uint32_t>(a), static_cast<uint32_t>(b), spec.rate_bps, spec.delay, spec.loss);
+  t.links.back().gilbert_elliott = spec.gilbert_elliott;
+  t.links.back().down = spec.down;
+}
+
+}  // namespace
+
 void read_links(const Reader& r, const YAML::Node& root, Scenario& s) {
   fabric::Topology& t = s.fabric.topology;
   for (const HostSpec& h : s.hosts) t.add_node(h.name, false);
-  if (const YAML::Node sw = root["switches"]) {
-    if (!sw.IsSequence()) r.fail(sw, "expected 'switches' to be a list of switches, like [{name: s1}]");
-    for (const YAML::Node& e : sw) {
-      r.expect_keys(e, "a switch", kSwitchListKeys);
-      if (!e["name"]) r.fail(e, "a switch needs a 'name'");
-      const std::string name = r.scalar(e["name"], "switch name");
-      if (!valid_name(name)) r.fail(e["name"], "switch name '" + name + "' must be letters, digits, '_', '-' or '.'");
-      if (t.find(name) >= 0) r.fail(e["name"], "the name '" + name + "' is taken already");
-      t.add_node(name, true);
-    }
-  }
+  if (const YAML::Node sw = root["switches"]) read_switch_list(r, sw, t);
   const YAML::Node links = root["links"];
   if (!links) return;
   if (!links.IsSequence()) r.fail(links, "expected 'links' to be a list");
   std::set<std::string> linked;
-  for (const YAML::Node& l : links) {
-    r.expect_keys(l, "a link", kLinkKeys);
-    const YAML::Node between = l["between"];
-    if (!between) r.fail(l, "a link needs 'between: [node, node]'");
-    if (!between.IsSequence() || between.size() != 2) r.fail(between, "expected 'between' to list exactly two hosts or switches");
-    LinkSpec spec;
-    int end[2];
-    for (size_t i = 0; i < 2; ++i) {
-      const std::string name = r.scalar(between[i], "link end");
-      end[i] = t.find(name);
-      if (end[i] < 0) r.fail(between[i], "link end names unknown host '" + name + "' (no host or switch has that name)");
-      if (!t.nodes[static_cast<size_t>(end[i])].is_switch && !linked.insert(name).second)
-        r.fail(between, "host '" + name + "' already has a link (each host has one port in this version)");
-      (i == 0 ? spec.a : spec.b) = name;
-    }
-    if (end[0] == end[1]) r.fail(between[1], "a link must join two different hosts or switches");
-    if (l["rate"]) spec.rate_bps = rate_of(r, l["rate"], "link rate");
-    if (l["delay"]) spec.delay = delay_of(r, l["delay"], "link delay");
-    if (l["loss"]) spec.loss = r.probability(l["loss"], "link loss");
-    if (const YAML::Node ge = l["gilbert_elliott"]) {
-      r.expect_keys(ge, "link gilbert_elliott settings", kGilbertElliottKeys);
-      fabric::GilbertElliott& g = spec.gilbert_elliott;
-      if (!ge["p_good_bad"]) r.fail(ge, "gilbert_elliott needs p_good_bad (and p_bad_good)");
-      g.p_good_bad = r.probability(ge["p_good_bad"], "gilbert_elliott.p_good_bad");
-      if (ge["p_bad_good"]) g.p_bad_good = r.probability(ge["p_bad_good"], "gilbert_elliott.p_bad_good");
-      if (g.p_bad_good == 0) r.fail(ge["p_bad_good"], "gilbert_elliott.p_bad_good must be above 0 (else the link never recovers)");
-      if (ge["loss_good"]) g.loss_good = r.probability(ge["loss_good"], "gilbert_elliott.loss_good");
-      if (ge["loss_bad"]) g.loss_bad = r.probability(ge["loss_bad"], "gilbert_elliott.loss_bad");
-    }
-    if (const YAML::Node down = l["down"]) {
-      if (!down.IsSequence()) r.fail(down, "expected link 'down' to be a list like [{from: 100us, to: 200us}]");
-      sim::Duration last = sim::Duration::zero();
-      for (const YAML::Node& d : down) {
-        r.expect_keys(d, "a link down interval", kDownKeys);
-        if (!d["from"] || !d["to"]) r.fail(d, "a link down interval needs 'from' and 'to'");
-        const sim::Duration from = delay_of(r, d["from"], "down.from"), to = delay_of(r, d["to"], "down.to");
-        if (to <= from) r.fail(d["to"], "down.to must be after down.from");
-        if (from < last) r.fail(d["from"], "link down intervals must be in order and not overlap");
-        last = to;
-        spec.down.emplace_back(from, to);
-      }
-    }
-    s.links.push_back(spec);
-    t.add_link(static_cast<uint32_t>(end[0]), static_cast<uint32_t>(end[1]), spec.rate_bps, spec.delay, spec.loss);
-    t.links.back().gilbert_elliott = spec.gilbert_elliott;
-    t.links.back().down = spec.down;
-  }
+  for (const YAML::Node& l : links) read_link(r, l, s, linked);
 }
 
 void read_captures(const Reader& r, const YAML::Node& n, Scenario& s) {

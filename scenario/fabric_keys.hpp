@@ -5,7 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "scenario/scenario.hpp"
+#include "scenario/spec.hpp"
 #include "scenario/yaml_reader.hpp"
 
 namespace rnicsim::scenario {

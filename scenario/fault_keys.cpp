@@ -3,7 +3,6 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "fabric/port.hpp"
 #include "packet/opcode.hpp"
 #include "scenario/units.hpp"
 #include "scenario/yaml_reader.hpp"
@@ -104,26 +103,5 @@ std::vector<FaultSpec> read_faults(const Reader& r, const YAML::Node& n, const H
 }
 
 std::vector<KeySection> fault_key_sections() { return {{"faults[]", "", kFaultKeys}}; }
-
-std::vector<fabric::Port*> fault_ports(const FaultSpec& f,
-                                       const std::function<fabric::Port*(const std::string&)>& host_port) {
-  std::vector<fabric::Port*> v;
-  if (!f.host.empty()) {
-    fabric::Port* p = host_port(f.host);
-    if (p == nullptr || p->peer() == nullptr) throw std::invalid_argument("fault host '" + f.host + "' has no link");
-    if (f.tx) v.push_back(p);
-    if (f.rx) v.push_back(p->peer());
-    return v;
-  }
-  fabric::Port* a = host_port(f.link_a);
-  fabric::Port* b = host_port(f.link_b);
-  if (a == nullptr || b == nullptr || a->peer() != b)
-    throw std::invalid_argument("no link between '" + f.link_a + "' and '" + f.link_b + "' for the fault");
-  v.push_back(a);
-  v.push_back(b);
-  return v;
-}
-
-void apply_fault(const FaultSpec& f, fabric::Port& port) { port.faults().add_rule(f.rule); }
 
 }  // namespace rnicsim::scenario

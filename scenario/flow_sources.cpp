@@ -7,6 +7,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "scenario/error.hpp"
 #include "scenario/text_file.hpp"
 #include "scenario/units.hpp"
 

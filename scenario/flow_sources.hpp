@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "scenario/scenario.hpp"
+#include "scenario/spec.hpp"
 #include "sim/random.hpp"
 
 namespace rnicsim::scenario {

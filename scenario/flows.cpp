@@ -6,94 +6,134 @@
 
 namespace rnicsim::scenario {
 namespace {
-constexpr uint64_t kRecvAhead = 512;  // receive WQEs a QP keeps posted at most
+// The receiving host keeps receive WQEs posted for a QP's SEND and
+// WRITE_WITH_IMM flows (up to kRecvAhead, another after each receive
+// completion), as a verbs program does: a flow never meets an empty receive queue.
+constexpr uint64_t kRecvAhead = 512;
+
+// Every host sends the same pattern (seeded by the workload), so flows into one
+// receive region all leave it holding that pattern; `bytes` 0 when unchecked.
+std::vector<std::byte> data_pattern(uint64_t seed, const std::string& workload, uint64_t bytes) {
+  std::vector<std::byte> pattern(bytes);
+  sim::RandomStream r(seed, "workload." + workload + ".data");
+  for (size_t i = 0; i < pattern.size(); i += 8) {
+    const uint64_t v = r.next_u64();
+    std::memcpy(pattern.data() + i, &v, std::min<size_t>(8, pattern.size() - i));
+  }
+  return pattern;
+}
+
+// A count kept by key; 0 for a key never counted.
+template <class Map>
+uint64_t count_at(const Map& m, const typename Map::key_type& key) {
+  const auto it = m.find(key);
+  return it == m.end() ? 0 : it->second;
+}
+
+// Ideal FCT: the sender's access link rate and the path's round trip.
+double ideal_us(const Scenario& s, const WorkloadSpec& spec, const FlowSpec& f) {
+  const fabric::Topology& t = s.fabric.topology;
+  const auto from = static_cast<uint32_t>(t.find(f.from));
+  const auto to = static_cast<uint32_t>(t.find(f.to));
+  const uint64_t rate = t.access_rate(from);
+  const sim::Duration base = spec.base_rtt ? *spec.base_rtt : t.path_delay(from, to) * 2;
+  return static_cast<double>(f.size) * 8.0 / static_cast<double>(rate) * 1e6 + base.microseconds();
+}
+
 }  // namespace
 
-FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec& spec)
-    : Workload(world, spec), start_event_([this] { start_due(); }, "flows.start"), path_mtu_(s.path_mtu) {
-  // Channels: one per (from, to), or one per flow.
+// Channels: one per (from, to, priority), or one per flow; what each channel
+// and each host's CQs need.
+struct FlowsWorkload::ChannelPlan {
+  struct Ends {
+    std::string from, to;
+    uint8_t priority;
+  };
+  std::vector<Ends> channels;
+  std::vector<uint32_t> channel_of;                  // per flow
+  std::map<std::string, uint64_t> send_cq, recv_cq;  // entries per host
+  std::map<uint32_t, uint64_t> recv_need;            // receives per channel
+  uint64_t receives = 0;
+};
+
+FlowsWorkload::ChannelPlan FlowsWorkload::plan_channels(const WorkloadSpec& spec) {
+  ChannelPlan plan;
   std::map<std::tuple<std::string, std::string, uint8_t>, uint32_t> by_pair;
-  std::map<std::string, uint64_t> send_cq, recv_cq;
-  struct Plan { std::string from, to; uint8_t priority; };
-  std::vector<Plan> plans;
-  std::map<uint32_t, uint64_t> recv_need;  // per channel
-  channel_of_.resize(spec.flows.size());
+  plan.channel_of.resize(spec.flows.size());
   for (size_t i = 0; i < spec.flows.size(); ++i) {
     const FlowSpec& f = spec.flows[i];
     const uint8_t priority = f.priority.value_or(spec.priority);
     const auto key = std::make_tuple(f.from, f.to, priority);
     auto it = by_pair.find(key);
     if (spec.qp_per_flow || it == by_pair.end()) {
-      const uint32_t c = static_cast<uint32_t>(plans.size());
-      plans.push_back({f.from, f.to, priority});
-      send_cq[f.from] += spec.tx_depth;
-      recv_cq[f.to] += kRecvAhead;
+      const uint32_t c = static_cast<uint32_t>(plan.channels.size());
+      plan.channels.push_back({f.from, f.to, priority});
+      plan.send_cq[f.from] += spec.tx_depth;
+      plan.recv_cq[f.to] += kRecvAhead;
       if (!spec.qp_per_flow) by_pair[key] = c;
-      channel_of_[i] = c;
+      plan.channel_of[i] = c;
     } else {
-      channel_of_[i] = it->second;
+      plan.channel_of[i] = it->second;
     }
     if (needs_recv(f.op)) {
-      ++expected_receives_;
-      ++recv_need[channel_of_[i]];
+      ++plan.receives;
+      ++plan.recv_need[plan.channel_of[i]];
     }
   }
+  return plan;
+}
+
+FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec& spec)
+    : Workload(world, spec), start_event_([this] { start_due(); }, "flows.start"), path_mtu_(s.path_mtu) {
+  const ChannelPlan plan = plan_channels(spec);
+  channel_of_ = plan.channel_of;
+  expected_receives_ = plan.receives;
   // One side per host: CQs sized for its channels, a buffer with a send region and
-  // a receive region of the largest flow each. Every host sends the same pattern,
-  // so flows into one receive region all leave it holding that pattern.
+  // a receive region of the largest flow each.
   const uint64_t region = (spec.size + 63) / 64 * 64;
   data_checked_ = !world.size_only();  // size-only: no payload bytes to check
-  std::vector<std::byte> pattern(data_checked_ ? region : 0);
-  {
-    sim::RandomStream r(s.seed, "workload." + spec.name + ".data");
-    for (size_t i = 0; i < pattern.size(); i += 8) {
-      const uint64_t v = r.next_u64();
-      std::memcpy(pattern.data() + i, &v, std::min<size_t>(8, pattern.size() - i));
-    }
+  open_channels(s, plan, region, data_pattern(s.seed, spec.name, data_checked_ ? region : 0));
+  flows_.resize(spec.flows.size());
+  for (size_t i = 0; i < spec.flows.size(); ++i) {
+    flows_[i].spec = spec.flows[i];
+    flows_[i].ideal_us = ideal_us(s, spec, flows_[i].spec);
   }
+  order_.resize(spec.flows.size());
+  for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+  std::stable_sort(order_.begin(), order_.end(),
+                   [&](size_t a, size_t b) { return spec.flows[a].start < spec.flows[b].start; });
+}
+
+void FlowsWorkload::open_channels(const Scenario& s, const ChannelPlan& plan, uint64_t region,
+                                  const std::vector<std::byte>& pattern) {
   auto side = [&](const std::string& host) -> HostSide& {
     auto& p = sides_[host];
     if (!p) {
-      p = std::make_unique<HostSide>(world.host(host), s.host, ring_entries(std::max<uint64_t>(1, send_cq[host])),
-                                     ring_entries(std::max<uint64_t>(1, recv_cq[host])), 2 * region);
+      p = std::make_unique<HostSide>(world_.host(host), s.host,
+                                     ring_entries(std::max<uint64_t>(1, count_at(plan.send_cq, host))),
+                                     ring_entries(std::max<uint64_t>(1, count_at(plan.recv_cq, host))), 2 * region);
       if (data_checked_) std::memcpy(p->memory(p->buffer(), region).data(), pattern.data(), region);
       HostSide* raw = p.get();
       p->set_handler([this, raw](const nic::Cqe& c, bool recv) { on_cqe(*raw, c, recv); });
     }
     return *p;
   };
-  const uint32_t sq = ring_entries(spec.tx_depth);
-  for (uint32_t i = 0; i < plans.size(); ++i) {
-    const Plan& p = plans[i];
+  const uint32_t sq = ring_entries(spec_.tx_depth);
+  for (uint32_t i = 0; i < plan.channels.size(); ++i) {
+    const ChannelPlan::Ends& e = plan.channels[i];
     Channel c;
-    c.from = &side(p.from);
-    c.to = &side(p.to);
-    c.recv_total = recv_need[i];
+    c.from = &side(e.from);
+    c.to = &side(e.to);
+    c.recv_total = count_at(plan.recv_need, i);
     const uint32_t rq = ring_entries(std::clamp<uint64_t>(c.recv_total, 1, kRecvAhead));
     c.from_qp = c.from->add_qp(sq, 1);
     c.to_qp = c.to->add_qp(1, rq);
-    HostSide::Connection conn = HostSide::connection_of(spec, path_mtu_, 16);
-    conn.priority = p.priority;
+    HostSide::Connection conn = HostSide::connection_of(spec_, path_mtu_, 16);
+    conn.priority = e.priority;
     c.from->connect(c.from_qp, *c.to, c.to_qp, conn);
     c.to->connect(c.to_qp, *c.from, c.from_qp, conn);
     channels_.push_back(std::move(c));
   }
-  flows_.resize(spec.flows.size());
-  for (size_t i = 0; i < spec.flows.size(); ++i) {
-    FlowResult& r = flows_[i];
-    r.spec = spec.flows[i];
-    // Ideal: the sender's access link rate and the path's round trip.
-    const fabric::Topology& t = s.fabric.topology;
-    const auto from = static_cast<uint32_t>(t.find(r.spec.from));
-    const auto to = static_cast<uint32_t>(t.find(r.spec.to));
-    const uint64_t rate = t.access_rate(from);
-    const sim::Duration base = spec.base_rtt ? *spec.base_rtt : t.path_delay(from, to) * 2;
-    r.ideal_us = static_cast<double>(r.spec.size) * 8.0 / static_cast<double>(rate) * 1e6 + base.microseconds();
-  }
-  order_.resize(spec.flows.size());
-  for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
-  std::stable_sort(order_.begin(), order_.end(),
-                   [&](size_t a, size_t b) { return spec.flows[a].start < spec.flows[b].start; });
 }
 
 FlowsWorkload::~FlowsWorkload() = default;

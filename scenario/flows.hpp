@@ -1,20 +1,14 @@
-// A flows workload: a list of flows (from, to, op, size, start), each one message
-// posted by `from` at its start time (relative to the workload's start). Flows
-// between the same two hosts at the same priority (a flow's own, else the
-// workload's) share one QP pair (or each has its own with
-// qp_per_flow: true); a QP keeps at most tx_depth of them outstanding and queues
-// the rest in the host. For each flow:
-//   FCT      = when the sender reaped its completion - its start
-//   ideal    = size / the sender's link rate + base RTT (base_rtt, or 2 x the link delay)
-//   slowdown = FCT / ideal
-// For read flows `from` is still the requester: the data moves from `to` to `from`.
-// The receiving host keeps receive WQEs posted for the SEND and WRITE_WITH_IMM
-// flows of a QP (up to 512 ahead, another after each receive completion), as a
-// verbs program does, so a flow never meets an empty receive queue.
+// A flows workload: flows (from, to, op, size, start), each one message posted by
+// `from` at its start. Flows of two hosts at one priority share a QP pair (each
+// has its own with qp_per_flow), which keeps tx_depth outstanding and queues the
+// rest. Per flow: FCT = completion reaped - start; slowdown = FCT / ideal, ideal =
+// size / the sender's link rate + base RTT. A read flow's data moves to `from`.
 #pragma once
 
 #include <map>
+#include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "scenario/workload.hpp"
@@ -40,6 +34,11 @@ private:
     std::vector<size_t> waiting;  // flows waiting for room in the send queue
     size_t next_waiting = 0;
   };
+  struct ChannelPlan;
+  static ChannelPlan plan_channels(const WorkloadSpec& spec);
+  // The hosts' sides (their buffers holding `pattern`) and a QP pair per channel.
+  void open_channels(const Scenario& s, const ChannelPlan& plan, uint64_t region,
+                     const std::vector<std::byte>& pattern);
   void start_due();
   void post_flow(size_t flow);
   void post_recv(uint32_t channel);

@@ -50,40 +50,43 @@ constexpr Alias kAliases[] = {
     {"pcie_latency", "latency", ""},
 };
 
-template <class T>
-void apply(const Reader& r, const YAML::Node& v, const std::string& what, const Key<T>& k, T& target) {
+// A parameter's value as read, in the form its kind takes.
+struct ParamValue {
   uint64_t n = 0;
   sim::Duration d;
   nic::CcAlgorithm algorithm;  // none
   nic::LossRecovery recovery{};
-  switch (k.kind) {
+};
+
+// The kinds that are a number: counts, cycles, bytes, frequencies, IB MTUs, lanes, rates.
+uint64_t read_number(const Reader& r, const YAML::Node& v, const std::string& what, Kind kind, uint64_t lo, uint64_t hi,
+                     bool pow2) {
+  uint64_t n = 0;
+  switch (kind) {
     case Kind::Count:
     case Kind::Cycles: {
-      const std::string unit = k.kind == Kind::Cycles ? " (cycles)" : "";
-      n = r.integer(v, what + unit, k.lo, k.hi);
+      const std::string unit = kind == Kind::Cycles ? " (cycles)" : "";
+      n = r.integer(v, what + unit, lo, hi);
       break;
     }
     case Kind::Bytes: {
       n = r.parsed<uint64_t>(v, what + " (bytes, like 256 or 4KiB)", parse_size);
-      if (n < k.lo || n > k.hi)
-        r.fail(v, what + " must be from " + std::to_string(k.lo) + " to " + std::to_string(k.hi) + " bytes");
-      if (k.pow2 && (n & (n - 1)) != 0) r.fail(v, what + " must be a power of two");
+      if (n < lo || n > hi)
+        r.fail(v, what + " must be from " + std::to_string(lo) + " to " + std::to_string(hi) + " bytes");
+      if (pow2 && (n & (n - 1)) != 0) r.fail(v, what + " must be a power of two");
       break;
     }
     case Kind::Frequency:
       n = r.parsed<uint64_t>(v, what + " (a frequency like 500MHz)", parse_frequency);
-      if (n < k.lo || n > k.hi) r.fail(v, what + " must be from 1MHz to 100GHz");
-      break;
-    case Kind::Time:
-      d = r.parsed<sim::Duration>(v, what + " (a time like 250ns)", parse_duration);
+      if (n < lo || n > hi) r.fail(v, what + " must be from 1MHz to 100GHz");
       break;
     case Kind::IbMtu:
-      n = r.integer(v, what, k.lo, k.hi);
+      n = r.integer(v, what, lo, hi);
       if (n != 256 && n != 512 && n != 1024 && n != 2048 && n != 4096)
         r.fail(v, what + " must be an IB MTU: 256, 512, 1024, 2048 or 4096");
       break;
     case Kind::Lanes:
-      n = r.integer(v, what, k.lo, k.hi);
+      n = r.integer(v, what, lo, hi);
       if (n != 1 && n != 2 && n != 4 && n != 8 && n != 16 && n != 32)
         r.fail(v, what + " must be 1, 2, 4, 8, 16 or 32");
       break;
@@ -91,30 +94,48 @@ void apply(const Reader& r, const YAML::Node& v, const std::string& what, const 
       // 0 is a rate too: for these keys it means "the line rate".
       n = r.scalar(v, what) == "0" ? 0 : r.parsed<uint64_t>(v, what + " (a rate like 5Mbps or 100Gbps)", parse_rate);
       break;
-    case Kind::Algorithm: {
-      const std::string name = r.scalar(v, what);
-      if (const auto a = nic::cc_algorithm_named(name)) algorithm = *a;
-      else r.fail(v, what + " must be one of " + nic::cc_algorithm_names(", ") + ", not '" + name + "'");
-      break;
-    }
-    case Kind::Recovery: {
-      const std::string name = r.scalar(v, what);
-      if (const auto m = nic::loss_recovery_named(name)) recovery = *m;
-      else r.fail(v, what + " must be one of " + nic::loss_recovery_names(", ") + ", not '" + name + "'");
-      break;
-    }
+    case Kind::Time:
+    case Kind::Algorithm:
+    case Kind::Recovery:
+      break;  // not numbers: read_value
   }
+  return n;
+}
+
+ParamValue read_value(const Reader& r, const YAML::Node& v, const std::string& what, Kind kind, uint64_t lo,
+                      uint64_t hi, bool pow2) {
+  ParamValue p;
+  if (kind == Kind::Time) {
+    p.d = r.parsed<sim::Duration>(v, what + " (a time like 250ns)", parse_duration);
+  } else if (kind == Kind::Algorithm) {
+    const std::string name = r.scalar(v, what);
+    if (const auto a = nic::cc_algorithm_named(name)) p.algorithm = *a;
+    else r.fail(v, what + " must be one of " + nic::cc_algorithm_names(", ") + ", not '" + name + "'");
+  } else if (kind == Kind::Recovery) {
+    const std::string name = r.scalar(v, what);
+    if (const auto m = nic::loss_recovery_named(name)) p.recovery = *m;
+    else r.fail(v, what + " must be one of " + nic::loss_recovery_names(", ") + ", not '" + name + "'");
+  } else {
+    p.n = read_number(r, v, what, kind, lo, hi, pow2);
+  }
+  return p;
+}
+
+// Reads the value of key `k` and sets the member it names in `target`.
+template <class T>
+void apply(const Reader& r, const YAML::Node& v, const std::string& what, const Key<T>& k, T& target) {
+  const ParamValue p = read_value(r, v, what, k.kind, k.lo, k.hi, k.pow2);
   std::visit(
       [&](auto m) {
         using V = std::remove_reference_t<decltype(target.*m)>;
         if constexpr (std::is_same_v<V, sim::Duration>) {
-          target.*m = d;
+          target.*m = p.d;
         } else if constexpr (std::is_same_v<V, nic::CcAlgorithm>) {
-          target.*m = algorithm;
+          target.*m = p.algorithm;
         } else if constexpr (std::is_same_v<V, nic::LossRecovery>) {
-          target.*m = recovery;
+          target.*m = p.recovery;
         } else {
-          target.*m = static_cast<V>(n);
+          target.*m = static_cast<V>(p.n);
         }
       },
       k.member);

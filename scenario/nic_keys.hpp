@@ -1,15 +1,9 @@
-// The `nic:` settings of a scenario: every field of nic::NicParams (and of its
-// nic::PcieParams and nic::CongestionParams) by its field name, with units, and
-// named presets.
-//
-//   nic: {preset: cx5_100g_roce, mtu: 1024, pcie: {lanes: 8}}
-//
-// A preset is a YAML file `NAME.yaml` holding the same keys (plus `description`);
-// it may start from another preset with `preset:`. Presets are looked up, in order,
-// in `presets/` and `scenarios/presets/` beside the scenario file and in each
-// directory above it, in the source tree's scenarios/presets, then in the
-// directories of $RNICSIM_PRESETS (colon-separated). `preset:` may also name a
-// file (a path ending in .yaml, relative to the scenario file).
+// The `nic:` settings of a scenario: every field of nic::NicParams (and its
+// PcieParams and CongestionParams) by its field name, with units, and named
+// presets: `nic: {preset: cx5_100g_roce, mtu: 1024, pcie: {lanes: 8}}`. A preset
+// is a file NAME.yaml of the same keys (and `description`; it may start from
+// another with `preset:`), found by find_preset, or a path ending in .yaml
+// (relative to the scenario file).
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -35,7 +29,10 @@ struct NicSettings {
 // `base_dir`: the directory relative paths and presets are looked up from.
 void read_nic_settings(const Reader& r, const YAML::Node& n, const std::string& base_dir, NicSettings& s);
 
-// Where `preset` is found from a scenario in `base_dir`, and the directories searched.
+// Where `preset` is found from a scenario in `base_dir`, and the directories
+// searched, in order: presets/ and scenarios/presets/ beside the scenario and in
+// each directory above it, the source tree's scenarios/presets, then the
+// directories of $RNICSIM_PRESETS (colon-separated).
 std::optional<std::string> find_preset(const std::string& preset, const std::string& base_dir,
                                        std::vector<std::string>* searched = nullptr);
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "scenario/expect.hpp"
 #include "scenario/timeseries.hpp"
+#include "scenario/workload.hpp"
 #include "scenario/world.hpp"
 
 namespace rnicsim::scenario {
@@ -282,6 +284,19 @@ sim::Json perftest_results(const WorkloadSummary& w) {
 
 }  // namespace
 
+std::string perftest_title(const WorkloadSummary& w) {
+  std::string t;
+  if (w.op == "send" || w.op == "send_imm") t = "Send ";
+  else if (w.op == "write") t = "RDMA_Write ";
+  else if (w.op == "write_imm") t = "RDMA_Write_imm ";
+  else if (w.op == "read") t = "RDMA_Read ";
+  else if (w.op == "fetch_add") t = "Atomic FETCH_AND_ADD ";
+  else if (w.op == "cmp_swap") t = "Atomic CMP_AND_SWAP ";
+  if (w.pattern == "bw") t += w.post_list > 1 ? "Post List BW " : "BW ";
+  else t += "Latency ";
+  return t + "Test";
+}
+
 sim::Json perftest_out_json(const WorkloadSummary& w) {
   if (w.rows.empty()) return nullptr;
   return {{"test_info", perftest_test_info(w)}, {"results", perftest_results(w)}};
@@ -295,18 +310,17 @@ void write_perftest_json(const Summary& sum, const std::filesystem::path& dir, b
 }
 
 void write_outputs(World& world, const std::vector<std::unique_ptr<Workload>>& workloads, const Sampler& sampler,
-                   const Summary& sum, const RunOptions& opts) {
-  const std::filesystem::path dir(opts.out_dir);
+                   const Summary& sum, const std::filesystem::path& dir, bool exact_twins) {
   std::filesystem::create_directories(dir);
-  sim::write_json_file(dir / "summary.json", summary_json(sum), opts.exact_twins);
-  sampler.write(dir, opts.exact_twins);
-  write_qp_csv(world, dir / "qps.csv", opts.exact_twins);
+  sim::write_json_file(dir / "summary.json", summary_json(sum), exact_twins);
+  sampler.write(dir, exact_twins);
+  write_qp_csv(world, dir / "qps.csv", exact_twins);
   sim::Json stats = sim::output_document("rnicsim.stats");
   stats.update(fill_stats(world, workloads).to_json());
-  sim::write_json_file(dir / "stats.json", stats, opts.exact_twins);
+  sim::write_json_file(dir / "stats.json", stats, exact_twins);
   for (const WorkloadSummary& w : sum.workloads) {
     if (w.flows.empty()) continue;
-    sim::CsvWriter csv(dir / ("flows_" + w.name + ".csv"), opts.exact_twins);
+    sim::CsvWriter csv(dir / ("flows_" + w.name + ".csv"), exact_twins);
     write_flows_csv(w, csv);
   }
 }

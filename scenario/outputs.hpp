@@ -5,14 +5,16 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
-#include "scenario/runner.hpp"
+#include "scenario/summary.hpp"
 #include "sim/output.hpp"
 
 namespace rnicsim::scenario {
 
 class Sampler;
+class Workload;
 class World;
 
 // summary.json: the run's Summary.
@@ -20,6 +22,8 @@ sim::Json summary_json(const Summary& s);
 // The flows of a flows workload: flow,from,to,op,size,start_us,end_us,fct_us,ideal_us,slowdown
 // (an unfinished flow's times, FCT and slowdown empty).
 void write_flows_csv(const WorkloadSummary& w, sim::CsvWriter& out);
+// perftest's title of a perftest workload: "RDMA_Write BW Test", "Atomic FETCH_AND_ADD Latency Test".
+std::string perftest_title(const WorkloadSummary& w);
 // A perftest workload's report as perftest's --out_json writes it: test_info
 // (the client's lines of its header) and results (its last size), the same
 // keys in the same units (BW in perftest's MB/sec, 2^20 bytes a second;
@@ -27,8 +31,8 @@ void write_flows_csv(const WorkloadSummary& w, sim::CsvWriter& out);
 sim::Json perftest_out_json(const WorkloadSummary& w);
 // DIR/NAME.json for each perftest workload of `sum`.
 void write_perftest_json(const Summary& sum, const std::filesystem::path& dir, bool exact_twins);
-// Writes every file into opts.out_dir (and exact twins with opts.exact_twins).
+// Writes every file into `dir` (and exact twins with `exact_twins`).
 void write_outputs(World& world, const std::vector<std::unique_ptr<Workload>>& workloads, const Sampler& sampler,
-                   const Summary& sum, const RunOptions& opts);
+                   const Summary& sum, const std::filesystem::path& dir, bool exact_twins);
 
 }  // namespace rnicsim::scenario

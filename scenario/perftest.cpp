@@ -334,6 +334,17 @@ void PerftestWorkload::count_send_cqe(const HostSide& side, const nic::Cqe& c) {
 }
 
 // --- bw ---------------------------------------------------------------------------
+// perftest's run_iter_bw: each of `qps` QPs posts `iterations` WQEs, keeping
+// at most tx_depth outstanding (it posts a post list of post_list WQEs, one
+// doorbell, whenever posted + post_list <= tx_depth + completed). WQE s of a QP is
+// signaled when s % cq_mod == cq_mod - 1 or it is the last; a completion accounts
+// for every WQE of its QP up to it. tposted[k] is when the k-th WQE (over all QPs)
+// was posted and tcompleted[k] when the completion covering the k-th was reaped.
+//   BW average = size * N / (tcompleted[N-1] - tposted[0]), N = iterations * qps
+//   BW peak    = size / min over i <= j of (tcompleted[j] - tposted[i]) / (j - i + 1)
+//   MsgRate    = N / (tcompleted[N-1] - tposted[0])
+// SEND and WRITE_WITH_IMM: the receiver keeps rx_depth receive WQEs posted per QP
+// and posts another after each receive completion while more are to come.
 
 void PerftestWorkload::bw_pump(uint32_t qp) {
   const uint64_t iters = spec_.iterations;
@@ -429,89 +440,129 @@ PerftestRow PerftestWorkload::bw_row() const {
 }
 
 // --- lat --------------------------------------------------------------------------
+// One QP, a ping-pong (write, write_imm, send) or a request-response (read,
+// atomics). tposted[i] is when iteration i was posted by the initiator; the
+// samples are tposted[i+1] - tposted[i] (iterations - 1 of them), divided by 2 for
+// ping-pongs; sorted, the 2 largest dropped (perftest's LAT_MEASURE_TAIL), then
+// t_min, t_max (the largest kept + 1), t_typical (median), t_avg, t_stdev, and the
+// 99% / 99.9% percentiles as perftest indexes them.
+//   write:     each side spins on the last byte of its receive buffer until it reads
+//              the iteration number (perftest writes it there before posting), then
+//              posts its WRITE (signaled) and waits for that completion.
+//   write_imm: the same, with a receive completion instead of the byte.
+//   send:      receive completion, then the SEND; signaled every cq_mod-th (cq_mod
+//              is min(100, tx_depth) and tx_depth is 1 unless set, as in perftest).
+//   read, atomics: post one WQE, wait for its completion; the atomic's result
+//              lands in the local buffer and is checked.
 
 void PerftestWorkload::lat_advance(LatSide& s) {
-  using Step = LatSide::Step;
-  const uint64_t iters = spec_.iterations;
-  HostSide& h = *s.host;
   if (!is_ping_pong(spec_.op)) {
-    // perftest's run_iter_lat: post, wait for the completion, again.
-    while (s.step != Step::Done) {
-      if (s.need_cqe) {
-        if (s.cqe_avail == 0) return;
-        --s.cqe_avail;
-        s.need_cqe = false;
-      }
-      if (s.scnt == iters) {
-        lat_end_ = now();
-        s.step = Step::Done;
-        lat_side_done();
-        return;
-      }
-      tposted_[s.scnt] = now();
-      h.post_send(0, make_wqe(h, 0, s.scnt, true));
-      ++counts_.sends_posted;
-      ++s.scnt;
-      s.need_cqe = true;
-    }
+    lat_request_response(s);
     return;
   }
+  // A ping-pong: each step returns false when the side has to wait.
   while (true) {
     switch (s.step) {
-      case Step::Receive:
-        if (s.rcnt < iters && !(s.initiator && s.scnt < 1)) {
-          if (spec_.op == WorkloadOp::Write) {
-            // Spin on the last byte of the receive buffer until it reads rcnt + 1.
-            if (s.mem_waiting) return;
-            s.mem_waiting = true;
-            h.watch_byte(recv_addr(h, 0) + size_ - 1, static_cast<uint8_t>(s.rcnt + 1), [this, &s] {
-              s.mem_waiting = false;
-              ++s.rcnt;
-              s.step = LatSide::Step::Post;
-              lat_advance(s);
-            });
-            return;
-          }
-          if (s.recv_avail == 0) return;
-          --s.recv_avail;
-          ++s.rcnt;
-          if (s.rcnt + spec_.rx_depth <= iters) post_recv(h, 0, s.rcnt + spec_.rx_depth - 1);
-        }
-        s.step = Step::Post;
+      case LatSide::Step::Receive:
+        if (!lat_receive(s)) return;
         break;
-      case Step::Post:
-        if (s.scnt < iters) {
-          if (s.initiator) tposted_[s.scnt] = now();
-          ++s.scnt;
-          // WRITE and WRITE_WITH_IMM always signal; SEND every cq_mod-th and the last.
-          const bool signaled = !is_send(spec_.op) || s.scnt % spec_.cq_mod == 0 || s.scnt == iters;
-          // perftest's write test writes the iteration number into the last byte first.
-          if (spec_.op == WorkloadOp::Write) h.memory(send_addr(h, 0) + size_ - 1, 1)[0] = std::byte(static_cast<uint8_t>(s.scnt));
-          h.post_send(0, make_wqe(h, 0, s.scnt - 1, signaled));
-          ++counts_.sends_posted;
-          if (needs_recv(spec_.op)) ++counts_.receives_expected;
-          s.need_cqe = signaled;
-        }
-        s.step = Step::Complete;
+      case LatSide::Step::Post:
+        lat_post(s);
         break;
-      case Step::Complete:
-        if (s.need_cqe) {
-          if (s.cqe_avail == 0) return;
-          --s.cqe_avail;
-          s.need_cqe = false;
-        }
-        if (s.scnt == iters && s.rcnt == iters) {
-          if (s.initiator) lat_end_ = now();
-          s.step = Step::Done;
-          lat_side_done();
-          return;
-        }
-        s.step = Step::Receive;
+      case LatSide::Step::Complete:
+        if (!lat_complete(s)) return;
         break;
-      case Step::Done:
+      case LatSide::Step::Done:
         return;
     }
   }
+}
+
+// perftest's run_iter_lat: post, wait for the completion, again.
+void PerftestWorkload::lat_request_response(LatSide& s) {
+  const uint64_t iters = spec_.iterations;
+  HostSide& h = *s.host;
+  while (s.step != LatSide::Step::Done) {
+    if (s.need_cqe) {
+      if (s.cqe_avail == 0) return;
+      --s.cqe_avail;
+      s.need_cqe = false;
+    }
+    if (s.scnt == iters) {
+      lat_end_ = now();
+      s.step = LatSide::Step::Done;
+      lat_side_done();
+      return;
+    }
+    tposted_[s.scnt] = now();
+    h.post_send(0, make_wqe(h, 0, s.scnt, true));
+    ++counts_.sends_posted;
+    ++s.scnt;
+    s.need_cqe = true;
+  }
+}
+
+// The peer's message (the initiator's first post needs none): a receive
+// completion, or for WRITE the last byte of the receive buffer reading rcnt + 1.
+bool PerftestWorkload::lat_receive(LatSide& s) {
+  const uint64_t iters = spec_.iterations;
+  HostSide& h = *s.host;
+  if (s.rcnt < iters && !(s.initiator && s.scnt < 1)) {
+    if (spec_.op == WorkloadOp::Write) {
+      if (s.mem_waiting) return false;
+      s.mem_waiting = true;
+      h.watch_byte(recv_addr(h, 0) + size_ - 1, static_cast<uint8_t>(s.rcnt + 1), [this, &s] {
+        s.mem_waiting = false;
+        ++s.rcnt;
+        s.step = LatSide::Step::Post;
+        lat_advance(s);
+      });
+      return false;
+    }
+    if (s.recv_avail == 0) return false;
+    --s.recv_avail;
+    ++s.rcnt;
+    if (s.rcnt + spec_.rx_depth <= iters) post_recv(h, 0, s.rcnt + spec_.rx_depth - 1);
+  }
+  s.step = LatSide::Step::Post;
+  return true;
+}
+
+void PerftestWorkload::lat_post(LatSide& s) {
+  const uint64_t iters = spec_.iterations;
+  HostSide& h = *s.host;
+  if (s.scnt < iters) {
+    if (s.initiator) tposted_[s.scnt] = now();
+    ++s.scnt;
+    // WRITE and WRITE_WITH_IMM always signal; SEND every cq_mod-th and the last.
+    const bool signaled = !is_send(spec_.op) || s.scnt % spec_.cq_mod == 0 || s.scnt == iters;
+    // perftest's write test writes the iteration number into the last byte first.
+    if (spec_.op == WorkloadOp::Write) h.memory(send_addr(h, 0) + size_ - 1, 1)[0] = std::byte(static_cast<uint8_t>(s.scnt));
+    h.post_send(0, make_wqe(h, 0, s.scnt - 1, signaled));
+    ++counts_.sends_posted;
+    if (needs_recv(spec_.op)) ++counts_.receives_expected;
+    s.need_cqe = signaled;
+  }
+  s.step = LatSide::Step::Complete;
+}
+
+// The own completion if the post was signaled; the side is done after its last
+// iteration both ways (false then, as while it waits).
+bool PerftestWorkload::lat_complete(LatSide& s) {
+  const uint64_t iters = spec_.iterations;
+  if (s.need_cqe) {
+    if (s.cqe_avail == 0) return false;
+    --s.cqe_avail;
+    s.need_cqe = false;
+  }
+  if (s.scnt == iters && s.rcnt == iters) {
+    if (s.initiator) lat_end_ = now();
+    s.step = LatSide::Step::Done;
+    lat_side_done();
+    return false;
+  }
+  s.step = LatSide::Step::Receive;
+  return true;
 }
 
 void PerftestWorkload::lat_side_done() {

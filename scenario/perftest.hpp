@@ -1,37 +1,7 @@
 // perftest-equivalent workloads: ib_{write,send,read,atomic}_{bw,lat} run by the
-// scenario's host software, with perftest's options and report columns.
-//
-// bw (perftest's run_iter_bw): each of `qps` QPs posts `iterations` WQEs, keeping
-// at most tx_depth outstanding (it posts a post list of post_list WQEs, one
-// doorbell, whenever posted + post_list <= tx_depth + completed). WQE s of a QP is
-// signaled when s % cq_mod == cq_mod - 1 or it is the last; a completion accounts
-// for every WQE of its QP up to it. tposted[k] is when the k-th WQE (over all QPs)
-// was posted and tcompleted[k] when the completion covering the k-th was reaped.
-//   BW average = size * N / (tcompleted[N-1] - tposted[0]), N = iterations * qps
-//   BW peak    = size / min over i <= j of (tcompleted[j] - tposted[i]) / (j - i + 1)
-//   MsgRate    = N / (tcompleted[N-1] - tposted[0])
-// SEND and WRITE_WITH_IMM: the receiver keeps rx_depth receive WQEs posted per QP
-// and posts another after each receive completion while more are to come.
-//
-// lat: one QP, a ping-pong (write, write_imm, send) or a request-response (read,
-// atomics). tposted[i] is when iteration i was posted by the initiator; the
-// samples are tposted[i+1] - tposted[i] (iterations - 1 of them), divided by 2 for
-// ping-pongs; sorted, the 2 largest dropped (perftest's LAT_MEASURE_TAIL), then
-// t_min, t_max (the largest kept + 1), t_typical (median), t_avg, t_stdev, and the
-// 99% / 99.9% percentiles as perftest indexes them.
-//   write:     each side spins on the last byte of its receive buffer until it reads
-//              the iteration number (perftest writes it there before posting), then
-//              posts its WRITE (signaled) and waits for that completion.
-//   write_imm: the same, with a receive completion instead of the byte.
-//   send:      receive completion, then the SEND; signaled every cq_mod-th (cq_mod
-//              is min(100, tx_depth) and tx_depth is 1 unless set, as in perftest).
-//   read, atomics: post one WQE, wait for its completion; the atomic's result
-//              lands in the local buffer and is checked.
-// Host timing (scenario `host:`): a CQE is acted on poll_delay after it lands; a
-// polled byte is read every mem_poll_interval and acted on poll_delay after the read
-// that sees it. Posting itself takes no simulated time. A WQE posted on its own goes
-// with its doorbell (BlueFlame, host.blueflame: true, as mlx5 does); a post list
-// writes its WQEs to the ring and rings one plain doorbell.
+// scenario's host software, with perftest's options, measurements and report
+// columns (how bw and lat measure: perftest.cpp). The host's timing is the
+// scenario's `host:` (HostTiming); posting itself takes no simulated time.
 #pragma once
 
 #include <memory>
@@ -86,6 +56,11 @@ private:
 
   // lat
   void lat_advance(LatSide& s);
+  void lat_request_response(LatSide& s);
+  // A ping-pong's steps.
+  bool lat_receive(LatSide& s);
+  void lat_post(LatSide& s);
+  bool lat_complete(LatSide& s);
   void lat_side_done();
   PerftestRow lat_row() const;
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "scenario/scenario.hpp"
+#include "scenario/spec.hpp"
 #include "scenario/workload.hpp"
 
 namespace rnicsim::scenario {

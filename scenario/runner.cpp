@@ -12,10 +12,13 @@
 #include <memory>
 
 #include "fabric/pcap_tap.hpp"
+#include "scenario/expect.hpp"
 #include "scenario/outputs.hpp"
 #include "scenario/progress.hpp"
+#include "scenario/scenario.hpp"
 #include "scenario/timeseries.hpp"
 #include "scenario/workload.hpp"
+#include "scenario/workloads.hpp"
 #include "scenario/world.hpp"
 
 namespace rnicsim::scenario {
@@ -304,7 +307,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
 
   Summary sum = summarise(s, world, workloads, run_end, seed, wall_start);
   for (auto& t : taps) t->flush();
-  if (!opts.out_dir.empty()) write_outputs(world, workloads, *sampler, sum, opts);
+  if (!opts.out_dir.empty()) write_outputs(world, workloads, *sampler, sum, opts.out_dir, opts.exact_twins);
   if (!opts.perftest_json_dir.empty()) write_perftest_json(sum, opts.perftest_json_dir, opts.exact_twins);
   return sum;
 }
@@ -352,19 +355,6 @@ void print_flows_report(const WorkloadSummary& w, std::ostream& out) {
 }
 
 }  // namespace
-
-std::string perftest_title(const WorkloadSummary& w) {
-  std::string t;
-  if (w.op == "send" || w.op == "send_imm") t = "Send ";
-  else if (w.op == "write") t = "RDMA_Write ";
-  else if (w.op == "write_imm") t = "RDMA_Write_imm ";
-  else if (w.op == "read") t = "RDMA_Read ";
-  else if (w.op == "fetch_add") t = "Atomic FETCH_AND_ADD ";
-  else if (w.op == "cmp_swap") t = "Atomic CMP_AND_SWAP ";
-  if (w.pattern == "bw") t += w.post_list > 1 ? "Post List BW " : "BW ";
-  else t += "Latency ";
-  return t + "Test";
-}
 
 void print_perftest_report(const WorkloadSummary& w, std::ostream& out) {
   char line[512];

@@ -9,7 +9,9 @@
 #include <set>
 #include <sstream>
 
+#include "scenario/expect.hpp"
 #include "scenario/fabric_keys.hpp"
+#include "scenario/fault_keys.hpp"
 #include "scenario/nic_keys.hpp"
 #include "scenario/text_file.hpp"
 #include "scenario/units.hpp"
@@ -93,6 +95,116 @@ void read_host_timing(const Reader& r, const YAML::Node& n, HostTiming& h) {
   }
 }
 
+// The scenario's own keys: its name, seed, link layer and how it runs.
+void read_scenario_keys(const Reader& r, const YAML::Node& root, Scenario& s) {
+  s.name = root["name"] ? r.scalar(root["name"], "name") : s.file;
+  if (root["seed"]) s.seed = r.integer(root["seed"], "seed", 0, UINT64_MAX);
+  if (root["link_layer"]) s.link_layer = r.choice(root["link_layer"], "link_layer", kLinkLayers);
+  if (root["ib_grh"]) {
+    s.ib_grh = r.choice(root["ib_grh"], "ib_grh", kBooleans);
+    if (s.ib_grh && s.link_layer != LinkLayer::Ib) r.fail(root["ib_grh"], "ib_grh needs link_layer: ib");
+  }
+  if (root["ib_capture"]) s.ib_capture = r.choice(root["ib_capture"], "ib_capture", fabric::kIbCaptureNames);
+  if (root["payload"]) s.size_only = r.choice(root["payload"], "payload", kPayloadModes);
+  if (root["duration"]) s.duration = r.parsed<sim::Duration>(root["duration"], "duration (a time like 10ms)", parse_duration);
+}
+
+// The settings every host, NIC and switch shares (before the network: the
+// switches' settings depend on the NIC's MTU).
+void read_settings(const Reader& r, const YAML::Node& root, Scenario& s) {
+  if (root["nic"]) read_nic(r, root["nic"], s);
+  if (root["host"]) read_host_timing(r, root["host"], s.host);
+  if (root["switch"]) read_switch_settings(r, root["switch"], s.fabric, s.nic.mtu);
+  if (root["pfc"]) {
+    if (s.link_layer == LinkLayer::Ib) r.fail(root["pfc"], "pfc is Ethernet's (RoCEv2); InfiniBand has credits");
+    read_pfc_settings(r, root["pfc"], s.fabric);
+  }
+  if (const YAML::Node c = root["ib_credits"]) {
+    if (s.link_layer != LinkLayer::Ib) r.fail(c, "ib_credits needs link_layer: ib (Ethernet has pfc)");
+    read_ib_credits(r, c, s.fabric, s.nic.mtu);
+  }
+  s.fabric.switch_params.eth_mtu = nic::ethernet_mtu(s.nic);
+}
+
+// One entry of `hosts:`, `s` holding the hosts before it.
+HostSpec read_host(const Reader& r, const YAML::Node& h, const Scenario& s, std::set<std::string>& host_names) {
+  r.expect_keys(h, "a host", kHostKeys);
+  if (!h["name"]) r.fail(h, "a host needs a 'name'");
+  HostSpec spec;
+  spec.name = r.scalar(h["name"], "host name");
+  if (!valid_name(spec.name)) r.fail(h["name"], "host name '" + spec.name + "' must be letters, digits, '_', '-' or '.'");
+  if (!host_names.insert(spec.name).second) r.fail(h["name"], "duplicate host name '" + spec.name + "'");
+  if (h["ip"]) spec.ip = r.scalar(h["ip"], "host ip");
+  if (h["device"]) {
+    spec.device = r.scalar(h["device"], "host device");
+    if (spec.device.empty() || spec.device.size() > 63 || !valid_name(spec.device))
+      r.fail(h["device"], "device name '" + spec.device + "' must be 1 to 63 letters, digits, '_', '-' or '.'");
+  }
+  if (h["lid"]) {
+    if (s.link_layer != LinkLayer::Ib) r.fail(h["lid"], "a host 'lid' needs link_layer: ib");
+    // Unicast LIDs are 0x0001..0xBFFF; multicast ones start at 0xC000.
+    spec.lid = static_cast<uint16_t>(r.integer(h["lid"], "host lid (a unicast LID)", 1, 0xBFFF));
+  }
+  if (s.link_layer == LinkLayer::Ib) {
+    if (spec.lid == 0) spec.lid = static_cast<uint16_t>(s.hosts.size() + 1);
+    for (const HostSpec& other : s.hosts)
+      if (other.lid == spec.lid)
+        r.fail(h["lid"] ? h["lid"] : h["name"], "host '" + spec.name + "' has LID " + std::to_string(spec.lid) +
+                                                    ", which host '" + other.name + "' has already");
+  }
+  return spec;
+}
+
+// `hosts:` (a topology may make them instead); returns their names.
+std::set<std::string> read_hosts(const Reader& r, const YAML::Node& root, Scenario& s) {
+  const YAML::Node hosts = root["hosts"];
+  if (!hosts && !root["topology"]) r.fail(root, "missing 'hosts': expected a list of hosts");
+  if (hosts && (!hosts.IsSequence() || hosts.size() < 1)) r.fail(hosts, "expected 'hosts' to be a list of at least one host");
+  std::set<std::string> host_names;
+  for (const YAML::Node& h : hosts ? hosts : YAML::Node(YAML::NodeType::Sequence))
+    s.hosts.push_back(read_host(r, h, s, host_names));
+  return host_names;
+}
+
+// The network: a generated topology (adding its hosts to `host_names`), or
+// switches and links listed.
+void read_network(const Reader& r, const YAML::Node& root, Scenario& s, std::set<std::string>& host_names) {
+  if (const YAML::Node topology = root["topology"]) {
+    for (const char* key : {"links", "switches"})
+      if (root[key]) r.fail(root[key], std::string("'") + key + "' and 'topology' do not go together: the topology makes the links");
+    read_topology(r, topology, s);
+    for (const HostSpec& h : s.hosts) host_names.insert(h.name);
+  } else {
+    read_links(r, root, s);
+  }
+}
+
+// `faults:`: rules on the packets a host sends or receives, or on both
+// directions of a link between two hosts (which must exist).
+void read_faults_of(const Reader& r, const YAML::Node& faults, Scenario& s, const HostNameCheck& known_host) {
+  s.faults = read_faults(r, faults, known_host);
+  size_t i = 0;
+  for (const YAML::Node& e : faults) {
+    const FaultSpec& f = s.faults[i++];
+    if (!f.host.empty()) continue;  // every host has a link
+    bool linked = false;
+    for (const LinkSpec& l : s.links)
+      linked |= (l.a == f.link_a && l.b == f.link_b) || (l.a == f.link_b && l.b == f.link_a);
+    if (!linked) r.fail(e["link"], "no link between '" + f.link_a + "' and '" + f.link_b + "'");
+  }
+}
+
+// `workloads:`, each with a name of its own.
+void read_workloads(const Reader& r, const YAML::Node& workloads, Scenario& s, const KnownHost& known_host) {
+  if (!workloads.IsSequence()) r.fail(workloads, "expected 'workloads' to be a list");
+  std::set<std::string> names;
+  for (const YAML::Node& w : workloads) {
+    WorkloadSpec spec = read_workload(r, w, s, known_host);
+    if (!names.insert(spec.name).second) r.fail(w["name"], "duplicate workload name '" + spec.name + "'");
+    s.workloads.push_back(std::move(spec));
+  }
+}
+
 }  // namespace
 
 YAML::Node load_yaml(const std::string& text, const std::string& file_name) {
@@ -115,104 +227,18 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
 
   Scenario s;
   s.file = file_name;
-  s.name = root["name"] ? r.scalar(root["name"], "name") : file_name;
-  if (root["seed"]) s.seed = r.integer(root["seed"], "seed", 0, UINT64_MAX);
-  if (root["link_layer"]) s.link_layer = r.choice(root["link_layer"], "link_layer", kLinkLayers);
-  if (root["ib_grh"]) {
-    s.ib_grh = r.choice(root["ib_grh"], "ib_grh", kBooleans);
-    if (s.ib_grh && s.link_layer != LinkLayer::Ib) r.fail(root["ib_grh"], "ib_grh needs link_layer: ib");
-  }
-  if (root["ib_capture"]) s.ib_capture = r.choice(root["ib_capture"], "ib_capture", fabric::kIbCaptureNames);
-  if (root["payload"]) s.size_only = r.choice(root["payload"], "payload", kPayloadModes);
-  if (root["duration"]) s.duration = r.parsed<sim::Duration>(root["duration"], "duration (a time like 10ms)", parse_duration);
-  if (root["nic"]) read_nic(r, root["nic"], s);
-  if (root["host"]) read_host_timing(r, root["host"], s.host);
-  if (root["switch"]) read_switch_settings(r, root["switch"], s.fabric, s.nic.mtu);
-  if (root["pfc"]) {
-    if (s.link_layer == LinkLayer::Ib) r.fail(root["pfc"], "pfc is Ethernet's (RoCEv2); InfiniBand has credits");
-    read_pfc_settings(r, root["pfc"], s.fabric);
-  }
-  if (const YAML::Node c = root["ib_credits"]) {
-    if (s.link_layer != LinkLayer::Ib) r.fail(c, "ib_credits needs link_layer: ib (Ethernet has pfc)");
-    read_ib_credits(r, c, s.fabric, s.nic.mtu);
-  }
-  s.fabric.switch_params.eth_mtu = nic::ethernet_mtu(s.nic);
-  const YAML::Node topology = root["topology"];
-
-  // Hosts.
-  const YAML::Node hosts = root["hosts"];
-  if (!hosts && !topology) r.fail(root, "missing 'hosts': expected a list of hosts");
-  if (hosts && (!hosts.IsSequence() || hosts.size() < 1)) r.fail(hosts, "expected 'hosts' to be a list of at least one host");
-  std::set<std::string> host_names;
-  for (const YAML::Node& h : hosts ? hosts : YAML::Node(YAML::NodeType::Sequence)) {
-    r.expect_keys(h, "a host", kHostKeys);
-    if (!h["name"]) r.fail(h, "a host needs a 'name'");
-    HostSpec spec;
-    spec.name = r.scalar(h["name"], "host name");
-    if (!valid_name(spec.name)) r.fail(h["name"], "host name '" + spec.name + "' must be letters, digits, '_', '-' or '.'");
-    if (!host_names.insert(spec.name).second) r.fail(h["name"], "duplicate host name '" + spec.name + "'");
-    if (h["ip"]) spec.ip = r.scalar(h["ip"], "host ip");
-    if (h["device"]) {
-      spec.device = r.scalar(h["device"], "host device");
-      if (spec.device.empty() || spec.device.size() > 63 || !valid_name(spec.device))
-        r.fail(h["device"], "device name '" + spec.device + "' must be 1 to 63 letters, digits, '_', '-' or '.'");
-    }
-    if (h["lid"]) {
-      if (s.link_layer != LinkLayer::Ib) r.fail(h["lid"], "a host 'lid' needs link_layer: ib");
-      // Unicast LIDs are 0x0001..0xBFFF; multicast ones start at 0xC000.
-      spec.lid = static_cast<uint16_t>(r.integer(h["lid"], "host lid (a unicast LID)", 1, 0xBFFF));
-    }
-    if (s.link_layer == LinkLayer::Ib) {
-      if (spec.lid == 0) spec.lid = static_cast<uint16_t>(s.hosts.size() + 1);
-      for (const HostSpec& other : s.hosts)
-        if (other.lid == spec.lid)
-          r.fail(h["lid"] ? h["lid"] : h["name"], "host '" + spec.name + "' has LID " + std::to_string(spec.lid) +
-                                                      ", which host '" + other.name + "' has already");
-    }
-    s.hosts.push_back(spec);
-  }
-  // The network: a generated topology, or switches and links listed.
-  if (topology) {
-    for (const char* key : {"links", "switches"})
-      if (root[key]) r.fail(root[key], std::string("'") + key + "' and 'topology' do not go together: the topology makes the links");
-    read_topology(r, topology, s);
-    for (const HostSpec& h : s.hosts) host_names.insert(h.name);
-  } else {
-    read_links(r, root, s);
-  }
+  read_scenario_keys(r, root, s);
+  read_settings(r, root, s);
+  std::set<std::string> host_names = read_hosts(r, root, s);
+  read_network(r, root, s, host_names);
   if (root["captures"]) read_captures(r, root["captures"], s);
   auto known_host = [&](const YAML::Node& n, const std::string& what) {
     const std::string name = r.scalar(n, what);
     if (!host_names.count(name)) r.fail(n, what + " names unknown host '" + name + "'");
     return name;
   };
-
-  // Faults: rules on the packets a host sends or receives, or on both directions
-  // of a link between two hosts.
-  if (const YAML::Node faults = root["faults"]) {
-    s.faults = read_faults(r, faults, known_host);
-    size_t i = 0;
-    for (const YAML::Node& e : faults) {
-      const FaultSpec& f = s.faults[i++];
-      if (!f.host.empty()) continue;  // every host has a link
-      bool linked = false;
-      for (const LinkSpec& l : s.links)
-        linked |= (l.a == f.link_a && l.b == f.link_b) || (l.a == f.link_b && l.b == f.link_a);
-      if (!linked) r.fail(e["link"], "no link between '" + f.link_a + "' and '" + f.link_b + "'");
-    }
-  }
-
-  // Workloads.
-  const YAML::Node workloads = root["workloads"];
-  if (workloads) {
-    if (!workloads.IsSequence()) r.fail(workloads, "expected 'workloads' to be a list");
-    std::set<std::string> names;
-    for (const YAML::Node& w : workloads) {
-      WorkloadSpec spec = read_workload(r, w, s, known_host);
-      if (!names.insert(spec.name).second) r.fail(w["name"], "duplicate workload name '" + spec.name + "'");
-      s.workloads.push_back(std::move(spec));
-    }
-  }
+  if (const YAML::Node faults = root["faults"]) read_faults_of(r, faults, s, known_host);
+  if (const YAML::Node workloads = root["workloads"]) read_workloads(r, workloads, s, known_host);
   if (root["expect"]) s.expect = read_expectations(r, root["expect"], s);
   return s;
 }

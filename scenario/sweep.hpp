@@ -1,17 +1,9 @@
-// Overrides and sweeps: changing a scenario's settings from outside it.
-//
-// An override is PATH=VALUE (`rnicsim run --set nic.mtu=1024`): PATH walks the
-// scenario's YAML by map key, list index (links.0.loss) or the `name` of a list
-// element (workloads.write_stream.size); VALUE is YAML (a scalar, [a, b] or {k: v}).
-// A missing last key is added, so an override can set what the file leaves at
-// its default; the scenario is then validated as if it had been written so.
-//
-// `sweep:` maps PATHs to lists of values; the scenario runs once for every
-// combination (a grid, the first axis slowest), and a table with one row per run
-// compares them:
-//
-//   sweep:
-//     links.0.loss: [0.00001, 0.001, 0.01]
+// Overrides and sweeps: a scenario's settings changed from outside it.
+// An override is PATH=VALUE (`--set nic.mtu=1024`, `links.0.loss`,
+// `workloads.write_stream.size`: map keys, list indices or a list element's
+// `name`); VALUE is YAML. A missing last key is added, and the scenario is then
+// validated as if written so. `sweep:` maps PATHs to lists of values and runs
+// every combination (a grid, the first axis slowest), one table row per run.
 #pragma once
 
 #include <functional>
@@ -22,8 +14,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "scenario/runner.hpp"
 #include "scenario/scenario.hpp"
+#include "scenario/summary.hpp"
 
 namespace rnicsim::sim {
 class CsvWriter;

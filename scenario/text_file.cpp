@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "scenario/scenario.hpp"
+#include "scenario/error.hpp"
 
 namespace rnicsim::scenario {
 namespace {

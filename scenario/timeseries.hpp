@@ -1,14 +1,8 @@
 // Time series of a run, for --out and `rnicsim plot`: every `interval` of
-// simulated time the sampler records the bytes each workload's receivers placed
-// in it (as the data arrives, Workload::delivered_bytes), each port's queued bytes
-// and each port's paused time, and writes them as CSV:
-//   throughput.csv  time_us, one column per workload (Gb/s over the interval)
-//   delivered.csv   time_us, one column per workload (bytes delivered in the interval)
-//   queues.csv      time_us, one column per port (bytes queued for the wire)
-//   pauses.csv      time_us, one column per port (microseconds paused so far)
-// A row's time is the end of its interval; the last interval ends with the run,
-// so a workload's intervals add up to all it delivered. Reading state only, it
-// changes nothing in the run.
+// simulated time, the bytes each workload's receivers placed (throughput.csv,
+// delivered.csv), each port's queued bytes (queues.csv) and paused time so far
+// (pauses.csv). The last interval ends with the run, so a workload's intervals
+// add up to all it delivered. It only reads state: the run does not change.
 #pragma once
 
 #include <filesystem>

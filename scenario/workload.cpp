@@ -2,9 +2,6 @@
 
 #include <stdexcept>
 
-#include "scenario/flows.hpp"
-#include "scenario/perftest.hpp"
-
 namespace rnicsim::scenario {
 
 uint32_t ring_entries(uint64_t n) {
@@ -32,11 +29,6 @@ void Workload::fail(const std::string& why) {
   data_verified_ = false;
   failure_ = why;
   finish();
-}
-
-std::unique_ptr<Workload> make_workload(World& world, const Scenario& s, const WorkloadSpec& spec, uint64_t seed) {
-  if (spec.pattern == WorkloadPattern::Flows) return std::make_unique<FlowsWorkload>(world, s, spec);
-  return std::make_unique<PerftestWorkload>(world, s, spec, seed);
 }
 
 // --- HostSide ---------------------------------------------------------------------

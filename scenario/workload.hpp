@@ -2,9 +2,7 @@
 // hosts, posts work requests through the rings and doorbells like a verbs program,
 // and reaps completions by polling its CQ rings (or, for perftest's write latency
 // test, a byte of its buffer).
-//   perftest.hpp: perftest-equivalent bw and lat tests (write, write_imm, send,
-//                 read, atomics), with perftest's options and report columns.
-//   flows.hpp:    a list of flows with their completion times and slowdowns.
+// The kinds (perftest.hpp, flows.hpp) are made by make_workload (workloads.hpp).
 #pragma once
 
 #include <array>
@@ -17,29 +15,13 @@
 #include <vector>
 
 #include "nic_model/host_queues.hpp"
-#include "scenario/scenario.hpp"
+#include "scenario/spec.hpp"
+#include "scenario/summary.hpp"
 #include "scenario/workload_counts.hpp"
 #include "scenario/world.hpp"
 #include "sim/stats.hpp"
 
 namespace rnicsim::scenario {
-
-// One line of perftest's report: the bw columns or the lat columns.
-struct PerftestRow {
-  uint64_t bytes = 0, iterations = 0;
-  // bw: #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]
-  double bw_peak_gbps = 0, bw_avg_gbps = 0, msg_rate_mpps = 0;
-  // lat: #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9% (usec)
-  double t_min_us = 0, t_max_us = 0, t_typical_us = 0, t_avg_us = 0, t_stdev_us = 0, t_p99_us = 0, t_p999_us = 0;
-};
-
-// One flow of a flows workload, once run.
-struct FlowResult {
-  FlowSpec spec;
-  sim::Time start, end;  // posted; its completion reaped by the sender
-  bool done = false;
-  double fct_us = 0, ideal_us = 0, slowdown = 0;
-};
 
 class Workload {
 public:
@@ -106,8 +88,6 @@ protected:
   std::vector<PerftestRow> rows_;
   std::vector<FlowResult> flows_;
 };
-
-std::unique_ptr<Workload> make_workload(World& world, const Scenario& s, const WorkloadSpec& spec, uint64_t seed);
 
 // One host's side of a workload, set up the way a verbs program (perftest) sets
 // itself up: a PD, one send CQ and one receive CQ shared by all of the side's QPs,

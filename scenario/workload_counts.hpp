@@ -3,11 +3,16 @@
 // the workloads, the summary and summary.json all read.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <utility>
 
 namespace rnicsim::scenario {
+
+// ibv_wc_status values: SUCCESS (0) to GENERAL_ERR (21); completions are
+// counted by status.
+inline constexpr size_t kCompletionStatuses = 22;
 
 struct WorkloadCounts {
   // Bytes of target memory (and atomic targets) compared with what was sent.

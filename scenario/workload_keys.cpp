@@ -116,13 +116,86 @@ uint64_t message_size(const Reader& r, const YAML::Node& n, const std::string& w
   return size;
 }
 
+[[noreturn]] void fail_at(const std::string& path, int line, int col, const std::string& msg) {
+  throw ScenarioError(path, line, col, msg);
+}
+
+// A line of a CSV file split on commas, each field trimmed, with its column for errors.
+using CsvFields = std::vector<std::pair<std::string, int>>;
+CsvFields split_csv_line(const std::string& text) {
+  CsvFields fields;
+  size_t pos = 0;
+  while (true) {
+    const size_t comma = text.find(',', pos);
+    std::string f = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    const size_t b = f.find_first_not_of(" \t");
+    const size_t e = f.find_last_not_of(" \t");
+    const int col = static_cast<int>(pos + (b == std::string::npos ? 0 : b)) + 1;
+    fields.emplace_back(b == std::string::npos ? "" : f.substr(b, e - b + 1), col);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return fields;
+}
+
+// The header of a flow CSV: each column a flow key, once; from, to, op and size there.
+std::vector<std::string> read_flow_csv_header(const std::string& path, int line_no, const CsvFields& fields) {
+  std::vector<std::string> columns;
+  for (const auto& [name, col] : fields) {
+    const std::string& column = name;  // a lambda may not capture a structured binding (clang 14)
+    if (std::none_of(std::begin(kFlowKeys), std::end(kFlowKeys), [&](const KeyInfo& k) { return k.name == column; })) {
+      std::string list;
+      for (const KeyInfo& k : kFlowKeys) list += (list.empty() ? "" : ", ") + std::string(k.name);
+      fail_at(path, line_no, col, "unknown column '" + name + "' (expected a header of: " + list + ")");
+    }
+    if (std::find(columns.begin(), columns.end(), name) != columns.end())
+      fail_at(path, line_no, col, "column '" + name + "' appears twice");
+    columns.push_back(name);
+  }
+  for (const char* need : {"from", "to", "op", "size"})
+    if (std::find(columns.begin(), columns.end(), need) == columns.end())
+      fail_at(path, line_no, 1, std::string("the header needs a '") + need + "' column (from, to, op, size, start)");
+  return columns;
+}
+
+// One flow of a flow CSV, its fields under `columns`.
+FlowSpec read_flow_csv_line(const Reader& cr, int line_no, const std::vector<std::string>& columns,
+                            const CsvFields& fields, const Scenario& s, const KnownHost& known_host) {
+  const std::string& path = cr.file();
+  if (fields.size() != columns.size())
+    fail_at(path, line_no, 1, "expected " + std::to_string(columns.size()) + " fields, got " + std::to_string(fields.size()));
+  FlowSpec f;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const std::string& v = fields[i].first;
+    const int col = fields[i].second;
+    // Reuse the YAML checks: wrap the field in a node and map its errors here.
+    try {
+      const YAML::Node n(v);
+      if (columns[i] == "from") f.from = known_host(n, "from");
+      if (columns[i] == "to") f.to = known_host(n, "to");
+      if (columns[i] == "op") f.op = cr.choice(n, "op", kFlowOps);
+      if (columns[i] == "size") f.size = message_size(cr, n, "size");
+      if (columns[i] == "start") f.start = cr.parsed<sim::Duration>(n, "start (a time like 10us)", parse_duration);
+      if (columns[i] == "priority") f.priority = static_cast<uint8_t>(cr.integer(n, "priority", 0, 7));
+    } catch (const ScenarioError& e) {
+      std::string msg = e.what();
+      // Drop the "file:line:col: " the node's (meaningless) mark produced.
+      for (int colons = 0; colons < 3 && !msg.empty(); ++colons) msg.erase(0, msg.find(':') + 1);
+      if (!msg.empty() && msg.front() == ' ') msg.erase(0, 1);
+      fail_at(path, line_no, col, msg);
+    }
+  }
+  if (f.from == f.to) fail_at(path, line_no, 1, "'from' and 'to' must be different hosts");
+  if (!reachable(s, f.from, f.to)) fail_at(path, line_no, 1, std::string(s.fabric.has_switches() ? "no path" : "no link") + " joins '" + f.from + "' and '" + f.to + "'");
+  return f;
+}
+
 // A flow CSV: a header naming the columns (from, to, op, size, start, priority;
 // start and priority may be left out), then one flow a line. '#' starts a comment line.
 std::vector<FlowSpec> read_flow_csv(const Reader& r, const YAML::Node& at, const std::string& path,
                                     std::string file_text, const Scenario& s, const KnownHost& known_host) {
   std::istringstream in(std::move(file_text));
   const Reader cr(path);
-  auto fail_at = [&](int line, int col, const std::string& msg) -> void { throw ScenarioError(path, line, col, msg); };
   std::vector<FlowSpec> flows;
   std::vector<std::string> columns;
   std::string text;
@@ -132,62 +205,11 @@ std::vector<FlowSpec> read_flow_csv(const Reader& r, const YAML::Node& at, const
     if (!text.empty() && text.back() == '\r') text.pop_back();
     const size_t first = text.find_first_not_of(" \t");
     if (first == std::string::npos || text[first] == '#') continue;
-    // Split on commas, keeping each field's column for errors.
-    std::vector<std::pair<std::string, int>> fields;
-    size_t pos = 0;
-    while (true) {
-      const size_t comma = text.find(',', pos);
-      std::string f = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      const size_t b = f.find_first_not_of(" \t");
-      const size_t e = f.find_last_not_of(" \t");
-      const int col = static_cast<int>(pos + (b == std::string::npos ? 0 : b)) + 1;
-      fields.emplace_back(b == std::string::npos ? "" : f.substr(b, e - b + 1), col);
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
-    if (columns.empty()) {
-      for (const auto& [name, col] : fields) {
-        const std::string& column = name;  // a lambda may not capture a structured binding (clang 14)
-        if (std::none_of(std::begin(kFlowKeys), std::end(kFlowKeys), [&](const KeyInfo& k) { return k.name == column; })) {
-          std::string list;
-          for (const KeyInfo& k : kFlowKeys) list += (list.empty() ? "" : ", ") + std::string(k.name);
-          fail_at(line_no, col, "unknown column '" + name + "' (expected a header of: " + list + ")");
-        }
-        if (std::find(columns.begin(), columns.end(), name) != columns.end())
-          fail_at(line_no, col, "column '" + name + "' appears twice");
-        columns.push_back(name);
-      }
-      for (const char* need : {"from", "to", "op", "size"})
-        if (std::find(columns.begin(), columns.end(), need) == columns.end())
-          fail_at(line_no, 1, std::string("the header needs a '") + need + "' column (from, to, op, size, start)");
-      continue;
-    }
-    if (fields.size() != columns.size())
-      fail_at(line_no, 1, "expected " + std::to_string(columns.size()) + " fields, got " + std::to_string(fields.size()));
-    FlowSpec f;
-    for (size_t i = 0; i < columns.size(); ++i) {
-      const std::string& v = fields[i].first;
-      const int col = fields[i].second;
-      // Reuse the YAML checks: wrap the field in a node and map its errors here.
-      try {
-        const YAML::Node n(v);
-        if (columns[i] == "from") f.from = known_host(n, "from");
-        if (columns[i] == "to") f.to = known_host(n, "to");
-        if (columns[i] == "op") f.op = cr.choice(n, "op", kFlowOps);
-        if (columns[i] == "size") f.size = message_size(cr, n, "size");
-        if (columns[i] == "start") f.start = cr.parsed<sim::Duration>(n, "start (a time like 10us)", parse_duration);
-        if (columns[i] == "priority") f.priority = static_cast<uint8_t>(cr.integer(n, "priority", 0, 7));
-      } catch (const ScenarioError& e) {
-        std::string msg = e.what();
-        // Drop the "file:line:col: " the node's (meaningless) mark produced.
-        for (int colons = 0; colons < 3 && !msg.empty(); ++colons) msg.erase(0, msg.find(':') + 1);
-        if (!msg.empty() && msg.front() == ' ') msg.erase(0, 1);
-        fail_at(line_no, col, msg);
-      }
-    }
-    if (f.from == f.to) fail_at(line_no, 1, "'from' and 'to' must be different hosts");
-    if (!reachable(s, f.from, f.to)) fail_at(line_no, 1, std::string(s.fabric.has_switches() ? "no path" : "no link") + " joins '" + f.from + "' and '" + f.to + "'");
-    flows.push_back(f);
+    const CsvFields fields = split_csv_line(text);
+    if (columns.empty())
+      columns = read_flow_csv_header(path, line_no, fields);
+    else
+      flows.push_back(read_flow_csv_line(cr, line_no, columns, fields, s, known_host));
   }
   if (flows.empty()) r.fail(at, "the flow file '" + path + "' lists no flows");
   return flows;
@@ -385,23 +407,11 @@ std::vector<KeySection> workload_key_sections() {
           {"workloads[].flows", "generate: poisson", kPoissonKeys}};
 }
 
-WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario& s, const KnownHost& known_host) {
-  if (!w.IsMap()) r.fail(w, "expected a workload (a mapping of keys to values)");
-  WorkloadSpec spec;
-  if (w["priority"]) spec.priority = static_cast<uint8_t>(r.integer(w["priority"], "priority", 0, 7));
-  if (w["timeout"]) spec.timeout = static_cast<uint8_t>(r.integer(w["timeout"], "timeout", 0, 31));
-  if (w["retry_cnt"]) spec.retry_cnt = static_cast<uint8_t>(r.integer(w["retry_cnt"], "retry_cnt", 0, 7));
-  if (w["rnr_retry"]) spec.rnr_retry = static_cast<uint8_t>(r.integer(w["rnr_retry"], "rnr_retry", 0, 7));
-  spec.name = w["name"] ? r.scalar(w["name"], "workload name") : "workload" + std::to_string(s.workloads.size());
-  // The name becomes a file name (flows_NAME.csv), a --set path and a CSV column.
-  if (!valid_name(spec.name))
-    r.fail(w["name"], "workload name '" + spec.name + "' must be letters, digits, '_', '-' or '.'");
-  if (w["start"]) spec.start = r.parsed<sim::Duration>(w["start"], "start (a time like 10us)", parse_duration);
-  if (w["pattern"]) spec.pattern = r.choice(w["pattern"], "pattern", kPatterns);
-  if (spec.pattern == WorkloadPattern::Flows) return read_flows(r, w, s, known_host, spec);
+namespace {
 
-  r.expect_keys(w, "a workload", kWorkloadKeys, kPerftestKeys);
-  const bool lat = spec.pattern == WorkloadPattern::Latency;
+// op (or atomic_type), connect, and the two hosts of a perftest workload.
+void read_perftest_op(const Reader& r, const YAML::Node& w, const Scenario& s, const KnownHost& known_host,
+                      WorkloadSpec& spec) {
   if (!w["op"]) r.fail(w, "a workload needs 'op' (write, write_imm, send, send_imm, read, atomic, fetch_add or cmp_swap)");
   spec.op = r.choice(w["op"], "op", kOps);
   if (w["atomic_type"]) {
@@ -417,8 +427,10 @@ WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario&
   spec.from = known_host(w["from"], "from");
   spec.to = known_host(w["to"], "to");
   check_linked(r, w["to"], s, spec.from, spec.to);
+}
 
-  // Sizes: perftest's -s, or -a (2 B to 8 MiB, powers of two); atomics are 8 bytes.
+// Sizes: perftest's -s, or -a (2 B to 8 MiB, powers of two); atomics are 8 bytes.
+void read_sizes(const Reader& r, const YAML::Node& w, bool lat, WorkloadSpec& spec) {
   if (w["all_sizes"]) spec.all_sizes = r.boolean(w["all_sizes"], "all_sizes");
   if (w["size"] && spec.all_sizes) r.fail(w["size"], "size and all_sizes: true exclude each other");
   spec.size = lat ? 2 : 65536;
@@ -433,8 +445,11 @@ WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario&
   } else {
     spec.sizes = {spec.size};
   }
+}
 
-  // Iterations (per QP).
+// Iterations (per QP), QPs, the queues' depths and the post list, each depth at
+// most the iterations.
+void read_depths(const Reader& r, const YAML::Node& w, bool lat, WorkloadSpec& spec) {
   if (w["iterations"] && w["count"]) r.fail(w["count"], "count is another name for iterations: give one of them");
   spec.iterations = lat ? 1000 : 5000;
   if (w["iterations"]) spec.iterations = r.integer(w["iterations"], "iterations", 1, 1ull << 40);
@@ -463,9 +478,12 @@ WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario&
     if (spec.iterations % spec.post_list != 0)
       r.fail(iters_node ? iters_node : w["post_list"], "iterations must be a multiple of post_list");
   }
-  // Signalling, as perftest resolves it: every cq_mod-th WQE (100), every one for
-  // messages over 8 KiB unless asked, the post list size with a post list, never
-  // more than tx_depth.
+}
+
+// Signalling, as perftest resolves it: every cq_mod-th WQE (100), every one for
+// messages over 8 KiB unless asked, the post list size with a post list, never
+// more than tx_depth.
+void read_cq_mod(const Reader& r, const YAML::Node& w, WorkloadSpec& spec) {
   spec.cq_mod = 100;
   const bool cq_mod_given = static_cast<bool>(w["cq_mod"]);
   if (cq_mod_given) spec.cq_mod = static_cast<uint32_t>(r.integer(w["cq_mod"], "cq_mod", 1, 1024));
@@ -477,9 +495,11 @@ WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario&
       r.fail(w["cq_mod"], "post_list must be a multiple of cq_mod");
   }
   if (spec.cq_mod > spec.tx_depth) spec.cq_mod = spec.tx_depth;
+}
 
-  // Inline: perftest's latency tests default to the largest inline the device
-  // takes (220 B for WRITE, 236 B for SEND on ConnectX); the modelled WQE holds 64.
+// Inline: perftest's latency tests default to the largest inline the device
+// takes (220 B for WRITE, 236 B for SEND on ConnectX); the modelled WQE holds 64.
+void read_inline_size(const Reader& r, const YAML::Node& w, bool lat, WorkloadSpec& spec) {
   const bool can_inline = op_row(spec.op).can_inline;
   spec.inline_size = lat && can_inline ? kModelMaxInline : 0;
   if (w["inline_size"]) {
@@ -489,8 +509,39 @@ WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario&
                                    std::to_string(v));
     spec.inline_size = can_inline ? static_cast<uint32_t>(v) : 0;  // READ and atomics never inline (perftest)
   }
+}
+
+// A perftest workload (bw, lat): perftest's options, resolved as perftest does.
+WorkloadSpec read_perftest(const Reader& r, const YAML::Node& w, const Scenario& s, const KnownHost& known_host,
+                           WorkloadSpec spec) {
+  r.expect_keys(w, "a workload", kWorkloadKeys, kPerftestKeys);
+  const bool lat = spec.pattern == WorkloadPattern::Latency;
+  read_perftest_op(r, w, s, known_host, spec);
+  read_sizes(r, w, lat, spec);
+  read_depths(r, w, lat, spec);
+  read_cq_mod(r, w, spec);
+  read_inline_size(r, w, lat, spec);
   if (w["outs"]) spec.outs = static_cast<uint32_t>(r.integer(w["outs"], "outs", 1, 255));
   return spec;
+}
+
+}  // namespace
+
+WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario& s, const KnownHost& known_host) {
+  if (!w.IsMap()) r.fail(w, "expected a workload (a mapping of keys to values)");
+  WorkloadSpec spec;
+  if (w["priority"]) spec.priority = static_cast<uint8_t>(r.integer(w["priority"], "priority", 0, 7));
+  if (w["timeout"]) spec.timeout = static_cast<uint8_t>(r.integer(w["timeout"], "timeout", 0, 31));
+  if (w["retry_cnt"]) spec.retry_cnt = static_cast<uint8_t>(r.integer(w["retry_cnt"], "retry_cnt", 0, 7));
+  if (w["rnr_retry"]) spec.rnr_retry = static_cast<uint8_t>(r.integer(w["rnr_retry"], "rnr_retry", 0, 7));
+  spec.name = w["name"] ? r.scalar(w["name"], "workload name") : "workload" + std::to_string(s.workloads.size());
+  // The name becomes a file name (flows_NAME.csv), a --set path and a CSV column.
+  if (!valid_name(spec.name))
+    r.fail(w["name"], "workload name '" + spec.name + "' must be letters, digits, '_', '-' or '.'");
+  if (w["start"]) spec.start = r.parsed<sim::Duration>(w["start"], "start (a time like 10us)", parse_duration);
+  if (w["pattern"]) spec.pattern = r.choice(w["pattern"], "pattern", kPatterns);
+  if (spec.pattern == WorkloadPattern::Flows) return read_flows(r, w, s, known_host, spec);
+  return read_perftest(r, w, s, known_host, spec);
 }
 
 }  // namespace rnicsim::scenario

@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "scenario/scenario.hpp"
+#include "scenario/spec.hpp"
 #include "scenario/yaml_reader.hpp"
 
 namespace rnicsim::scenario {

@@ -2,7 +2,10 @@
 
 #include <arpa/inet.h>
 
+#include <cstring>
+#include <functional>
 #include <stdexcept>
+#include <utility>
 
 namespace rnicsim::scenario {
 
@@ -79,6 +82,53 @@ packet::LinkKind link_kind_of(const Scenario& s) {
   return packet::LinkKind::RoceV2Ipv4;
 }
 
+// The faults' ports, given each host's port (whose peer is the other end of
+// its link), in a fixed order; a fault on a link that does not exist throws.
+std::vector<fabric::Port*> fault_ports(const FaultSpec& f,
+                                       const std::function<fabric::Port*(const std::string&)>& host_port) {
+  std::vector<fabric::Port*> v;
+  if (!f.host.empty()) {
+    fabric::Port* p = host_port(f.host);
+    if (p == nullptr || p->peer() == nullptr) throw std::invalid_argument("fault host '" + f.host + "' has no link");
+    if (f.tx) v.push_back(p);
+    if (f.rx) v.push_back(p->peer());
+    return v;
+  }
+  fabric::Port* a = host_port(f.link_a);
+  fabric::Port* b = host_port(f.link_b);
+  if (a == nullptr || b == nullptr || a->peer() != b)
+    throw std::invalid_argument("no link between '" + f.link_a + "' and '" + f.link_b + "' for the fault");
+  v.push_back(a);
+  v.push_back(b);
+  return v;
+}
+
+nic::NicConfig nic_config(const Scenario& s, const Host& h, packet::LinkKind link) {
+  nic::NicConfig cfg;
+  cfg.name = h.name + ".nic";
+  cfg.params = s.nic;
+  cfg.link = link;
+  cfg.mac = h.address.mac;
+  cfg.ip = h.address.ip;
+  cfg.lid = h.address.lid;
+  cfg.elide_payload = s.size_only;
+  return cfg;
+}
+
+// Both ends of a link have the same port settings.
+fabric::PortParams link_port_params(const Scenario& s, const fabric::TopoLink& l, bool ib) {
+  fabric::PortParams p;
+  p.set_framing(ib ? fabric::LinkFraming::Infiniband : fabric::LinkFraming::Ethernet);
+  p.rate_bps = l.rate_bps;
+  p.delay = l.delay;
+  p.loss_rate = l.loss;
+  p.gilbert_elliott = l.gilbert_elliott;
+  if (ib) p.vl_credit_bytes = s.fabric.ib_vl_buffer_bytes;
+  p.pfc_watchdog = s.fabric.pfc_watchdog;
+  p.pfc_response_delay = s.fabric.pfc_response_delay;
+  return p;
+}
+
 }  // namespace
 
 World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const MemoryFor& memory)
@@ -86,6 +136,26 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const Mem
       pool_(s.nic.mtu + 512),
       link_kind_(link_kind_of(s)),
       size_only_(s.size_only) {
+  add_hosts(s, memory);
+  // The fabric: one port per link end; a switch's port i is its i-th link.
+  const std::vector<fabric::Switch*> switch_of = add_switches(s);
+  const std::vector<std::pair<fabric::Port*, fabric::Port*>> wires = add_links(s, switch_of);
+  // Ports of switches live in the switch; connect once every port exists.
+  for (auto& sw : switches_) sw->finish();
+  for (auto [a, b] : wires) fabric::Port::connect(*a, *b);
+  for (auto& h : hosts_) {
+    if (!h->port) continue;
+    h->nic->attach(*h->port);
+    if (!packet::is_ib(link_kind_) && s.fabric.switch_params.pfc.enabled())
+      h->nic->enable_pfc(s.fabric.switch_params.pfc, s.fabric.nic_rx_buffer_bytes);
+  }
+  add_routes(s.fabric.topology, switch_of);
+  for (const FaultSpec& f : s.faults)
+    for (fabric::Port* p : fault_ports(f, [this](const std::string& name) { return host(name).port.get(); }))
+      p->faults().add_rule(f.rule);
+}
+
+void World::add_hosts(const Scenario& s, const MemoryFor& memory) {
   for (size_t i = 0; i < s.hosts.size(); ++i) {
     auto h = std::make_unique<Host>();
     h->name = s.hosts[i].name;
@@ -93,14 +163,7 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const Mem
     h->address.ip = host_ip(s.hosts[i], i, s.link_layer);
     // LIDs as a subnet manager would assign them: the scenario's, or 1, 2, ... in host order.
     h->address.lid = s.hosts[i].lid != 0 ? s.hosts[i].lid : static_cast<uint16_t>(i + 1);
-    nic::NicConfig cfg;
-    cfg.name = h->name + ".nic";
-    cfg.params = s.nic;
-    cfg.link = link_kind_;
-    cfg.mac = h->address.mac;
-    cfg.ip = h->address.ip;
-    cfg.lid = h->address.lid;
-    cfg.elide_payload = s.size_only;
+    const nic::NicConfig cfg = nic_config(s, *h, link_kind_);
     // Simulated memory defers DMA writes of payload until somebody looks:
     // the workloads look through access(), and keep span()s of rings only.
     if (!memory) h->memory.set_deferring(true);
@@ -108,7 +171,9 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const Mem
     h->nic = std::make_unique<nic::Nic>(sim_, pool_, mem, cfg);
     hosts_.push_back(std::move(h));
   }
-  // The fabric: one port per link end; a switch's port i is its i-th link.
+}
+
+std::vector<fabric::Switch*> World::add_switches(const Scenario& s) {
   const fabric::Topology& t = s.fabric.topology;
   const bool ib = packet::is_ib(link_kind_);
   std::vector<fabric::Switch*> switch_of(t.nodes.size(), nullptr);
@@ -119,6 +184,12 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const Mem
         ib ? packet::LinkType::Infiniband : packet::LinkType::Ethernet));
     switch_of[n] = switches_.back().get();
   }
+  return switch_of;
+}
+
+std::vector<std::pair<fabric::Port*, fabric::Port*>> World::add_links(const Scenario& s,
+                                                                      const std::vector<fabric::Switch*>& switch_of) {
+  const fabric::Topology& t = s.fabric.topology;
   auto port_at = [&](uint32_t node, const fabric::PortParams& p) -> fabric::Port& {
     if (fabric::Switch* sw = switch_of[node]) return sw->port(sw->add_port(p));
     Host& h = host(t.nodes[node].name);
@@ -127,15 +198,7 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const Mem
   };
   std::vector<std::pair<fabric::Port*, fabric::Port*>> wires;
   for (const fabric::TopoLink& l : t.links) {
-    fabric::PortParams p;
-    p.set_framing(ib ? fabric::LinkFraming::Infiniband : fabric::LinkFraming::Ethernet);
-    p.rate_bps = l.rate_bps;
-    p.delay = l.delay;
-    p.loss_rate = l.loss;
-    p.gilbert_elliott = l.gilbert_elliott;
-    if (ib) p.vl_credit_bytes = s.fabric.ib_vl_buffer_bytes;
-    p.pfc_watchdog = s.fabric.pfc_watchdog;
-    p.pfc_response_delay = s.fabric.pfc_response_delay;
+    const fabric::PortParams p = link_port_params(s, l, packet::is_ib(link_kind_));
     fabric::Port& a = port_at(l.a, p);
     fabric::Port& b = port_at(l.b, p);
     wires.emplace_back(&a, &b);
@@ -150,15 +213,11 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const Mem
         sim_.scheduler().schedule(*link_events_.back(), sim::Time::zero() + when);
       }
   }
-  // Ports of switches live in the switch; connect once every port exists.
-  for (auto& sw : switches_) sw->finish();
-  for (auto [a, b] : wires) fabric::Port::connect(*a, *b);
-  for (auto& h : hosts_) {
-    if (!h->port) continue;
-    h->nic->attach(*h->port);
-    if (!ib && s.fabric.switch_params.pfc.enabled())
-      h->nic->enable_pfc(s.fabric.switch_params.pfc, s.fabric.nic_rx_buffer_bytes);
-  }
+  return wires;
+}
+
+void World::add_routes(const fabric::Topology& t, const std::vector<fabric::Switch*>& switch_of) {
+  const bool ib = packet::is_ib(link_kind_);
   for (const fabric::SwitchRoutes& r : fabric::shortest_path_routes(t)) {
     fabric::Switch& sw = *switch_of[r.node];
     for (const auto& [node, ports] : r.to_host) {
@@ -166,9 +225,6 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const Mem
       sw.add_route(ib ? fabric::RouteKey::of_lid(h.address.lid) : fabric::RouteKey::of_ip(h.address.ip), ports);
     }
   }
-  for (const FaultSpec& f : s.faults)
-    for (fabric::Port* p : fault_ports(f, [this](const std::string& name) { return host(name).port.get(); }))
-      apply_fault(f, *p);
 }
 
 fabric::Port& World::capture_port(const std::string& node, uint32_t port) {

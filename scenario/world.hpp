@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cm/connection_manager.hpp"
@@ -15,13 +16,12 @@
 #include "fabric/switch.hpp"
 #include "nic_model/host_memory.hpp"
 #include "nic_model/nic.hpp"
-#include "scenario/scenario.hpp"
+#include "scenario/spec.hpp"
+#include "scenario/workload_counts.hpp"
 #include "sim/simulator.hpp"
 
 namespace rnicsim::scenario {
 
-// ibv_wc_status values: SUCCESS (0) to GENERAL_ERR (21).
-inline constexpr size_t kCompletionStatuses = 22;
 // The port GUID of host `index`: an EUI-64 with the locally administered bit
 // set, 02:00:00:ff:fe + the host number (24 bits).
 uint64_t port_guid(size_t index);
@@ -76,6 +76,14 @@ public:
   uint16_t next_cm_port() { return next_cm_port_++; }
 
 private:
+  // The steps of building it, in order: hosts with their NICs, switches (by
+  // topology node), the links' ports (pairs to connect), the switches' routes.
+  void add_hosts(const Scenario& s, const MemoryFor& memory);
+  std::vector<fabric::Switch*> add_switches(const Scenario& s);
+  std::vector<std::pair<fabric::Port*, fabric::Port*>> add_links(const Scenario& s,
+                                                                 const std::vector<fabric::Switch*>& switch_of);
+  void add_routes(const fabric::Topology& t, const std::vector<fabric::Switch*>& switch_of);
+
   sim::Simulator sim_;
   fabric::FramePool pool_;
   packet::LinkKind link_kind_;

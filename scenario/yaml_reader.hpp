@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "scenario/error.hpp"
 #include "scenario/keys.hpp"
-#include "scenario/scenario.hpp"
 
 namespace rnicsim::scenario {
 

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "scenario/expect.hpp"
 #include "scenario/keys.hpp"
 #include "scenario/nic_keys.hpp"
 #include "scenario/params.hpp"
