@@ -65,9 +65,9 @@ void MadAgent::post_send(uint32_t slot, const std::array<std::byte, kMadBytes>& 
   w.opcode = nic::WrOpcode::Send;
   w.send_flags = nic::kSendSignaled;
   w.num_sge = 1;
-  w.sge[0] = nic::Sge{mem_.addr + buf, static_cast<uint32_t>(kMadBytes), lkey_.value()};
-  w.ud_remote_qpn = kGsiQpn.value();
-  w.ud_remote_qkey = kGsiQkey.value();
+  w.sge[0] = nic::Sge{mem_.addr + buf, static_cast<uint32_t>(kMadBytes), lkey_};
+  w.ud_remote_qpn = kGsiQpn;
+  w.ud_remote_qkey = kGsiQkey;
   w.ud_ah = address_handle(to);
   ++in_flight_;
   ++sent_;
@@ -78,7 +78,7 @@ void MadAgent::post_recv(uint32_t slot) {
   nic::RecvWqe r{};
   r.wr_id = slot;
   r.num_sge = 1;
-  r.sge[0] = nic::Sge{mem_.addr + recv_buf_off_ + uint64_t{slot} * kRecvSlotBytes, kRecvSlotBytes, lkey_.value()};
+  r.sge[0] = nic::Sge{mem_.addr + recv_buf_off_ + uint64_t{slot} * kRecvSlotBytes, kRecvSlotBytes, lkey_};
   nic_.ring_doorbell(nic::WorkQueue::recv(qpn_), rq_.post(r));
 }
 

@@ -30,7 +30,7 @@ void CqeWriter::complete_send(QpContext& qp, const SendEntry& e, WcStatus status
   c.status = status;
   c.opcode = wc_opcode_of(e.wqe.opcode);
   c.byte_len = status == WcStatus::Success ? e.length : 0;
-  c.qp_num = qp.qpn.value();
+  c.qp_num = qp.qpn;
   post(qp, qp.send_cq, c, false);
 }
 

@@ -33,7 +33,7 @@ void QpErrors::flush_recv(QpContext& qp, const RecvWqe& w) {
   c.wr_id = w.wr_id;
   c.status = WcStatus::WrFlushErr;
   c.opcode = WcOpcode::Recv;
-  c.qp_num = qp.qpn.value();
+  c.qp_num = qp.qpn;
   completions_->post(qp, qp.recv_cq, c, false);
 }
 

@@ -15,6 +15,9 @@
 #include <iterator>
 #include <span>
 #include <string_view>
+#include <type_traits>
+
+#include "packet/numbers.hpp"
 
 namespace rnicsim::nic {
 
@@ -144,7 +147,7 @@ enum AccessFlags : uint32_t {  // ibv_access_flags
 struct Sge {
   uint64_t addr;
   uint32_t length;
-  uint32_t lkey;
+  packet::Lkey lkey;
 };
 static_assert(sizeof(Sge) == 16);
 
@@ -181,16 +184,16 @@ struct SendWqe {
   uint8_t reserved0;     // 11
   uint32_t imm_data;     // 12  network order; the rkey to invalidate for SendWithInv
   uint64_t remote_addr;  // 16
-  uint32_t rkey;         // 24
+  packet::Rkey rkey;     // 24
   uint32_t inline_len;   // 28  bytes of inline data (kSendInline)
   uint64_t compare_add;  // 32  atomics
   uint64_t swap;         // 40  atomics
-  uint32_t ud_remote_qpn;   // 48  UD destination
-  uint32_t ud_remote_qkey;  // 52
+  packet::Qpn ud_remote_qpn;    // 48  UD destination
+  packet::Qkey ud_remote_qkey;  // 52
   uint32_t ud_ah;           // 56  address handle index
   uint32_t reserved1;       // 60
   union {
-    std::array<Sge, kMaxSge> sge;                 // 64
+    std::array<Sge, kMaxSge> sge{};               // 64
     std::array<std::byte, kMaxInline> inline_data;  // 64
   };
 };
@@ -198,6 +201,7 @@ static_assert(sizeof(SendWqe) == kMaxWqeStride);
 static_assert(offsetof(SendWqe, remote_addr) == 16);
 static_assert(offsetof(SendWqe, ud_remote_qpn) == 48);
 static_assert(offsetof(SendWqe, sge) == kWqeHeaderBytes);
+static_assert(std::is_trivially_copyable_v<SendWqe>);  // copied into and out of rings as bytes
 
 // A receive WQE, laid out in its slot as a send WQE is.
 struct RecvWqe {
@@ -242,8 +246,8 @@ struct Cqe {
   uint8_t owner;        // 11
   uint32_t byte_len;    // 12
   uint32_t imm_data;    // 16  network order (or the invalidated rkey)
-  uint32_t qp_num;      // 20
-  uint32_t src_qp;      // 24
+  packet::Qpn qp_num;   // 20
+  packet::Qpn src_qp;   // 24
   uint16_t slid;        // 28
   uint8_t sl;           // 30
   uint8_t dlid_path_bits;  // 31
@@ -255,6 +259,7 @@ struct Cqe {
 static_assert(sizeof(Cqe) == 64);
 static_assert(offsetof(Cqe, byte_len) == 12);
 static_assert(offsetof(Cqe, vendor_err) == 36);
+static_assert(std::is_trivially_copyable_v<Cqe>);
 
 inline constexpr uint8_t cqe_owner_for(uint64_t index, uint32_t entries) {
   return static_cast<uint8_t>(((index / entries) & 1) ^ 1);

@@ -152,8 +152,8 @@ void Responder::complete_recv(QpContext& qp, const packet::ParsedPacket& p, WcOp
   c.status = status;
   c.opcode = op;
   c.byte_len = status == WcStatus::Success ? byte_len : 0;
-  c.qp_num = qp.qpn.value();
-  c.src_qp = (p.fields.deth ? p.fields.deth->src_qp : qp.dest_qpn).value();
+  c.qp_num = qp.qpn;
+  c.src_qp = p.fields.deth ? p.fields.deth->src_qp : qp.dest_qpn;
   c.slid = p.fields.slid;
   c.sl = qp.type == QpType::Ud ? ud_l3(p.layout.link).roce_sl.value_or(p.fields.lrh_sl) : p.fields.lrh_sl;
   if (p.fields.imm) {

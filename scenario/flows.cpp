@@ -169,17 +169,17 @@ void FlowsWorkload::post_flow(size_t f) {
   w.wr_id = f;
   w.send_flags = nic::kSendSignaled;
   w.num_sge = 1;
-  w.rkey = c.to->rkey().value();
+  w.rkey = c.to->rkey();
   w.opcode = op_row(spec.op).opcode;
   switch (op_row(spec.op).shape) {
     case OpShape::Read:
       w.remote_addr = c.to->buffer();
-      w.sge[0] = nic::Sge{c.from->buffer() + region, len, c.from->lkey().value()};
+      w.sge[0] = nic::Sge{c.from->buffer() + region, len, c.from->lkey()};
       break;
     default:  // a flow's ops are READ and messages (kWorkloadOps' flows column)
       w.imm_data = __builtin_bswap32(static_cast<uint32_t>(f));
       w.remote_addr = c.to->buffer() + region;
-      w.sge[0] = nic::Sge{c.from->buffer(), len, c.from->lkey().value()};
+      w.sge[0] = nic::Sge{c.from->buffer(), len, c.from->lkey()};
       break;
   }
   ++c.outstanding;
@@ -193,7 +193,7 @@ void FlowsWorkload::post_recv(uint32_t channel) {
   r.wr_id = channel;
   r.num_sge = 1;
   r.sge[0] = nic::Sge{c.to->buffer() + c.to->buffer_bytes() / 2, static_cast<uint32_t>(c.to->buffer_bytes() / 2),
-                      c.to->lkey().value()};
+                      c.to->lkey()};
   c.to->post_recv(c.to_qp, r);
   ++c.recv_posted;
 }

@@ -235,7 +235,7 @@ nic::SendWqe PerftestWorkload::make_wqe(HostSide& from, uint32_t qp, uint64_t in
   nic::SendWqe w{};
   w.wr_id = wr_id(qp, index);
   w.send_flags = signaled ? nic::kSendSignaled : 0;
-  w.rkey = to.rkey().value();
+  w.rkey = to.rkey();
   w.num_sge = 1;
   const uint32_t len = static_cast<uint32_t>(size_);
   w.opcode = op_row(spec_.op).opcode;
@@ -249,12 +249,12 @@ nic::SendWqe PerftestWorkload::make_wqe(HostSide& from, uint32_t qp, uint64_t in
         w.num_sge = 0;
         std::memcpy(w.inline_data.data(), from.memory(send_addr(from, qp), len).data(), len);
       } else {
-        w.sge[0] = nic::Sge{send_addr(from, qp), len, from.lkey().value()};
+        w.sge[0] = nic::Sge{send_addr(from, qp), len, from.lkey()};
       }
       break;
     case OpShape::Read:
       w.remote_addr = send_addr(to, qp);
-      w.sge[0] = nic::Sge{recv_addr(from, qp), len, from.lkey().value()};
+      w.sge[0] = nic::Sge{recv_addr(from, qp), len, from.lkey()};
       break;
     case OpShape::Atomic:
       // FETCH_AND_ADD adds 1 (perftest's ATOMIC_ADD_VALUE); CMP_AND_SWAP moves the
@@ -262,7 +262,7 @@ nic::SendWqe PerftestWorkload::make_wqe(HostSide& from, uint32_t qp, uint64_t in
       w.remote_addr = recv_addr(to, qp);
       w.compare_add = spec_.op == WorkloadOp::FetchAdd ? 1 : index;
       w.swap = index + 1;
-      w.sge[0] = nic::Sge{recv_addr(from, qp), 8, from.lkey().value()};
+      w.sge[0] = nic::Sge{recv_addr(from, qp), 8, from.lkey()};
       break;
   }
   return w;
@@ -272,7 +272,7 @@ void PerftestWorkload::post_recv(HostSide& side, uint32_t qp, uint64_t index) {
   nic::RecvWqe r{};
   r.wr_id = wr_id(qp, index);
   r.num_sge = 1;
-  r.sge[0] = nic::Sge{recv_addr(side, qp), static_cast<uint32_t>(std::max<uint64_t>(size_, 1)), side.lkey().value()};
+  r.sge[0] = nic::Sge{recv_addr(side, qp), static_cast<uint32_t>(std::max<uint64_t>(size_, 1)), side.lkey()};
   side.post_recv(qp, r);
 }
 

@@ -160,7 +160,7 @@ void HostSide::poll() {
   auto count = [this](const nic::Cqe& c) {
     ++host_.completions[std::min<size_t>(static_cast<size_t>(c.status), kCompletionStatuses - 1)];
     if (auto* t = host_.nic->timeline())
-      t->record({.kind = nic::TimelineKind::Poll, .qpn = nic::Qpn(c.qp_num), .wr_id = c.wr_id,
+      t->record({.kind = nic::TimelineKind::Poll, .qpn = c.qp_num, .wr_id = c.wr_id,
                  .flag = c.opcode < nic::WcOpcode::Recv, .start = host_.nic->now()});
   };
   while (auto c = send_cq_->poll()) {

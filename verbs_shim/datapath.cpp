@@ -54,7 +54,7 @@ bool set_inline(nic::SendWqe& w, const ibv_sge* sge, int n, size_t room) {
 }
 
 void set_sges(nic::SendWqe& w, const ibv_sge* sge, size_t n) {
-  for (size_t i = 0; i < n; ++i) w.sge[i] = nic::Sge{sge[i].addr, sge[i].length, sge[i].lkey};
+  for (size_t i = 0; i < n; ++i) w.sge[i] = nic::Sge{sge[i].addr, sge[i].length, packet::Lkey(sge[i].lkey)};
   w.num_sge = static_cast<uint8_t>(n);
 }
 
@@ -71,12 +71,12 @@ int build_send_wqe(const Qp& q, const ibv_send_wr& wr, nic::SendWqe& w) {
     case IBV_WR_RDMA_WRITE_WITH_IMM:
     case IBV_WR_RDMA_READ:
       w.remote_addr = wr.wr.rdma.remote_addr;
-      w.rkey = wr.wr.rdma.rkey;
+      w.rkey = packet::Rkey(wr.wr.rdma.rkey);
       break;
     case IBV_WR_ATOMIC_CMP_AND_SWP:
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
       w.remote_addr = wr.wr.atomic.remote_addr;
-      w.rkey = wr.wr.atomic.rkey;
+      w.rkey = packet::Rkey(wr.wr.atomic.rkey);
       w.compare_add = wr.wr.atomic.compare_add;
       w.swap = wr.wr.atomic.swap;
       break;
@@ -85,8 +85,8 @@ int build_send_wqe(const Qp& q, const ibv_send_wr& wr, nic::SendWqe& w) {
   if (q.qp.qp_type == IBV_QPT_UD) {
     if (wr.wr.ud.ah == nullptr) return EINVAL;
     w.ud_ah = reinterpret_cast<const Ah*>(wr.wr.ud.ah)->index;
-    w.ud_remote_qpn = wr.wr.ud.remote_qpn;
-    w.ud_remote_qkey = wr.wr.ud.remote_qkey;
+    w.ud_remote_qpn = packet::Qpn(wr.wr.ud.remote_qpn);
+    w.ud_remote_qkey = packet::Qkey(wr.wr.ud.remote_qkey);
   }
   if ((wr.send_flags & IBV_SEND_INLINE) && wr.opcode != IBV_WR_RDMA_READ && wr.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
       wr.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) {
@@ -102,7 +102,7 @@ void fill_recv_wqe(const ibv_recv_wr& wr, nic::RecvWqe& w) {
   w.wr_id = wr.wr_id;
   w.num_sge = static_cast<uint8_t>(wr.num_sge);
   for (int i = 0; i < wr.num_sge; ++i)
-    w.sge[static_cast<size_t>(i)] = nic::Sge{wr.sg_list[i].addr, wr.sg_list[i].length, wr.sg_list[i].lkey};
+    w.sge[static_cast<size_t>(i)] = nic::Sge{wr.sg_list[i].addr, wr.sg_list[i].length, packet::Lkey(wr.sg_list[i].lkey)};
 }
 
 uint32_t total_bytes(const ibv_sge* sge, int n) {
@@ -121,7 +121,7 @@ void trace_send(uint32_t qpn, const ibv_send_wr& wr) {
 // What the QP of a polled CQE has completed: receives (the RQ's room) and
 // send WQEs (what a lost device still flushes, device_loss.cpp).
 void count_completion(const Cq& q, const nic::Cqe& c) {
-  Qp* owner = qp_by_number(q.ctx, c.qp_num);
+  Qp* owner = qp_by_number(q.ctx, c.qp_num.value());
   if (owner == nullptr) return;
   if ((static_cast<uint8_t>(c.opcode) & IBV_WC_RECV) == 0)
     owner->sq_done.store(send_completed(*owner, owner->sq_done.load(std::memory_order_relaxed), c),
@@ -132,7 +132,7 @@ void count_completion(const Cq& q, const nic::Cqe& c) {
 
 void trace_completion(const Cq& q, const nic::Cqe& c) {
   trace_event("\"wc\":\"cq\",\"cq\":%u,\"qp\":%u,\"wr_id\":%llu,\"status\":%u,\"opcode\":%u,\"byte_len\":%u",
-              q.cq.handle, c.qp_num, static_cast<unsigned long long>(c.wr_id), static_cast<unsigned>(c.status),
+              q.cq.handle, c.qp_num.value(), static_cast<unsigned long long>(c.wr_id), static_cast<unsigned>(c.status),
               static_cast<unsigned>(c.opcode), c.byte_len);
 }
 
@@ -240,8 +240,8 @@ int poll_cq(ibv_cq* cq, int n, ibv_wc* wc) {
     w.vendor_err = c.vendor_err;
     w.byte_len = c.byte_len;
     w.imm_data = c.imm_data;
-    w.qp_num = c.qp_num;
-    w.src_qp = c.src_qp;
+    w.qp_num = c.qp_num.value();
+    w.src_qp = c.src_qp.value();
     w.wc_flags = c.wc_flags;
     w.pkey_index = c.pkey_index;
     w.slid = c.slid;
@@ -308,8 +308,8 @@ ibv_wc_opcode read_opcode(ibv_cq_ex* x) { return static_cast<ibv_wc_opcode>(of(x
 uint32_t read_vendor_err(ibv_cq_ex* x) { return of(x)->current.vendor_err; }
 uint32_t read_byte_len(ibv_cq_ex* x) { return of(x)->current.byte_len; }
 __be32 read_imm_data(ibv_cq_ex* x) { return of(x)->current.imm_data; }
-uint32_t read_qp_num(ibv_cq_ex* x) { return of(x)->current.qp_num; }
-uint32_t read_src_qp(ibv_cq_ex* x) { return of(x)->current.src_qp; }
+uint32_t read_qp_num(ibv_cq_ex* x) { return of(x)->current.qp_num.value(); }
+uint32_t read_src_qp(ibv_cq_ex* x) { return of(x)->current.src_qp.value(); }
 unsigned int read_wc_flags(ibv_cq_ex* x) { return of(x)->current.wc_flags; }
 uint32_t read_slid(ibv_cq_ex* x) { return of(x)->current.slid; }
 uint8_t read_sl(ibv_cq_ex* x) { return of(x)->current.sl; }
@@ -397,7 +397,7 @@ void wr_send_inv(ibv_qp_ex* x, uint32_t rkey) {
 }
 void remote(ibv_qp_ex* x, ibv_wr_opcode op, uint32_t rkey, uint64_t addr) {
   begin(x, op);
-  of(x)->pending.rkey = rkey;
+  of(x)->pending.rkey = packet::Rkey(rkey);
   of(x)->pending.remote_addr = addr;
 }
 void wr_rdma_write(ibv_qp_ex* x, uint32_t rkey, uint64_t addr) { remote(x, IBV_WR_RDMA_WRITE, rkey, addr); }
@@ -424,7 +424,7 @@ void wr_unsupported_xrc(ibv_qp_ex* x, uint32_t) { of(x)->batch_error = EOPNOTSUP
 void wr_unsupported_atomic_write(ibv_qp_ex* x, uint32_t, uint64_t, const void*) { of(x)->batch_error = EOPNOTSUPP; }
 
 void wr_set_sge(ibv_qp_ex* x, uint32_t lkey, uint64_t addr, uint32_t length) {
-  of(x)->pending.sge[0] = nic::Sge{addr, length, lkey};
+  of(x)->pending.sge[0] = nic::Sge{addr, length, packet::Lkey(lkey)};
   of(x)->pending.num_sge = 1;
 }
 void wr_set_sge_list(ibv_qp_ex* x, size_t n, const ibv_sge* list) {
@@ -457,8 +457,8 @@ void wr_set_inline_data_list(ibv_qp_ex* x, size_t n, const ibv_data_buf* bufs) {
 void wr_set_ud_addr(ibv_qp_ex* x, ibv_ah* ah, uint32_t remote_qpn, uint32_t remote_qkey) {
   nic::SendWqe& w = of(x)->pending;
   w.ud_ah = reinterpret_cast<Ah*>(ah)->index;
-  w.ud_remote_qpn = remote_qpn;
-  w.ud_remote_qkey = remote_qkey;
+  w.ud_remote_qpn = packet::Qpn(remote_qpn);
+  w.ud_remote_qkey = packet::Qkey(remote_qkey);
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ bool append_flush(Cq& cq, uint64_t wr_id, uint32_t qpn, ibv_wc_opcode opcode) {
   c.wr_id = wr_id;
   c.status = nic::WcStatus::WrFlushErr;
   c.opcode = static_cast<nic::WcOpcode>(opcode);
-  c.qp_num = qpn;
+  c.qp_num = packet::Qpn(qpn);
   c.owner = slot.owner;  // still the old pass's: invalid until the store below
   slot = c;
   std::atomic_ref<uint8_t>(slot.owner).store(nic::cqe_owner_for(at, cq.entries), std::memory_order_release);
@@ -59,7 +59,7 @@ void flush_qp(Qp& q) {
   for (Cq* cq : {send_cq, recv_cq}) {
     for (uint64_t i = cq->consumer, end = cq->visible_end(); i < end; ++i) {
       const nic::Cqe& c = cq->ring[i % cq->entries];
-      if (c.qp_num != q.qp.qp_num) continue;
+      if (c.qp_num != packet::Qpn(q.qp.qp_num)) continue;
       if (static_cast<uint8_t>(c.opcode) & IBV_WC_RECV)
         rq_done += cq == recv_cq ? 1 : 0;
       else if (cq == send_cq)

@@ -56,7 +56,7 @@ void clean_cq(ibv_cq* cq, uint32_t qpn) {
   uint64_t removed = 0;
   for (uint64_t i = end; i-- > q->consumer;) {
     nic::Cqe c = q->ring[i % n];
-    if (c.qp_num == qpn) {
+    if (c.qp_num == packet::Qpn(qpn)) {
       ++removed;
     } else if (removed > 0) {
       c.owner = nic::cqe_owner_for(i + removed, n);

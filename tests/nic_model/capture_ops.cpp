@@ -71,8 +71,8 @@ int run(const char* clean_path, const char* lossy_path) {
     for (uint64_t i = 0; i < 2; ++i) dy->post_recv(dy->recv_wqe(i, i * 4096, 4096));
     SendWqe d = dx->send_wqe(1, 0, 1500);
     d.ud_ah = dx->nic().create_ah(bed.b().address);
-    d.ud_remote_qpn = dy->qpn.value();
-    d.ud_remote_qkey = ud.qkey;
+    d.ud_remote_qpn = dy->qpn;
+    d.ud_remote_qkey = packet::Qkey(ud.qkey);
     dx->post_send(d);
     d.wr_id = 2;
     d.opcode = WrOpcode::SendWithImm;

@@ -31,7 +31,7 @@ protected:
     e.wqe.wr_id = wr_id;
     e.wqe.opcode = op;
     e.wqe.num_sge = 1;
-    e.wqe.sge[0] = Sge{buffer->addr + offset, length, buffer->lkey.value()};
+    e.wqe.sge[0] = Sge{buffer->addr + offset, length, buffer->lkey};
     e.length = length;
     e.reads_remote = atomic || op == WrOpcode::RdmaRead;
     e.packets = atomic ? 1 : std::max<uint32_t>(1, (length + kMtu - 1) / kMtu);
@@ -178,7 +178,7 @@ TEST_F(CompleterTest, AReadResponseLongerThanTheWqeOrIntoABadLkeyBreaksTheQp) {
   sent(1, WrOpcode::RdmaRead, 8);
   read_response(Opcode::RcRdmaReadResponseOnly, 0, pattern(16));
   sent(2, WrOpcode::RdmaRead, 8);
-  q->send_entries[1].wqe.sge[0].lkey ^= 0x5A5A00;
+  q->send_entries[1].wqe.sge[0].lkey = packet::Lkey(q->send_entries[1].wqe.sge[0].lkey.value() ^ 0x5A5A00);
   q->send_entries.pop_front();  // the first one out of the way, as qp_fatal would
   --q->next_entry;
   read_response(Opcode::RcRdmaReadResponseOnly, 1, pattern(8));

@@ -152,7 +152,7 @@ TEST(NicModifyQp, ErrFlushesOutstandingReceives) {
   for (uint64_t i = 0; i < 3; ++i) {
     EXPECT_EQ(y->cqes[i].cqe.wr_id, 40 + i);
     EXPECT_EQ(y->cqes[i].cqe.status, WcStatus::WrFlushErr);
-    EXPECT_EQ(y->cqes[i].cqe.qp_num, y->qpn.value());
+    EXPECT_EQ(y->cqes[i].cqe.qp_num, y->qpn);
   }
   // A request arriving now is dropped, not executed.
   std::fill_n(x->bytes(0, 64).begin(), 64, std::byte{1});

@@ -55,7 +55,7 @@ TEST_F(CqeWriterTest, ASignaledSendCompletesIntoTheRing) {
   EXPECT_EQ(c->status, WcStatus::Success);
   EXPECT_EQ(c->opcode, WcOpcode::RdmaWrite);
   EXPECT_EQ(c->byte_len, 64u);
-  EXPECT_EQ(c->qp_num, 0x11u);
+  EXPECT_EQ(c->qp_num.value(), 0x11u);
   EXPECT_EQ(completions, 1);
   EXPECT_EQ(writer.written(), 1u);
 }

@@ -16,7 +16,7 @@ TEST(RemoteAccess, WrongRkeyFailsAndFlushesTheRest) {
   auto [x, y] = bed.pair();
   fill_random(x->bytes(0, 8192), 1);
   SendWqe bad = x->write_wqe(1, 0, 4096, *y, 0);
-  bad.rkey = y->mr.rkey.value() ^ 0x100;  // no such region
+  bad.rkey = packet::Rkey(y->mr.rkey.value() ^ 0x100);  // no such region
   // One doorbell: all three are fetched before the NAK comes back.
   x->post_sends({bad, x->write_wqe(2, 0, 4096, *y, 8192),
                  x->write_wqe(3, 4096, 4096, *y, 16384, false)});  // unsignaled: flushed all the same
@@ -57,7 +57,7 @@ TEST(RemoteAccess, RegionWithoutRemoteWriteIsRefused) {
   const MemoryRegion& mr = y->nic().reg_mr(y->pd, ro, 4096, kAccessLocalWrite | kAccessRemoteRead);
   SendWqe w = x->write_wqe(1, 0, 64, *y, 0);
   w.remote_addr = ro;
-  w.rkey = mr.rkey.value();
+  w.rkey = mr.rkey;
   std::fill_n(x->bytes(0, 64).begin(), 64, std::byte{0x5A});
   x->post_send(w);
   bed.run();
@@ -75,7 +75,7 @@ TEST(RemoteAccess, RegionOfAnotherPdIsRefused) {
   const MemoryRegion& mr = y->nic().reg_mr(other_pd, addr, 4096, kAccessLocalWrite | kAccessRemoteWrite);
   SendWqe w = x->write_wqe(1, 0, 64, *y, 0);
   w.remote_addr = addr;
-  w.rkey = mr.rkey.value();
+  w.rkey = mr.rkey;
   std::fill_n(x->bytes(0, 64).begin(), 64, std::byte{0x5A});
   x->post_send(w);
   bed.run();
@@ -88,7 +88,7 @@ TEST(LocalProtection, WrongLkey) {
   TestBed bed;
   auto [x, y] = bed.pair();
   SendWqe w = x->write_wqe(4, 0, 256, *y, 0);
-  w.sge[0].lkey = x->mr.lkey.value() + 0x1000;
+  w.sge[0].lkey = packet::Lkey(x->mr.lkey.value() + 0x1000);
   // One doorbell for both, so both are fetched before the first fails.
   x->post_sends({w, x->write_wqe(5, 0, 256, *y, 0)});
   bed.run();
@@ -310,7 +310,7 @@ TEST(ErrState, SendsPostedAfterTheFailureAreFlushed) {
   TestBed bed;
   auto [x, y] = bed.pair();
   SendWqe w = x->write_wqe(4, 0, 256, *y, 0);
-  w.sge[0].lkey = x->mr.lkey.value() + 0x1000;
+  w.sge[0].lkey = packet::Lkey(x->mr.lkey.value() + 0x1000);
   x->post_send(w);  // separate doorbells: the second arrives after the QP broke
   x->post_send(x->write_wqe(5, 0, 256, *y, 0));
   bed.run();
@@ -556,7 +556,7 @@ TEST(ResponderClassC, WrongRkeyRaisesAnAccessErrorAndBreaksTheResponderQp) {
   y->nic().set_async_listener(&events);
   y->post_recv(y->recv_wqe(70, 0, 64));
   SendWqe bad = x->write_wqe(1, 0, 64, *y, 0);
-  bad.rkey = y->mr.rkey.value() ^ 0x100;
+  bad.rkey = packet::Rkey(y->mr.rkey.value() ^ 0x100);
   x->post_send(bad);
   bed.run();
   ASSERT_EQ(x->cqes.size(), 1u);

@@ -69,9 +69,9 @@ SendWqe base_wqe(WrOpcode op, const Sides& s, uint64_t local_off, uint32_t len, 
   w.opcode = op;
   w.send_flags = kSendSignaled;
   w.num_sge = 1;
-  w.sge[0] = Sge{s.local.region() + local_off, len, s.local.mr.lkey.value()};
+  w.sge[0] = Sge{s.local.region() + local_off, len, s.local.mr.lkey};
   w.remote_addr = static_cast<uint64_t>(static_cast<int64_t>(s.remote.region()) + remote_off);
-  w.rkey = s.remote.mr.rkey.value();
+  w.rkey = s.remote.mr.rkey;
   w.compare_add = 1;
   return w;
 }
@@ -91,7 +91,7 @@ const Misuse kMisuses[] = {
     {"write_wrong_rkey", kAll, kAll, false,
      [](const Sides& s) {
        SendWqe w = base_wqe(WrOpcode::RdmaWrite, s, 0, 256, 0);
-       w.rkey ^= 0x100;
+       w.rkey = packet::Rkey(w.rkey.value() ^ 0x100);
        return w;
      },
      WcStatus::RemAccessErr},
@@ -114,7 +114,7 @@ const Misuse kMisuses[] = {
     {"read_wrong_rkey", kAll, kAll, false,
      [](const Sides& s) {
        SendWqe w = base_wqe(WrOpcode::RdmaRead, s, 0, 256, 0);
-       w.rkey ^= 0x100;
+       w.rkey = packet::Rkey(w.rkey.value() ^ 0x100);
        return w;
      },
      WcStatus::RemAccessErr},
@@ -127,7 +127,7 @@ const Misuse kMisuses[] = {
     {"write_wrong_lkey", kAll, kAll, false,
      [](const Sides& s) {
        SendWqe w = base_wqe(WrOpcode::RdmaWrite, s, 0, 256, 0);
-       w.sge[0].lkey ^= 0x100;
+       w.sge[0].lkey = packet::Lkey(w.sge[0].lkey.value() ^ 0x100);
        return w;
      },
      WcStatus::LocProtErr},

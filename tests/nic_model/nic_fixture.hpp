@@ -149,9 +149,9 @@ public:
     w.opcode = WrOpcode::RdmaWrite;
     w.send_flags = signaled ? kSendSignaled : 0;
     w.num_sge = 1;
-    w.sge[0] = Sge{buffer + offset, len, mr.lkey.value()};
+    w.sge[0] = Sge{buffer + offset, len, mr.lkey};
     w.remote_addr = target.buffer + remote_offset;
-    w.rkey = target.mr.rkey.value();
+    w.rkey = target.mr.rkey;
     return w;
   }
   SendWqe send_wqe(uint64_t wr_id, uint64_t offset, uint32_t len, bool signaled = true) const {
@@ -160,14 +160,14 @@ public:
     w.opcode = WrOpcode::Send;
     w.send_flags = signaled ? kSendSignaled : 0;
     w.num_sge = 1;
-    w.sge[0] = Sge{buffer + offset, len, mr.lkey.value()};
+    w.sge[0] = Sge{buffer + offset, len, mr.lkey};
     return w;
   }
   RecvWqe recv_wqe(uint64_t wr_id, uint64_t offset, uint32_t len) const {
     RecvWqe r{};
     r.wr_id = wr_id;
     r.num_sge = 1;
-    r.sge[0] = Sge{buffer + offset, len, mr.lkey.value()};
+    r.sge[0] = Sge{buffer + offset, len, mr.lkey};
     return r;
   }
 

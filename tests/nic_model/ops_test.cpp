@@ -51,7 +51,7 @@ TEST_P(ReadSizes, RdmaReadBringsTheRemoteBytes) {
   EXPECT_EQ(c.opcode, WcOpcode::RdmaRead);
   EXPECT_EQ(c.byte_len, size);
   EXPECT_EQ(c.wr_id, 9u);
-  EXPECT_EQ(c.qp_num, x->qpn.value());
+  EXPECT_EQ(c.qp_num, x->qpn);
   EXPECT_TRUE(std::equal(y->bytes(100, size).begin(), y->bytes(100, size).end(), x->bytes(3, size).begin()));
   EXPECT_TRUE(all_zero(x->bytes(3 + size, 64))) << "nothing past the READ's buffer";
   EXPECT_TRUE(y->cqes.empty()) << "a READ completes nothing at the responder";
@@ -228,7 +228,7 @@ TEST(SendWithInvalidate, InvalidatesTheRkeyAndReportsIt) {
   // The invalidated rkey no longer gives access.
   SendWqe w = x->write_wqe(2, 0, 64, *y, 0);
   w.remote_addr = victim.addr;
-  w.rkey = victim.rkey.value();
+  w.rkey = victim.rkey;
   x->post_send(w);
   bed.run();
   ASSERT_EQ(x->cqes.size(), 2u);
@@ -252,7 +252,7 @@ TEST(RecvBufferOutsideItsRegion, LocalProtectionErrorAndRemoteOperationalError) 
   TestBed bed;
   auto [x, y] = bed.pair();
   RecvWqe r = y->recv_wqe(4, 0, 100);
-  r.sge[0].lkey ^= 0x100;  // another region's key: not this buffer's
+  r.sge[0].lkey = packet::Lkey(r.sge[0].lkey.value() ^ 0x100);  // another region's key: not this buffer's
   y->post_recv(r);
   x->post_send(x->send_wqe(1, 0, 64));
   bed.run();
@@ -274,13 +274,13 @@ TEST(Ud, SendCarriesGrhQkeyAndSourceQp) {
   s.opcode = WrOpcode::SendWithImm;
   s.imm_data = __builtin_bswap32(0xABCD);
   s.ud_ah = ah;
-  s.ud_remote_qpn = y->qpn.value();
-  s.ud_remote_qkey = o.qkey;
+  s.ud_remote_qpn = y->qpn;
+  s.ud_remote_qkey = packet::Qkey(o.qkey);
   x->post_send(s);
   // A wrong Q_Key is dropped silently.
   SendWqe bad = s;
   bad.wr_id = 2;
-  bad.ud_remote_qkey = 0x1234;
+  bad.ud_remote_qkey = packet::Qkey(0x1234);
   x->post_send(bad);
   bed.run();
   ASSERT_EQ(x->cqes.size(), 2u);
@@ -289,7 +289,7 @@ TEST(Ud, SendCarriesGrhQkeyAndSourceQp) {
   const Cqe& c = y->cqes[0].cqe;
   EXPECT_EQ(c.opcode, WcOpcode::Recv);
   EXPECT_EQ(c.byte_len, 1040u) << "40 bytes of GRH in front of the data";
-  EXPECT_EQ(c.src_qp, x->qpn.value());
+  EXPECT_EQ(c.src_qp, x->qpn);
   EXPECT_EQ(c.wc_flags & (kWcGrh | kWcWithImm), kWcGrh | kWcWithImm);
   EXPECT_EQ(c.imm_data, __builtin_bswap32(0xABCD));
   EXPECT_TRUE(std::equal(x->bytes(0, 1000).begin(), x->bytes(0, 1000).end(), y->bytes(40, 1000).begin()));
@@ -309,8 +309,8 @@ TEST(Ud, LargerThanMtuIsALocalLengthError) {
   auto [x, y] = bed.pair(o);
   SendWqe s = x->send_wqe(1, 0, 5000);
   s.ud_ah = x->nic().create_ah(bed.b().address);
-  s.ud_remote_qpn = y->qpn.value();
-  s.ud_remote_qkey = o.qkey;
+  s.ud_remote_qpn = y->qpn;
+  s.ud_remote_qkey = packet::Qkey(o.qkey);
   x->post_send(s);
   bed.run();
   ASSERT_GE(x->cqes.size(), 1u);
@@ -408,7 +408,7 @@ TEST(Srq, AQpBreakingOnItsOwnRaisesLastWqeReached) {
   const SrqEvents& listener = t.listener;
   auto [x, y] = t.pair_on_srq();
   SendWqe bad = x->write_wqe(1, 0, 64, *y, 0);
-  bad.rkey = y->mr.rkey.value() ^ 0x100;  // no such region
+  bad.rkey = packet::Rkey(y->mr.rkey.value() ^ 0x100);  // no such region
   x->post_sends({bad});
   t.bed.run();
   ASSERT_EQ(nb.qp(y->qpn)->state, QpState::Err);

@@ -35,9 +35,9 @@ protected:
     w.opcode = op;
     w.send_flags = flags;
     w.num_sge = 1;
-    w.sge[0] = Sge{buffer->addr + offset, len, buffer->lkey.value()};
+    w.sge[0] = Sge{buffer->addr + offset, len, buffer->lkey};
     w.remote_addr = kRemote;
-    w.rkey = kRkey;
+    w.rkey = kRkeyOnWire;
     return w;
   }
   void post(QpContext& q, const SendWqe& w) {
@@ -215,8 +215,8 @@ TEST_F(RequesterTest, UdCarriesADethAndTheAddressHandlesDestination) {
   const uint32_t ah = b.tables.add_ah(av);
   SendWqe w = wqe(3, WrOpcode::Send, 100);
   w.ud_ah = ah;
-  w.ud_remote_qpn = 0x55;
-  w.ud_remote_qkey = 0x1234;
+  w.ud_remote_qpn = packet::Qpn(0x55);
+  w.ud_remote_qkey = packet::Qkey(0x1234);
   post(q, w);
   ASSERT_EQ(transmit.sent.size(), 1u);
   const packet::PacketFields& f = transmit.sent[0].fields;
@@ -297,7 +297,7 @@ TEST_F(RequesterTest, AWqeForAQpInErrorIsFlushed) {
 TEST_F(RequesterTest, ABufferWithABadLkeyBreaksTheQpWithAProtectionError) {
   QpContext& q = qp();
   SendWqe w = wqe(1, WrOpcode::Send, 8);
-  w.sge[0].lkey ^= 0x5A5A00;
+  w.sge[0].lkey = packet::Lkey(w.sge[0].lkey.value() ^ 0x5A5A00);
   post(q, w);
   EXPECT_TRUE(transmit.sent.empty());
   ASSERT_EQ(errors.fatal.size(), 1u);

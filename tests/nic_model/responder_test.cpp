@@ -42,7 +42,7 @@ protected:
     RecvWqe w{};
     w.wr_id = wr_id;
     w.num_sge = 1;
-    w.sge[0] = Sge{addr, len, lkey};
+    w.sge[0] = Sge{addr, len, packet::Lkey(lkey)};
     return w;
   }
   // SRQ 3 with `count` WQEs posted and fetched: wr_id 1 up, each `len` bytes,
@@ -141,8 +141,8 @@ TEST_F(ResponderTest, ASendLandsInAReceiveWqeAndCompletesIt) {
   EXPECT_EQ(c.cqe.status, WcStatus::Success);
   EXPECT_EQ(c.cqe.opcode, WcOpcode::Recv);
   EXPECT_EQ(c.cqe.byte_len, 100u);
-  EXPECT_EQ(c.cqe.qp_num, 0x11u);
-  EXPECT_EQ(c.cqe.src_qp, 0x22u);
+  EXPECT_EQ(c.cqe.qp_num.value(), 0x11u);
+  EXPECT_EQ(c.cqe.src_qp.value(), 0x22u);
   EXPECT_TRUE(c.cqe.wc_flags & kWcWithImm);
   EXPECT_EQ(c.cqe.imm_data, __builtin_bswap32(0x01020304)) << "network order";
   EXPECT_EQ(acks(), (Acks{{Syndrome::ack(), 0}}));
@@ -564,7 +564,7 @@ TEST_F(ResponderTest, UdTakesOnlyItsQkeyAndWritesTheGrhArea) {
   request(q, f, pattern(20));
   ASSERT_EQ(completions.posted.size(), 1u);
   const Cqe& c = completions.posted[0].cqe;
-  EXPECT_EQ(c.src_qp, 0x33u);
+  EXPECT_EQ(c.src_qp.value(), 0x33u);
   EXPECT_EQ(c.byte_len, 60u) << "the GRH area and the payload";
   EXPECT_TRUE(c.wc_flags & kWcGrh);
   EXPECT_EQ(c.sl, 0xA) << "RoCEv2 over IPv4, the packet type where mlx5 puts it";
@@ -671,10 +671,10 @@ TEST_F(ResponderTest, InterleavedSendsOnOneSrqEachKeepTheWqeTheirFirstTook) {
   request(a, req(Opcode::RcSendLast, 1, true), std::span(da).subspan(kMtu));
   request(c, req(Opcode::RcSendLast, 1, true), std::span(dc).subspan(kMtu));
   ASSERT_EQ(completions.posted.size(), 2u);
-  EXPECT_EQ(completions.posted[0].cqe.qp_num, 0x11u);
+  EXPECT_EQ(completions.posted[0].cqe.qp_num.value(), 0x11u);
   EXPECT_EQ(completions.posted[0].cqe.wr_id, 1u);
   EXPECT_EQ(completions.posted[0].cqe.byte_len, kMtu + 8);
-  EXPECT_EQ(completions.posted[1].cqe.qp_num, 0x12u);
+  EXPECT_EQ(completions.posted[1].cqe.qp_num.value(), 0x12u);
   EXPECT_EQ(completions.posted[1].cqe.wr_id, 2u);
   EXPECT_EQ(completions.posted[1].cqe.byte_len, kMtu + 16);
   EXPECT_TRUE(s.wqes.empty());

@@ -41,7 +41,7 @@ TEST_P(RdmaWriteSizes, LandsByteExactWithOneRequesterCqe) {
   EXPECT_EQ(q.opcode, WcOpcode::RdmaWrite);
   EXPECT_EQ(q.byte_len, c.size);
   EXPECT_EQ(q.wr_id, 0xABC0u + c.size);
-  EXPECT_EQ(q.qp_num, x->qpn.value());
+  EXPECT_EQ(q.qp_num, x->qpn);
   EXPECT_TRUE(y->cqes.empty()) << "a plain RDMA WRITE completes nothing at the responder";
   // One request packet per path-MTU chunk, none retransmitted.
   const uint64_t packets = (c.size + c.mtu - 1) / c.mtu;
@@ -117,8 +117,8 @@ TEST(RdmaWriteWithImm, ResponderGetsImmediateAndConsumesOneRecv) {
   EXPECT_TRUE(r.wc_flags & kWcWithImm);
   EXPECT_EQ(r.imm_data, __builtin_bswap32(0x12345678u));
   EXPECT_EQ(r.byte_len, kSize);
-  EXPECT_EQ(r.qp_num, y->qpn.value());
-  EXPECT_EQ(r.src_qp, x->qpn.value());
+  EXPECT_EQ(r.qp_num, y->qpn);
+  EXPECT_EQ(r.src_qp, x->qpn);
 
   // The second receive WQE is still there: a SEND now lands in it.
   std::memcpy(x->bytes(100000, 4).data(), "ping", 4);
@@ -150,15 +150,15 @@ TEST(SendRecv, ScatterGatherOnBothSides) {
   RecvWqe r{};
   r.wr_id = 900;
   r.num_sge = 2;
-  r.sge[0] = Sge{y->buffer + 7, 1500, y->mr.lkey.value()};
-  r.sge[1] = Sge{y->buffer + 65536, 4000, y->mr.lkey.value()};
+  r.sge[0] = Sge{y->buffer + 7, 1500, y->mr.lkey};
+  r.sge[1] = Sge{y->buffer + 65536, 4000, y->mr.lkey};
   y->post_recv(r);
   SendWqe w{};
   w.wr_id = 800;
   w.opcode = WrOpcode::Send;
   w.send_flags = kSendSignaled;
   w.num_sge = 3;
-  for (int i = 0; i < 3; ++i) w.sge[i] = Sge{x->buffer + off[i], len[i], x->mr.lkey.value()};
+  for (int i = 0; i < 3; ++i) w.sge[i] = Sge{x->buffer + off[i], len[i], x->mr.lkey};
   x->post_send(w);
   bed.run();
 
@@ -180,8 +180,8 @@ TEST(SendRecv, ScatterGatherOnBothSides) {
   EXPECT_EQ(c.byte_len, 5100u);
   EXPECT_EQ(c.wr_id, 900u);
   EXPECT_EQ(c.wc_flags & kWcWithImm, 0);
-  EXPECT_EQ(c.qp_num, y->qpn.value());
-  EXPECT_EQ(c.src_qp, x->qpn.value());
+  EXPECT_EQ(c.qp_num, y->qpn);
+  EXPECT_EQ(c.src_qp, x->qpn);
 }
 
 // A queue made for more SGEs has larger slots (wqe_stride): 28 SGEs, the most,
@@ -208,8 +208,8 @@ TEST(SendRecv, TwentyEightSgesInLargerSlots) {
     fill_random(x->bytes(from, len), 40 + i);
     auto b = x->bytes(from, len);
     expected.insert(expected.end(), b.begin(), b.end());
-    w.sge[i] = Sge{x->buffer + from, len, x->mr.lkey.value()};
-    r.sge[i] = Sge{y->buffer + to, len, y->mr.lkey.value()};
+    w.sge[i] = Sge{x->buffer + from, len, x->mr.lkey};
+    r.sge[i] = Sge{y->buffer + to, len, y->mr.lkey};
   }
   y->post_recv(r);
   x->post_send(w);
@@ -338,7 +338,7 @@ TEST(Inline, SendAndWriteCarryTheWqeBytes) {
   iw.inline_len = 17;
   for (size_t i = 0; i < 17; ++i) iw.inline_data[i] = std::byte{static_cast<uint8_t>(0xF0 - i)};
   iw.remote_addr = y->buffer + 5000;
-  iw.rkey = y->mr.rkey.value();
+  iw.rkey = y->mr.rkey;
   x->post_send(iw);
   bed.run();
 
