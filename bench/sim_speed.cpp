@@ -1,25 +1,9 @@
-// sim_speed: simulated packets per wall second, rnicsim beside ns-3, in one run.
-//
-// rnicsim: two hosts, one 100 Gb/s link with 1 us delay, RoCEv2, 4 KiB MTU, an
-// RDMA WRITE stream of 1 MiB messages (256 data packets each).
-// ns-3:    two nodes, the same link, UdpClient -> UdpServer with 4 KiB payloads
-//          spaced to keep the link saturated, the same number of data packets.
-//
-// The figure of merit is data packets per wall second; the ratio is
-// rnicsim / ns-3. rnicsim runs with full payload bytes (ns-3's packets carry no
-// bytes): every packet's payload is read from the sender's memory and the
-// receiver's buffer is checked against the sender's at the end. Its simulated
-// memory writes a received payload when somebody looks at it, so the payload
-// of a message that the next message writes over before anybody looks is never
-// copied; the program prints how many were. Two more rnicsim runs are printed
-// beside it: with every payload copied into the receiver's memory as it lands
-// (RunOptions::defer_writes off), and with `payload: size_only`, which carries
-// no bytes, as ns-3. Wall time is measured around each whole simulation
-// (set-up, run, tear-down) with the same clock. The four runs make a round;
-// rounds alternate (ns-3, rnicsim, copied, size-only, ns-3, ...), every round
-// is printed, and each side's figure is its fastest round, so that a slow spell
-// of a shared machine does not fall on one side only. The program fails if any
-// run does not move every packet or the data check fails; never on timing.
+// sim_speed: simulated packets per wall second, rnicsim beside ns-3, in one run:
+// two hosts on one 100 Gb/s link with 1 us delay, an RDMA WRITE stream of
+// 1 MiB messages in 4 KiB packets (ns-3: UdpClient -> UdpServer, the same
+// packets). The ratio is rnicsim / ns-3 in data packets per wall second. It
+// fails if a run does not move every packet or the data check fails; never on
+// timing.
 //
 //   sim_speed [--packets N] [--rounds R] [--smoke]
 
@@ -133,7 +117,12 @@ std::optional<Options> parse_args(int argc, char** argv) {
   return options;
 }
 
-// The three ways rnicsim runs the stream.
+// The three ways rnicsim runs the stream. Deferred, the figure: full payload
+// bytes (ns-3's packets carry none), read from the sender's memory, the
+// receiver's buffer checked at the end; a received payload is written when
+// somebody looks at it, so one that the next message writes over first is never
+// copied (the program prints how many). Copied: every payload written as it
+// lands. SizeOnly: no bytes, as ns-3.
 enum class Payload { Deferred, Copied, SizeOnly };
 
 std::string stream_scenario(std::uint64_t messages, bool size_only) {
@@ -209,7 +198,10 @@ double per_second(std::uint64_t count, double seconds) {
   return seconds > 0 ? static_cast<double>(count) / seconds : 0.0;
 }
 
-// Every round is printed and checked; each side's fastest round counts.
+// Every round is printed and checked: ns-3 and the three rnicsim runs, each
+// timed around its whole simulation (set-up, run, tear-down). Each side's
+// figure is its fastest round, so that a slow spell of a shared machine does
+// not fall on one side only.
 struct Round {
   rnicsim::bench::Ns3Result ns3;
   double ns3_cpu_seconds = 0;

@@ -1,18 +1,7 @@
-// Fuzzes the emulation daemon's control protocol: the messages a verbs shim
-// process sends over the daemon's Unix socket. A fresh daemon (the default
-// two-host scenario, without its socket or loop) serves three hostile clients
-// and one well-behaved client through the same reads, checks and replies as
-// accepted connections.
-//
-// The input is a list of records (at most kMaxRecords):
-//   flags (1 byte): bits 0-1 the client (0..2), bit 2 a descriptor (/dev/null)
-//     goes with the message, bit 3 the message is raw bytes (else the harness
-//     writes a correct header: op from the first two bytes, the rest the body),
-//     bit 4 the client hangs up instead (and a new client takes its place);
-//   length (1 byte), then that many bytes.
-// Beyond "no crash", the well-behaved client, which set up a context, a PD and a
-// CQ before the hostile ones spoke, must still be served afterwards and still
-// own its objects: nothing another client sends reaches them.
+// Fuzzes the emulation daemon's control protocol: a fresh daemon serves three
+// hostile clients and one well-behaved client through the same reads, checks
+// and replies as accepted connections. Beyond "no crash", nothing the hostile
+// ones send reaches the good client's objects (check_good_client).
 #include <unistd.h>
 
 #include <algorithm>
@@ -109,6 +98,12 @@ std::vector<unsigned char> message_of(std::uint8_t flags, const std::uint8_t* by
 
 }  // namespace
 
+// The input is a list of records (at most kMaxRecords):
+//   flags (1 byte): bits 0-1 the client (0..2), bit 2 a descriptor (/dev/null)
+//     goes with the message, bit 3 the message is raw bytes (else the harness
+//     writes a correct header: op from the first two bytes, the rest the body),
+//     bit 4 the client hangs up instead (and a new client takes its place);
+//   length (1 byte), then that many bytes.
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::ostringstream log;
   ControlHarness daemon(scenario(), log);

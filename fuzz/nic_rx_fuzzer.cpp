@@ -1,24 +1,9 @@
 // Fuzzes what a NIC does with packets that arrive for its QPs, past parsing:
-// the rx pipeline, the responder and the completer of a live RC QP pair (x on
-// host a, y on host b, connected; y has receive WQEs posted, x has a WRITE, a
-// READ and a SEND of its own in flight). The input is a list of 24-byte packet
-// descriptions, each built into a well-formed frame aimed at the pair's QPs (so
-// it gets past the parser and the ICRC to the transport), optionally with one
-// byte changed afterwards, sealed again or not:
-//   0      BTH opcode
-//   1      bit 0: to x (else to y); bit 1: AckReq; bit 2: solicited; bit 3: change
-//          a byte; bit 4: seal again after the change; bit 5: FECN; bits 6-7: ECN
-//   2..4   PSN (24 bits)
-//   5..6   payload length (at most 4096)
-//   7      bit 0: RKey from bytes 8..11, else the peer region's; bit 1: QPN
-//          from bytes 8..10, else the pair's
-//   8..11  RKey (or QPN, or ImmDt, or the atomic operands)
-//   12..15 remote address, as an offset from the peer region's start (signed)
-//   16..19 RETH DMA length
-//   20..21 the byte to change; 22 what to XOR it with
-//   23     AETH syndrome
-// What it checks: no crash, no sanitizer report, no endless loop (libFuzzer's
-// -timeout) while the simulation runs a second past the last packet.
+// the rx pipeline, the responder and the completer of a live RC QP pair, with
+// work in flight both ways. Each input record becomes a well-formed frame (so
+// it reaches the transport), perhaps with a byte changed (frame_of). Checked:
+// no crash, no sanitizer report, no endless loop (libFuzzer's -timeout) while
+// the simulation runs a second past the last packet.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -43,6 +28,21 @@ std::uint32_t le(const std::uint8_t* p, int n) {
 }
 
 // The frame record `r` describes, or an empty vector when the opcode cannot be built.
+// A 24-byte record as a frame aimed at the pair's QPs (x on host a, y on
+// host b; y has receive WQEs posted, x a WRITE, a READ and a SEND in flight),
+// perhaps with a byte changed afterwards, sealed again or not:
+//   0      BTH opcode
+//   1      bit 0: to x (else to y); bit 1: AckReq; bit 2: solicited; bit 3: change
+//          a byte; bit 4: seal again after the change; bit 5: FECN; bits 6-7: ECN
+//   2..4   PSN (24 bits)
+//   5..6   payload length (at most 4096)
+//   7      bit 0: RKey from bytes 8..11, else the peer region's; bit 1: QPN
+//          from bytes 8..10, else the pair's
+//   8..11  RKey (or QPN, or ImmDt, or the atomic operands)
+//   12..15 remote address, as an offset from the peer region's start (signed)
+//   16..19 RETH DMA length
+//   20..21 the byte to change; 22 what to XOR it with
+//   23     AETH syndrome
 std::vector<std::byte> frame_of(const std::uint8_t* r, Endpoint& to, Endpoint& from) {
   using packet::Hdr;
   packet::PacketFields f;
