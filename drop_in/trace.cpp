@@ -1,17 +1,7 @@
 // RNICSIM_TRACE=FILE: a JSON-lines trace, one object per line, appended to FILE
 // by every drop-in library of the process (libibverbs, librdmacm), each line
-// with one write:
-//   {"t_ns":..., "pid":..., "tid":..., "call":"ibv_create_qp"}   every exported
-//                                                       function (before it runs)
-//   {..., "return":"ibv_create_qp", "value":"0x5581...", "errno":0}  and when it
-//         returns: an int, a pointer, a 16- or 64-bit value, or none (void)
-// and from the verbs shim:
-//   {..., "wr":"send", "qp":17, "wr_id":1, "opcode":2, "flags":2, "bytes":4096}
-//   {..., "wr":"recv", "qp":17, "wr_id":2, "bytes":4096}         work requests (SRQ: "srq")
-//   {..., "wc":"cq", "cq":1, "qp":17, "wr_id":1, "status":0, "opcode":0, "byte_len":4096}
-// t_ns is CLOCK_MONOTONIC. Calls are traced in every mode (the generated entry
-// points call rnicsim_trace_call); work requests and completions in simulation
-// mode (in passthrough mode they go straight to the real provider).
+// with one write: every exported call and its return, and the shim's work
+// requests and completions (the lines: above trace_event).
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -51,6 +41,18 @@ __attribute__((constructor)) void open_trace() {
 
 bool tracing() { return rnicsim_tracing != 0; }
 
+// The lines:
+//   {"t_ns":..., "pid":..., "tid":..., "call":"ibv_create_qp"}   every exported
+//                                                       function (before it runs)
+//   {..., "return":"ibv_create_qp", "value":"0x5581...", "errno":0}  and when it
+//         returns: an int, a pointer, a 16- or 64-bit value, or none (void)
+// and from the verbs shim:
+//   {..., "wr":"send", "qp":17, "wr_id":1, "opcode":2, "flags":2, "bytes":4096}
+//   {..., "wr":"recv", "qp":17, "wr_id":2, "bytes":4096}         work requests (SRQ: "srq")
+//   {..., "wc":"cq", "cq":1, "qp":17, "wr_id":1, "status":0, "opcode":0, "byte_len":4096}
+// t_ns is CLOCK_MONOTONIC. Calls are traced in every mode (the generated entry
+// points call rnicsim_trace_call); work requests and completions in simulation
+// mode (in passthrough mode they go straight to the real provider).
 void trace_event(const char* fmt, ...) {
   if (g_trace_fd < 0) return;
   const int saved = errno;

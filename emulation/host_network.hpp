@@ -4,13 +4,7 @@
 // interfaces joined by a bridge in a namespace of the network's own, so that a
 // program's own TCP and UDP sockets reach the other hosts at their scenario
 // addresses, and "localhost" is the program's own host, as on a cluster.
-// Rootless: where the daemon is not root, everything is inside one user
-// namespace that maps the user to itself. Nothing outside changes.
-//
-// The namespaces are held by small processes (a keeper, and one holder per
-// host) that die with the daemon; a program joins its host's through
-// /proc/PID/ns (host_namespace's enter_host). The interfaces are made with
-// iproute2's ip, run in the namespaces.
+// Rootless where the daemon is not root; nothing outside changes.
 #pragma once
 
 #include <sys/types.h>
@@ -32,6 +26,11 @@ struct NetworkHost {
 // An address as ip writes it: dotted for an IPv4-mapped one.
 std::string address_text(const std::array<uint8_t, 16>& ip);
 
+// The namespaces are held by small processes (a keeper, and one holder per
+// host) that die with the daemon, inside one user namespace that maps the user
+// to itself where the daemon is not root; a program joins its host's through
+// /proc/PID/ns (host_namespace's enter_host). The interfaces are made with
+// iproute2's ip, run in the namespaces.
 class HostNetwork {
 public:
   static constexpr const char* kInterface = "eth0";

@@ -1,17 +1,7 @@
 // The emulation control protocol between the verbs shim (in the program) and the
-// daemon (rnicsim serve), and the layout of the memory they share.
-//
-// Control path: a SOCK_SEQPACKET Unix socket, one connection per process. Every
-// message is a MsgHeader and one fixed-size body; file descriptors travel as
-// SCM_RIGHTS. The shim sends a request and waits for the reply (status 0 or an
-// errno); the daemon never sends anything unasked.
-//
-// Data path: one shared-memory segment per opened device context (a memfd the
-// daemon creates): a header page, doorbell records, then the SQ/RQ/SRQ rings and
-// CQ rings in the WQE/CQE format of nic_model/queue_format.hpp. The shim writes
-// WQEs and publishes producer indices in doorbell records; the daemon writes
-// CQEs. Neither posting nor polling makes a system call; the shim writes the
-// wake-up eventfd only when the daemon has said it sleeps.
+// daemon (rnicsim serve), and the layout of the memory they share: requests
+// and replies on a Unix socket for the control path (MsgHeader), rings and
+// doorbell records in a shared segment for the data path (SegmentHeader).
 #pragma once
 
 #include <algorithm>
@@ -84,6 +74,10 @@ inline bool releases(Op op) {
   }
 }
 
+// Control path: a SOCK_SEQPACKET Unix socket, one connection per process. Every
+// message is a MsgHeader and one fixed-size body; file descriptors travel as
+// SCM_RIGHTS. The shim sends a request and waits for the reply (status 0 or an
+// errno); the daemon never sends anything unasked.
 struct MsgHeader {
   uint32_t magic = kMagic;
   uint16_t version = kVersion;
@@ -252,6 +246,12 @@ struct CreateAhReq {
 };
 
 // --- the shared segment ---
+// One per opened device context (a memfd the daemon creates): a header page,
+// doorbell records, then the SQ/RQ/SRQ rings and CQ rings in the WQE/CQE
+// format of nic_model/queue_format.hpp. The shim writes WQEs and publishes
+// producer indices in doorbell records; the daemon writes CQEs. Neither
+// posting nor polling makes a system call; the shim writes the wake-up eventfd
+// only when the daemon has said it sleeps.
 
 inline constexpr uint64_t kSegmentBytes = uint64_t{1} << 30;  // sparse: only touched pages cost memory
 inline constexpr uint64_t kDoorbellOffset = 4096;
