@@ -52,7 +52,7 @@ uint32_t read_u24(const Reader& r, const YAML::Node& n, const std::string& what)
 
 }  // namespace
 
-std::vector<FaultSpec> read_faults(const Reader& r, const YAML::Node& n, const HostNameCheck& known_host) {
+std::vector<FaultSpec> read_faults(const Reader& r, const YAML::Node& n, const KnownHost& known_host) {
   if (!n.IsSequence()) r.fail(n, "expected 'faults' to be a list");
   std::vector<FaultSpec> out;
   for (const YAML::Node& e : n) {

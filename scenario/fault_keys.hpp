@@ -5,21 +5,13 @@
 // gilbert_elliott, down).
 #pragma once
 
-#include <functional>
-#include <string>
 #include <vector>
 
 #include "scenario/spec.hpp"
-
-namespace YAML {
-class Node;
-}
+#include "scenario/yaml_reader.hpp"
 
 namespace rnicsim::scenario {
 
-class Reader;
-
-using HostNameCheck = std::function<std::string(const YAML::Node&, const std::string&)>;
-std::vector<FaultSpec> read_faults(const Reader& r, const YAML::Node& n, const HostNameCheck& known_host);
+std::vector<FaultSpec> read_faults(const Reader& r, const YAML::Node& n, const KnownHost& known_host);
 
 }  // namespace rnicsim::scenario

@@ -181,7 +181,7 @@ void read_network(const Reader& r, const YAML::Node& root, Scenario& s, std::set
 
 // `faults:`: rules on the packets a host sends or receives, or on both
 // directions of a link between two hosts (which must exist).
-void read_faults_of(const Reader& r, const YAML::Node& faults, Scenario& s, const HostNameCheck& known_host) {
+void read_faults_of(const Reader& r, const YAML::Node& faults, Scenario& s, const KnownHost& known_host) {
   s.faults = read_faults(r, faults, known_host);
   size_t i = 0;
   for (const YAML::Node& e : faults) {

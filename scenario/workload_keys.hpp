@@ -5,7 +5,6 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <functional>
 #include <string>
 
 #include "scenario/spec.hpp"
@@ -18,8 +17,6 @@ inline constexpr uint64_t kPerftestMaxSize = 8u << 20;        // -a: 2 B .. 8 Mi
 inline constexpr uint64_t kPerftestAtomicSize = 8;
 inline constexpr uint64_t kPerftestCqModSizeLimit = 8192;     // above it, cq_mod defaults to 1
 inline constexpr uint32_t kModelMaxInline = 64;               // the inline room of a 128-byte WQE slot (nic::slot_inline)
-
-using KnownHost = std::function<std::string(const YAML::Node&, const std::string&)>;
 
 // Reads one entry of `workloads:`; `s` holds the hosts and links read so far.
 WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario& s, const KnownHost& known_host);

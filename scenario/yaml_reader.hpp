@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -126,5 +127,9 @@ inline bool valid_name(const std::string& s) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
   });
 }
+
+// The name of a host of the scenario read from `node` (described as `what`),
+// or a file:line:column error if no host has it.
+using KnownHost = std::function<std::string(const YAML::Node& node, const std::string& what)>;
 
 }  // namespace rnicsim::scenario
