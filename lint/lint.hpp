@@ -176,6 +176,7 @@ class Linter {
   void on_none(const SeqPacket&) {}
   static constexpr PositionStep kByPosition[] = {&Linter::on_none, &Linter::on_first, &Linter::on_middle,
                                                  &Linter::on_last, &Linter::on_only};
+  static_assert(sizeof(kByPosition) / sizeof(kByPosition[0]) == static_cast<std::size_t>(packet::Position::Only) + 1);
   void check_nothing_open(const SeqPacket& q);
   void check_continues(const SeqPacket& q);
   /// Where the next request PSN should be.

@@ -55,6 +55,7 @@ private:
   void on_reserved(QpContext&, Psn, Syndrome) {}
   static constexpr AckStep kByKind[] = {&Completer::on_ack, &Completer::on_rnr_nak, &Completer::on_reserved,
                                         &Completer::on_nak};
+  static_assert(sizeof(kByKind) / sizeof(kByKind[0]) == static_cast<size_t>(AckKind::Nak) + 1);
   NicContext& ctx_;
   Ports ports_;
   uint64_t acks_ = 0, naks_ = 0, timeouts_ = 0, stale_responses_ = 0;
