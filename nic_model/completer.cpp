@@ -111,7 +111,7 @@ void Completer::place_response(QpContext& qp, const packet::ParsedPacket& p, fab
     ctx_.dma.scatter(std::span(map.pieces.data(), map.count), p.payload, std::move(frame), qp.qpn);
   }
   ++e.responses_placed;
-  qp.payload_bytes_accepted += len;
+  qp.accept_payload(len);
   qp.una = psn + 1;
   if (e.responses_complete()) {
     const SendEntry done = qp.send_entries.pop_front();

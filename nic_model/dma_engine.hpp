@@ -5,10 +5,13 @@
 // with one event and requests allocate nothing.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "fabric/frame.hpp"
 #include "nic_model/host_memory.hpp"
@@ -106,6 +109,9 @@ public:
   // writes in flight when asked (a sampler asks, rarely), so that issuing and
   // completing a write keep no count.
   uint64_t writing(Qpn qpn) const;
+  // f(qpn, writing(qpn)) once for each QP with writes in flight.
+  template <class F>
+  void for_each_writing(F f) const;
 
 private:
   struct Read {
@@ -159,5 +165,19 @@ private:
   std::array<Made, kMadeKept> made_{};
   size_t made_next_ = 0;
 };
+
+template <class F>
+void DmaEngine::for_each_writing(F f) const {
+  // Writes in flight are few (a PCIe round trip's worth), and so are their QPs.
+  std::vector<std::pair<Qpn, uint64_t>> by_qp;
+  for (size_t i = 0; i < write_q_.size(); ++i) {
+    const Write& w = write_q_[i];
+    if (!w.qpn) continue;
+    auto it = std::find_if(by_qp.begin(), by_qp.end(), [&](const auto& x) { return x.first == *w.qpn; });
+    if (it == by_qp.end()) by_qp.emplace_back(*w.qpn, w.length);
+    else it->second += w.length;
+  }
+  for (const auto& [qpn, bytes] : by_qp) f(qpn, bytes);
+}
 
 }  // namespace rnicsim::nic

@@ -105,6 +105,10 @@ Qpn Nic::create_qp(const QpInit& init) {
   qp->path_mtu = config_.params.mtu;  // UD uses the port MTU; RC/UC set theirs at RTR
   // RoCEv2 flow entropy: the UDP source port comes from the QPN.
   qp->udp_src_port = static_cast<uint16_t>(0xC000 | ((qp->qpn.value() * 2654435761u) >> 18));
+  if (init.tally != 0 && init.tally <= tallies_.size()) {
+    qp->tally_id = init.tally;
+    qp->tally = &tallies_[init.tally - 1];
+  }
   QpContext* raw = qp.get();
   if (congestion_ != nullptr) {
     qp->cc = congestion_->new_qp_state();
@@ -115,6 +119,23 @@ Qpn Nic::create_qp(const QpInit& init) {
   }
   qp->retransmit_timer = std::make_unique<sim::Event>([this, raw] { completer_.on_timer(*raw); }, "qp.timer");
   return tables_.add_qp(std::move(qp)).qpn;
+}
+
+uint32_t Nic::open_tally() {
+  tallies_.push_back(0);
+  return static_cast<uint32_t>(tallies_.size());
+}
+
+uint64_t Nic::payload_placed_in(uint32_t tally) {
+  if (tally == 0 || tally > tallies_.size()) return 0;
+  // The sum of payload_placed(q) = accepted - min(accepted, writing) over the
+  // tally's QPs: all they accepted, less for each QP with writes in flight.
+  uint64_t placed = tallies_[tally - 1];
+  dma_.for_each_writing([&](Qpn qpn, uint64_t bytes) {
+    if (const QpContext* q = qp(qpn); q != nullptr && q->tally_id == tally)
+      placed -= std::min(q->payload_bytes_accepted, bytes);
+  });
+  return placed;
 }
 
 int Nic::modify_qp(Qpn qpn, const QpAttr& attr, uint32_t mask) {
@@ -161,6 +182,7 @@ void Nic::reset_qp(QpContext& qp) {
 
 bool Nic::destroy_qp(Qpn qpn) {
   cache_.forget(qpn);
+  if (QpContext* q = qp(qpn)) q->take_back_payload(q->payload_bytes_accepted);  // as payload_placed forgets it
   return tables_.erase_qp(qpn);
 }
 

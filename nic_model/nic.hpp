@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -56,6 +57,8 @@ struct QpInit {
   // 0: the next free QPN. A special QP's own number (1: the GSI QP, a UD QP
   // that carries management datagrams; one per port).
   std::optional<Qpn> special_qpn;
+  // Nic::open_tally's number of the tally that counts this QP's payload; 0: none.
+  uint32_t tally = 0;
 };
 
 
@@ -141,6 +144,11 @@ public:
     const QpContext* q = qp(qpn);
     return q == nullptr ? 0 : q->payload_bytes_accepted - std::min(q->payload_bytes_accepted, dma_.writing(qpn));
   }
+  // A tally: the sum of payload_placed over the QPs created with it, kept as
+  // they take payload in, so that asking costs the writes in flight, not the
+  // QPs (a sampler of a workload with thousands of QPs asks every few us).
+  uint32_t open_tally();
+  uint64_t payload_placed_in(uint32_t tally);
   MemoryTranslation& translation() { return translation_; }
   WqeFetcher& wqe_fetcher() { return fetcher_; }
   Requester& requester() { return requester_; }
@@ -216,6 +224,7 @@ private:
   // QPNs below this are special QPs' (0 SMI, 1 GSI), never handed out.
   static constexpr uint32_t kFirstQpn = 0x11;
   uint32_t next_qpn_ = kFirstQpn;
+  std::deque<uint64_t> tallies_;  // [tally - 1]: payload accepted (a deque: QPs point into it)
   uint32_t next_cqn_ = 1;
   uint32_t next_pd_ = 1;
 };

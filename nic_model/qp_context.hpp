@@ -186,6 +186,18 @@ struct QpContext {
   // and atomic results); go-back-0 takes back a message's when it asks for all
   // of it again. Their DMA writes land later: Nic::payload_placed.
   uint64_t payload_bytes_accepted = 0;
+  // The tally that counts them too, for a sampler that asks for many QPs at
+  // once (Nic::open_tally); 0 and null: none.
+  uint32_t tally_id = 0;
+  uint64_t* tally = nullptr;
+  void accept_payload(uint64_t n) {
+    payload_bytes_accepted += n;
+    if (tally != nullptr) *tally += n;
+  }
+  void take_back_payload(uint64_t n) {
+    payload_bytes_accepted -= n;
+    if (tally != nullptr) *tally -= n;
+  }
   // Congestion signals, for congestion control (DCQCN): packets that arrived
   // marked CE (IP ECN, or BTH FECN) at this QP as receiver (notification
   // point), and CNPs that arrived for it as sender (reaction point).

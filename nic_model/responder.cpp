@@ -502,7 +502,7 @@ std::optional<Responder::Verdict> Responder::check_psn_rc(Request& r) {
   const NicParams& params = ctx_.params();
   if (params.loss_recovery == LossRecovery::GoBack0 && qp.epsn != qp.message_start) {
     qp.epsn = qp.message_start;
-    qp.payload_bytes_accepted -= qp.message_bytes_placed;  // they will be placed again
+    qp.take_back_payload(qp.message_bytes_placed);  // they will be placed again
     qp.message_bytes_placed = 0;
     qp.recv_offset = 0;
     qp.write_remaining = 0;
@@ -642,7 +642,7 @@ std::optional<Responder::Verdict> Responder::acknowledge(Request& r) {
   QpContext& qp = r.qp;
   const Operation op = r.info.operation;
   if (op == Operation::Send || op == Operation::RdmaWrite) {
-    qp.payload_bytes_accepted += r.p.fields.payload_length;
+    qp.accept_payload(r.p.fields.payload_length);
     qp.message_bytes_placed += r.p.fields.payload_length;
   }
   qp.nak_outstanding = false;

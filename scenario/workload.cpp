@@ -49,6 +49,7 @@ HostSide::HostSide(Host& host, const HostTiming& timing, uint32_t send_cq_entrie
       buffer_bytes_(buffer_bytes) {
   nic::Nic& n = *host.nic;
   pd_ = n.alloc_pd();
+  tally_ = n.open_tally();
   const uint64_t scq = host.memory.allocate(size_t{send_cq_entries} * sizeof(nic::Cqe), 4096);
   send_cq_.emplace(host.memory.span(scq, size_t{send_cq_entries} * sizeof(nic::Cqe)), send_cq_entries);
   send_cqn_ = n.create_cq(scq, send_cq_entries, this);
@@ -77,18 +78,14 @@ uint32_t HostSide::add_qp(uint32_t sq_entries, uint32_t rq_entries) {
   init.recv_cq = recv_cqn_;
   init.sq = nic::WorkRing{sq, sq_entries};
   init.rq = nic::WorkRing{rq, rq_entries};
+  init.tally = tally_;
   const nic::Qpn qpn = host_.nic->create_qp(init);
   qps_.push_back(Qp{qpn, nic::WqeRingWriter<nic::SendWqe>(mem.span(sq, size_t{sq_entries} * nic::kMinWqeStride), sq_entries),
                     nic::WqeRingWriter<nic::RecvWqe>(mem.span(rq, size_t{rq_entries} * nic::kMinWqeStride), rq_entries)});
   return static_cast<uint32_t>(qps_.size() - 1);
 }
 
-uint64_t HostSide::payload_placed() const {
-  uint64_t bytes = 0;
-  for (const Qp& q : qps_)
-    bytes += host_.nic->payload_placed(q.qpn);
-  return bytes;
-}
+uint64_t HostSide::payload_placed() const { return host_.nic->payload_placed_in(tally_); }
 
 HostSide::Connection HostSide::connection_of(const WorkloadSpec& spec, uint32_t path_mtu, uint8_t rd_atomic) {
   return {path_mtu, rd_atomic, spec.priority, spec.timeout, spec.retry_cnt, spec.rnr_retry};

@@ -168,6 +168,7 @@ private:
   uint64_t buffer_ = 0, buffer_bytes_ = 0;
   nic::MemoryRegion mr_;
   std::vector<Qp> qps_;
+  uint32_t tally_ = 0;  // the NIC's tally of these QPs' payload (payload_placed)
   // The byte being watched.
   uint64_t watch_addr_ = 0;
   uint8_t watch_value_ = 0;

@@ -7,17 +7,20 @@
 
 namespace rnicsim::sim {
 
-std::string format_double(double v, DoubleForm form) {
-  if (!std::isfinite(v)) return "";
-  char buf[64];
-  if (form == DoubleForm::Hex) {
-    std::snprintf(buf, sizeof buf, "%a", v);
-    return buf;
+size_t format_double(double v, DoubleForm form, std::span<char, kDoubleChars> buf) {
+  if (!std::isfinite(v)) return 0;
+  if (form == DoubleForm::Hex) return static_cast<size_t>(std::snprintf(buf.data(), buf.size(), "%a", v));
+  char* end = std::to_chars(buf.data(), buf.data() + buf.size() - 2, v).ptr;
+  if (std::string_view(buf.data(), end).find_first_of(".e") == std::string_view::npos) {
+    *end++ = '.';
+    *end++ = '0';
   }
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  std::string s(buf, end);
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
+  return static_cast<size_t>(end - buf.data());
+}
+
+std::string format_double(double v, DoubleForm form) {
+  std::array<char, kDoubleChars> buf;
+  return std::string(buf.data(), format_double(v, form, buf));
 }
 
 Json output_document(std::string_view kind) { return {{"schema", kind}, {"schema_version", kSchemaVersion}}; }
@@ -102,7 +105,7 @@ CsvWriter::CsvWriter(const std::filesystem::path& file, bool exact_twin) : out_(
   if (exact_twin) twin_.emplace(open(twin_of(file)));
 }
 
-CsvWriter& CsvWriter::raw(const std::string& field, const std::string& twin_field) {
+CsvWriter& CsvWriter::raw(std::string_view field, std::string_view twin_field) {
   if (row_started_) {
     out_ << ',';
     if (twin_) *twin_ << ',';
@@ -118,7 +121,15 @@ CsvWriter& CsvWriter::text(std::string_view s) {
   return raw(f, f);
 }
 
-CsvWriter& CsvWriter::number(double v) { return raw(format_double(v), format_double(v, DoubleForm::Hex)); }
+CsvWriter& CsvWriter::number(double v) {
+  // On the stack, and the hex form only for a twin: a time series has millions of fields.
+  std::array<char, kDoubleChars> text, hex;
+  const size_t n = format_double(v, DoubleForm::Shortest, text);
+  const size_t h = twin_ ? format_double(v, DoubleForm::Hex, hex) : 0;
+  return raw({text.data(), n}, {hex.data(), h});
+}
+
+CsvWriter& CsvWriter::integer(std::string_view digits) { return raw(digits, digits); }
 
 void CsvWriter::end_row() {
   out_ << '\n';

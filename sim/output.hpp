@@ -14,10 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
+#include <charconv>
 #include <concepts>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <span>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -38,6 +41,9 @@ enum class DoubleForm : uint8_t { Shortest, Hex };
 // `v` as text: the shortest decimal that reads back as `v` (a whole value keeps
 // ".0", so it stays a double to JSON readers), or a hex float. "" if not finite.
 std::string format_double(double v, DoubleForm form = DoubleForm::Shortest);
+// The same into `buf`; returns the length.
+inline constexpr size_t kDoubleChars = 64;
+size_t format_double(double v, DoubleForm form, std::span<char, kDoubleChars> buf);
 
 // `j` as JSON, indented by two spaces (arrays of plain values on one line).
 void write_json(std::ostream& out, const Json& j, DoubleForm form = DoubleForm::Shortest);
@@ -54,13 +60,15 @@ public:
   CsvWriter& number(double v);  // empty when not finite
   template <std::integral T>
   CsvWriter& number(T v) {
-    return raw(std::to_string(v), std::to_string(v));
+    std::array<char, 24> buf;
+    return integer({buf.data(), std::to_chars(buf.data(), buf.data() + buf.size(), v).ptr});
   }
   CsvWriter& empty() { return raw("", ""); }
   void end_row();
 
 private:
-  CsvWriter& raw(const std::string& field, const std::string& twin_field);
+  CsvWriter& raw(std::string_view field, std::string_view twin_field);
+  CsvWriter& integer(std::string_view digits);
 
   std::ofstream out_;
   std::optional<std::ofstream> twin_;

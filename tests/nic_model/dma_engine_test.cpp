@@ -109,9 +109,13 @@ TEST_F(DmaEngineTest, AQpsWritesAreInFlightUntilTheyLand) {
   EXPECT_EQ(dma.writing(Qpn(0x12)), 64u);
   ASSERT_TRUE(sim.scheduler().step());  // the first write lands
   EXPECT_EQ(dma.writing(Qpn(0x11)), 64u);
+  std::vector<std::pair<uint32_t, uint64_t>> each;
+  dma.for_each_writing([&](Qpn q, uint64_t bytes) { each.emplace_back(q.value(), bytes); });
+  EXPECT_EQ(each, (std::vector<std::pair<uint32_t, uint64_t>>{{0x11, 64}, {0x12, 64}}));
   run();
   EXPECT_EQ(dma.writing(Qpn(0x11)), 0u);
   EXPECT_EQ(dma.writing(Qpn(0x12)), 0u);
+  dma.for_each_writing([&](Qpn, uint64_t) { ADD_FAILURE() << "nothing is in flight"; });
 }
 
 TEST_F(DmaEngineTest, AnEventEntryLandsAfterTheWritesBeforeIt) {

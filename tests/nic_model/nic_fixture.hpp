@@ -51,6 +51,7 @@ struct QpOptions {
   uint32_t access = kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic;  // QP remote access
   uint8_t max_rd_atomic = 16, max_dest_rd_atomic = 16;
   uint32_t qkey = 0x11111111;  // UD
+  uint32_t tally = 0;  // Nic::open_tally's number, 0: none
   Srqn srq;                    // take receives from this SRQ of the host's NIC
 };
 
@@ -76,6 +77,7 @@ public:
     init.rq = WorkRing{rq_base_, o.rq_entries, o.rq_stride};
     init.sq_sig_all = o.sq_sig_all;
     init.srq = o.srq;
+    init.tally = o.tally;
     qpn = n.create_qp(init);
     mr = n.reg_mr(pd, buffer, o.buffer_size,
                   kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic);

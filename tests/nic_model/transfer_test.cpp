@@ -505,4 +505,33 @@ TEST(BorrowedPayload, OverwrittenSourceGivesTheBytesOfCopyingReads) {
   EXPECT_EQ(std::memcmp(lending.data() + kLater + kChunk, original.data() + kLater + kChunk, kSize - kLater - kChunk), 0);
 }
 
+// A tally of a host's QPs is the sum of their payload_placed at every step,
+// writes in flight included, and leaves out a QP created without it.
+TEST(PayloadTally, SumsItsQpsPayloadPlacedAtEveryEvent) {
+  TestBed bed;
+  const uint32_t tally = bed.b().nic->open_tally();
+  QpOptions counted;
+  counted.tally = tally;
+  auto [x1, y1] = bed.pair({}, counted);
+  auto [x2, y2] = bed.pair({}, counted);
+  auto [x3, y3] = bed.pair();  // on host b too, not in the tally
+  x1->post_send(x1->write_wqe(1, 0, 64 * 1024, *y1, 0));
+  x2->post_send(x2->write_wqe(2, 0, 48 * 1024 + 5, *y2, 0));
+  x3->post_send(x3->write_wqe(3, 0, 32 * 1024, *y3, 0));
+  Nic& b = *bed.b().nic;
+  bool partly = false;  // a step with bytes taken in but still on their way over PCIe
+  while (bed.sim.scheduler().step()) {
+    const uint64_t sum = b.payload_placed(y1->qpn) + b.payload_placed(y2->qpn);
+    ASSERT_EQ(b.payload_placed_in(tally), sum);
+    partly |= b.dma().writing(y1->qpn) + b.dma().writing(y2->qpn) > 0;
+  }
+  EXPECT_TRUE(partly);
+  EXPECT_EQ(b.payload_placed_in(tally), 64u * 1024 + 48 * 1024 + 5);
+  EXPECT_EQ(b.payload_placed(y3->qpn), 32u * 1024);
+  EXPECT_EQ(b.payload_placed_in(0), 0u);
+  // A destroyed QP's bytes leave the tally, as payload_placed forgets them.
+  ASSERT_TRUE(b.destroy_qp(y2->qpn));
+  EXPECT_EQ(b.payload_placed_in(tally), 64u * 1024);
+}
+
 }  // namespace
