@@ -11,27 +11,27 @@ uint64_t load64(const std::byte* p) {
 uint16_t load16(const std::byte* p) { return static_cast<uint16_t>((static_cast<uint8_t>(p[0]) << 8) | static_cast<uint8_t>(p[1])); }
 uint32_t load32(const std::byte* p) { return (uint32_t{load16(p)} << 16) | load16(p + 2); }
 
-std::optional<Classified> classify_ethernet(std::span<const std::byte> f, const PriorityMap& map) {
+std::optional<HeaderFields> read_ethernet(std::span<const std::byte> f) {
   if (f.size() < 14) return std::nullopt;
   size_t off = 12;
   uint16_t type = load16(f.data() + off);
-  std::optional<uint8_t> pcp;
+  HeaderFields c;
   if (type == packet::kEtherTypeVlan) {
     if (f.size() < 18) return std::nullopt;
-    pcp = static_cast<uint8_t>(static_cast<uint8_t>(f[14]) >> 5);
+    c.tagged = true;
+    c.pcp = static_cast<uint8_t>(static_cast<uint8_t>(f[14]) >> 5);
     off += 4;
     type = load16(f.data() + off);
   }
   off += 2;  // the IP header
-  Classified c;
   c.ip_offset = static_cast<uint16_t>(off);
-  uint8_t dscp = 0, proto = 0;
+  uint8_t proto = 0;
   size_t l4 = 0;
   uint64_t src_hi = 0, src_lo = 0;
   if (type == packet::kEtherTypeIpv4) {
     if (f.size() < off + 20) return std::nullopt;
     const std::byte* ip = f.data() + off;
-    dscp = static_cast<uint8_t>(static_cast<uint8_t>(ip[1]) >> 2);
+    c.dscp = static_cast<uint8_t>(static_cast<uint8_t>(ip[1]) >> 2);
     proto = static_cast<uint8_t>(ip[9]);
     l4 = off + (static_cast<size_t>(static_cast<uint8_t>(ip[0]) & 0x0F) * 4);
     c.destination = RouteKey{0, 0x0000FFFF00000000ull | load32(ip + 16)};
@@ -39,7 +39,7 @@ std::optional<Classified> classify_ethernet(std::span<const std::byte> f, const 
   } else if (type == packet::kEtherTypeIpv6) {
     if (f.size() < off + 40) return std::nullopt;
     const std::byte* ip = f.data() + off;
-    dscp = static_cast<uint8_t>((load16(ip) >> 6) & 0x3F);
+    c.dscp = static_cast<uint8_t>((load16(ip) >> 6) & 0x3F);
     proto = static_cast<uint8_t>(ip[6]);
     l4 = off + 40;
     c.destination = RouteKey{load64(ip + 24), load64(ip + 32)};
@@ -48,7 +48,6 @@ std::optional<Classified> classify_ethernet(std::span<const std::byte> f, const 
   } else {
     return std::nullopt;
   }
-  c.priority = map.trust == PriorityMap::Trust::Pcp && pcp ? map.pcp[*pcp] : map.dscp[dscp];
   uint32_t ports = 0;
   if (proto == packet::kIpProtoUdp && f.size() >= l4 + 4) ports = load32(f.data() + l4);
   c.flow_hash = mix64(mix64(src_hi ^ mix64(src_lo)) ^ c.destination.hi ^ mix64(c.destination.lo) ^
@@ -56,11 +55,10 @@ std::optional<Classified> classify_ethernet(std::span<const std::byte> f, const 
   return c;
 }
 
-std::optional<Classified> classify_ib(std::span<const std::byte> f, const PriorityMap& map) {
+std::optional<HeaderFields> read_ib(std::span<const std::byte> f) {
   if (f.size() < 8) return std::nullopt;
-  Classified c;
-  const uint8_t sl = static_cast<uint8_t>(static_cast<uint8_t>(f[1]) >> 4);
-  c.priority = map.sl[sl];
+  HeaderFields c;
+  c.sl = static_cast<uint8_t>(static_cast<uint8_t>(f[1]) >> 4);
   const uint16_t dlid = load16(f.data() + 2);
   const uint16_t slid = load16(f.data() + 6);
   c.destination = RouteKey::of_lid(dlid);
@@ -75,9 +73,16 @@ RouteKey RouteKey::of_ip(const packet::Ipv6Addr& a) {
                   load64(reinterpret_cast<const std::byte*>(a.data() + 8))};
 }
 
+std::optional<HeaderFields> read_headers(std::span<const std::byte> frame, packet::LinkType link) noexcept {
+  return link == packet::LinkType::Ethernet ? read_ethernet(frame) : read_ib(frame);
+}
+
 std::optional<Classified> classify(std::span<const std::byte> frame, packet::LinkType link,
                                    const PriorityMap& map) noexcept {
-  return link == packet::LinkType::Ethernet ? classify_ethernet(frame, map) : classify_ib(frame, map);
+  const auto h = read_headers(frame, link);
+  if (!h) return std::nullopt;
+  return Classified{priority_of(link, map, h->dscp, h->tagged, h->pcp, h->sl), h->destination, h->flow_hash,
+                    h->ip_offset};
 }
 
 }  // namespace rnicsim::fabric

@@ -48,6 +48,24 @@ struct Classified {
   uint16_t ip_offset = 0;  // RoCEv2: where the IP header starts (for ECN marking)
 };
 
+// What a frame's headers say, whatever a switch's priority map: where it goes,
+// its flow, and the markings a map reads.
+struct HeaderFields {
+  RouteKey destination;
+  uint64_t flow_hash = 0;
+  uint16_t ip_offset = 0;
+  uint8_t dscp = 0, pcp = 0, sl = 0;
+  bool tagged = false;  // an 802.1Q tag carries `pcp`
+};
+// nullopt: not a frame the switch can forward (not IP, truncated, ...).
+std::optional<HeaderFields> read_headers(std::span<const std::byte> frame, packet::LinkType link) noexcept;
+// The priority `map` gives markings read from a frame of `link`.
+inline uint8_t priority_of(packet::LinkType link, const PriorityMap& map, uint8_t dscp, bool tagged, uint8_t pcp,
+                           uint8_t sl) {
+  if (link != packet::LinkType::Ethernet) return map.sl[sl & 0x0F];
+  return map.trust == PriorityMap::Trust::Pcp && tagged ? map.pcp[pcp & 7] : map.dscp[dscp & 0x3F];
+}
+
 // nullopt: not a frame the switch can forward (not IP, truncated, ...).
 std::optional<Classified> classify(std::span<const std::byte> frame, packet::LinkType link,
                                    const PriorityMap& map) noexcept;

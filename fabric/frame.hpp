@@ -29,6 +29,16 @@ struct FrameMeta {
   bool corrupted = false;     // a size-only frame a fault changed (its ICRC would fail)
   packet::Psn psn{};          // a request the NIC built: its PSN (flow_id is its QP)
   bool request = false;       // and that it is one (withdraw looks for them)
+  // What the first switch read of the headers (fabric/classify.hpp), so that
+  // the switches after it read none; forgotten when the bytes change (bytes()).
+  struct Route {
+    const void* numbering = nullptr;  // the Destinations `destination` is a number of; null: nothing kept
+    uint32_t destination = 0;
+    uint64_t flow_hash = 0;
+    uint16_t ip_offset = 0;
+    uint8_t dscp = 0, pcp = 0, sl = 0;
+    bool tagged = false;  // an 802.1Q tag carries `pcp`
+  } route;
 };
 
 class Frame {
@@ -55,6 +65,7 @@ public:
   // size-only frame, the headers only.
   std::span<std::byte> bytes() {
     complete_seal();
+    if (n_ != nullptr) n_->meta.route.numbering = nullptr;  // the headers may change
     return n_ == nullptr ? std::span<std::byte>() : std::span<std::byte>(n_->data(), n_->length);
   }
   std::span<const std::byte> bytes() const {

@@ -53,47 +53,64 @@ void Switch::add_route(const RouteKey& dest, std::vector<uint16_t> ports) {
   if (ports.empty()) return;
   Group g{static_cast<uint32_t>(members_.size()), static_cast<uint32_t>(ports.size())};
   members_.insert(members_.end(), ports.begin(), ports.end());
-  routes_[dest] = static_cast<uint32_t>(groups_.size());
+  const uint32_t d = destinations_->add(dest);
+  if (d >= route_group_.size()) route_group_.resize(d + 1, kNoGroup);
+  route_group_[d] = static_cast<uint32_t>(groups_.size());
   groups_.push_back(g);
 }
 
 int Switch::route_of(const RouteKey& dest, uint64_t flow_hash) const {
-  const auto it = routes_.find(dest);
-  if (it == routes_.end()) return -1;
-  const Group& g = groups_[it->second];
+  return route_at(destinations_->find(dest), flow_hash);
+}
+
+int Switch::route_at(uint32_t dest, uint64_t flow_hash) const {
+  if (dest >= route_group_.size() || route_group_[dest] == kNoGroup) return -1;
+  const Group& g = groups_[route_group_[dest]];
   return members_[g.first + mix64(flow_hash ^ ecmp_seed_) % g.size];
+}
+
+bool Switch::route_fields(Frame& f) {
+  FrameMeta::Route& r = f.meta().route;
+  if (r.numbering == destinations_.get()) return true;
+  const auto h = read_headers(f.bytes_as_built(), link_);
+  if (!h) return false;
+  r = {destinations_.get(), destinations_->find(h->destination), h->flow_hash, h->ip_offset,
+       h->dscp, h->pcp, h->sl, h->tagged};
+  return true;
 }
 
 void Switch::on_frame(uint16_t in, Frame&& f) {
   ++counters_.rx_frames;
   const uint8_t vl = f.meta().priority;  // as it came over the link (IB credits are per VL)
-  const auto c = classify(f.bytes_as_built(), link_, params_.priorities);
-  const int out = c ? route_of(c->destination, c->flow_hash) : -1;
+  const bool readable = route_fields(f);
+  const FrameMeta::Route r = f.meta().route;
+  const int out = readable ? route_at(r.destination, r.flow_hash) : -1;
+  const uint8_t prio = priority_of(link_, params_.priorities, r.dscp, r.tagged, r.pcp, r.sl);
   if (out < 0) {
     ++counters_.drops[static_cast<size_t>(DropCause::NoRoute)];
     ports_[in]->port->return_credit(vl, f.size());
     return;
   }
-  const SharedBuffer::Verdict v = buffer_->admit(in, static_cast<size_t>(out), c->priority, f.size());
+  const SharedBuffer::Verdict v = buffer_->admit(in, static_cast<size_t>(out), prio, f.size());
   if (!v.admitted) {
     ++counters_.drops[static_cast<size_t>(v.cause)];
     ports_[in]->port->return_credit(vl, f.size());
     if (v.cause == DropCause::HeadroomOverflow && counters_.drops[static_cast<size_t>(v.cause)] == 1)
       sim_.log().log(sim::LogLevel::Error, name_, [&](std::ostream& os) {
-        os << "PFC headroom overflow on port " << in << " priority " << int{c->priority} << " (headroom "
+        os << "PFC headroom overflow on port " << in << " priority " << int{prio} << " (headroom "
            << buffer_->headroom_of(in) << " bytes): a lossless priority dropped a frame";
       });
     return;
   }
-  f.meta().priority = c->priority;
+  f.meta().priority = prio;
   f.meta().ingress_port = in;
   f.meta().ingress_vl = vl;
-  if (params_.ecn.enabled && !params_.ecn.on_dequeue && ((params_.ecn.priorities >> c->priority) & 1) &&
+  if (params_.ecn.enabled && !params_.ecn.on_dequeue && ((params_.ecn.priorities >> prio) & 1) &&
       link_ == packet::LinkType::Ethernet &&
-      ecn_mark(buffer_->egress_bytes(static_cast<size_t>(out), c->priority)) &&
-      packet::mark_ecn_ce(f.bytes(), c->ip_offset))  // bytes(): the frame is changed, so sealed first
+      ecn_mark(buffer_->egress_bytes(static_cast<size_t>(out), prio)) &&
+      packet::mark_ecn_ce(f.bytes(), r.ip_offset))  // bytes(): the frame is changed, so sealed first
     ++counters_.ecn_marked;
-  if (params_.pfc.lossless(c->priority)) update_pfc(in, c->priority);
+  if (params_.pfc.lossless(prio)) update_pfc(in, prio);
   if (params_.forwarding_latency == sim::Duration::zero()) {
     enqueue(static_cast<uint16_t>(out), std::move(f));
     return;

@@ -66,6 +66,23 @@ struct SwitchCounters {
 //         ingress accounting, XOFF/XON to the PfcGenerator of port i, headroom)
 //     --> egress port queue (strict priority / DWRR) --> wire
 //   a frame's buffer is freed when it leaves its egress queue for the wire.
+// Every destination a fabric routes to, numbered densely as routes are added:
+// a switch keeps its routes in an array indexed by that number, and a frame
+// carries its number from the first switch on (FrameMeta::route). Switches
+// that share one numbering (World gives them one) share what a frame carries.
+class Destinations {
+public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  uint32_t add(const RouteKey& k) { return index_.try_emplace(k, static_cast<uint32_t>(index_.size())).first->second; }
+  uint32_t find(const RouteKey& k) const {
+    const auto it = index_.find(k);
+    return it == index_.end() ? kNone : it->second;
+  }
+
+private:
+  std::unordered_map<RouteKey, uint32_t, RouteKeyHash> index_;
+};
+
 class Switch {
 public:
   Switch(sim::Simulator& sim, FramePool& pool, std::string name, SwitchParams params, packet::LinkType link);
@@ -81,6 +98,8 @@ public:
   void finish();
   Port& port(size_t i) { return *ports_[i]->port; }
   size_t port_count() const { return ports_.size(); }
+  // The numbering of destinations this switch shares with others (before add_route).
+  void share_destinations(std::shared_ptr<Destinations> d) { destinations_ = std::move(d); }
   // Frames for `dest` leave by one of `ports` (an ECMP group when more than one).
   void add_route(const RouteKey& dest, std::vector<uint16_t> ports);
   // The egress port a flow with this hash takes to `dest` (tests; -1 if none).
@@ -129,7 +148,13 @@ private:
   sim::RandomStream ecn_rng_;
   std::vector<std::unique_ptr<PortSlot>> ports_;
   std::unique_ptr<SharedBuffer> buffer_;
-  std::unordered_map<RouteKey, uint32_t, RouteKeyHash> routes_;  // -> groups_
+  std::shared_ptr<Destinations> destinations_ = std::make_shared<Destinations>();
+  std::vector<uint32_t> route_group_;  // [destination number] -> groups_, kNoGroup if none
+  static constexpr uint32_t kNoGroup = UINT32_MAX;
+  // The egress port for destination number `dest` (Destinations::kNone: none); -1 if none.
+  int route_at(uint32_t dest, uint64_t flow_hash) const;
+  // What the frame's headers say, read once per fabric (FrameMeta::route); false if unreadable.
+  bool route_fields(Frame& f);
   std::vector<Group> groups_;
   std::vector<uint16_t> members_;
   // Ingress (port, lossless priority) pairs now in XOFF: checked for XON as

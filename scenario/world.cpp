@@ -177,11 +177,14 @@ std::vector<fabric::Switch*> World::add_switches(const Scenario& s) {
   const fabric::Topology& t = s.fabric.topology;
   const bool ib = packet::is_ib(link_kind_);
   std::vector<fabric::Switch*> switch_of(t.nodes.size(), nullptr);
+  // One numbering of the hosts for every switch: a frame learns its number once.
+  auto destinations = std::make_shared<fabric::Destinations>();
   for (size_t n = 0; n < t.nodes.size(); ++n) {
     if (!t.nodes[n].is_switch) continue;
     switches_.push_back(std::make_unique<fabric::Switch>(
         sim_, pool_, t.nodes[n].name, s.fabric.switch_params,
         ib ? packet::LinkType::Infiniband : packet::LinkType::Ethernet));
+    switches_.back()->share_destinations(destinations);
     switch_of[n] = switches_.back().get();
   }
   return switch_of;

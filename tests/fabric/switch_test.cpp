@@ -61,8 +61,9 @@ struct Star {
   std::unique_ptr<fabric::Switch> sw;
   std::vector<std::unique_ptr<fabric::Port>> hosts;
   std::vector<Counter> rx;
-  Star(size_t n, fabric::SwitchParams params) : rx(n) {
+  Star(size_t n, fabric::SwitchParams params, std::shared_ptr<fabric::Destinations> numbering = nullptr) : rx(n) {
     sw = std::make_unique<fabric::Switch>(sim, pool, "sw", params, packet::LinkType::Ethernet);
+    if (numbering) sw->share_destinations(numbering);
     fabric::PortParams p;
     for (size_t i = 0; i < n; ++i) sw->add_port(p);
     sw->finish();
@@ -98,6 +99,34 @@ TEST(Switch, ForwardsByDestinationIpAndDropsUnknownOnes) {
   EXPECT_EQ(s.sw->counters().drops[static_cast<size_t>(fabric::DropCause::NoRoute)], 1u);
   EXPECT_EQ(s.sw->buffer().shared_used(), 0u);
   EXPECT_EQ(s.pool.in_use(), 0u);
+}
+
+// A switch reads a frame's headers once per numbering of destinations: the
+// frame carries what it read to the switches after it, until its bytes change.
+TEST(Switch, AFrameCarriesItsDestinationNumberUntilItsBytesChange) {
+  auto numbering = std::make_shared<fabric::Destinations>();
+  Star s(2, {}, numbering);
+  const uint32_t to_h1 = numbering->find(fabric::RouteKey::of_ip(ip(1)));
+  ASSERT_NE(to_h1, fabric::Destinations::kNone);
+  EXPECT_EQ(numbering->find(fabric::RouteKey::of_ip(ip(9))), fabric::Destinations::kNone);
+  // A frame for h2 that says, in the numbering the switch uses, it is for h1: the
+  // switch believes it (it reads no header), which shows the number is used.
+  fabric::Frame told = roce(s.pool, 1, 2, 0xC000, 0);
+  told.meta().route = {numbering.get(), to_h1, 0, 14, 0, 0, 0, false};
+  s.hosts[1]->send(std::move(told));
+  // The same, but the bytes were opened for writing since: read again, to h2.
+  fabric::Frame changed = roce(s.pool, 1, 2, 0xC000, 0);
+  changed.meta().route = {numbering.get(), to_h1, 0, 14, 0, 0, 0, false};
+  (void)changed.bytes();
+  s.hosts[0]->send(std::move(changed));
+  // Another numbering's number means nothing here: read again, to h2.
+  fabric::Destinations other;
+  fabric::Frame stranger = roce(s.pool, 1, 2, 0xC000, 0);
+  stranger.meta().route = {&other, to_h1, 0, 14, 0, 0, 0, false};
+  s.hosts[0]->send(std::move(stranger));
+  s.run();
+  EXPECT_EQ(s.rx[0].frames, 1u);
+  EXPECT_EQ(s.rx[1].frames, 2u);
 }
 
 TEST(Switch, LossyIncastOverflowsTheSharedBuffer) {
