@@ -18,8 +18,8 @@ std::optional<HeaderFields> read_ethernet(std::span<const std::byte> f) {
   HeaderFields c;
   if (type == packet::kEtherTypeVlan) {
     if (f.size() < 18) return std::nullopt;
-    c.tagged = true;
-    c.pcp = static_cast<uint8_t>(static_cast<uint8_t>(f[14]) >> 5);
+    c.markings.tagged = true;
+    c.markings.pcp = static_cast<uint8_t>(static_cast<uint8_t>(f[14]) >> 5);
     off += 4;
     type = load16(f.data() + off);
   }
@@ -31,7 +31,7 @@ std::optional<HeaderFields> read_ethernet(std::span<const std::byte> f) {
   if (type == packet::kEtherTypeIpv4) {
     if (f.size() < off + 20) return std::nullopt;
     const std::byte* ip = f.data() + off;
-    c.dscp = static_cast<uint8_t>(static_cast<uint8_t>(ip[1]) >> 2);
+    c.markings.dscp = static_cast<uint8_t>(static_cast<uint8_t>(ip[1]) >> 2);
     proto = static_cast<uint8_t>(ip[9]);
     l4 = off + (static_cast<size_t>(static_cast<uint8_t>(ip[0]) & 0x0F) * 4);
     c.destination = RouteKey{0, 0x0000FFFF00000000ull | load32(ip + 16)};
@@ -39,7 +39,7 @@ std::optional<HeaderFields> read_ethernet(std::span<const std::byte> f) {
   } else if (type == packet::kEtherTypeIpv6) {
     if (f.size() < off + 40) return std::nullopt;
     const std::byte* ip = f.data() + off;
-    c.dscp = static_cast<uint8_t>((load16(ip) >> 6) & 0x3F);
+    c.markings.dscp = static_cast<uint8_t>((load16(ip) >> 6) & 0x3F);
     proto = static_cast<uint8_t>(ip[6]);
     l4 = off + 40;
     c.destination = RouteKey{load64(ip + 24), load64(ip + 32)};
@@ -58,7 +58,7 @@ std::optional<HeaderFields> read_ethernet(std::span<const std::byte> f) {
 std::optional<HeaderFields> read_ib(std::span<const std::byte> f) {
   if (f.size() < 8) return std::nullopt;
   HeaderFields c;
-  c.sl = static_cast<uint8_t>(static_cast<uint8_t>(f[1]) >> 4);
+  c.markings.sl = static_cast<uint8_t>(static_cast<uint8_t>(f[1]) >> 4);
   const uint16_t dlid = load16(f.data() + 2);
   const uint16_t slid = load16(f.data() + 6);
   c.destination = RouteKey::of_lid(dlid);
@@ -81,8 +81,7 @@ std::optional<Classified> classify(std::span<const std::byte> frame, packet::Lin
                                    const PriorityMap& map) noexcept {
   const auto h = read_headers(frame, link);
   if (!h) return std::nullopt;
-  return Classified{priority_of(link, map, h->dscp, h->tagged, h->pcp, h->sl), h->destination, h->flow_hash,
-                    h->ip_offset};
+  return Classified{priority_of(link, map, h->markings), h->destination, h->flow_hash, h->ip_offset};
 }
 
 }  // namespace rnicsim::fabric

@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 
+#include "fabric/frame.hpp"
 #include "packet/packet.hpp"
 
 namespace rnicsim::fabric {
@@ -54,16 +55,14 @@ struct HeaderFields {
   RouteKey destination;
   uint64_t flow_hash = 0;
   uint16_t ip_offset = 0;
-  uint8_t dscp = 0, pcp = 0, sl = 0;
-  bool tagged = false;  // an 802.1Q tag carries `pcp`
+  Markings markings;
 };
 // nullopt: not a frame the switch can forward (not IP, truncated, ...).
 std::optional<HeaderFields> read_headers(std::span<const std::byte> frame, packet::LinkType link) noexcept;
 // The priority `map` gives markings read from a frame of `link`.
-inline uint8_t priority_of(packet::LinkType link, const PriorityMap& map, uint8_t dscp, bool tagged, uint8_t pcp,
-                           uint8_t sl) {
-  if (link != packet::LinkType::Ethernet) return map.sl[sl & 0x0F];
-  return map.trust == PriorityMap::Trust::Pcp && tagged ? map.pcp[pcp & 7] : map.dscp[dscp & 0x3F];
+inline uint8_t priority_of(packet::LinkType link, const PriorityMap& map, const Markings& m) {
+  if (link != packet::LinkType::Ethernet) return map.sl[m.sl & 0x0F];
+  return map.trust == PriorityMap::Trust::Pcp && m.tagged ? map.pcp[m.pcp & 7] : map.dscp[m.dscp & 0x3F];
 }
 
 // nullopt: not a frame the switch can forward (not IP, truncated, ...).

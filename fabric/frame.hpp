@@ -20,6 +20,13 @@ namespace rnicsim::fabric {
 class FramePool;
 class BorrowList;
 
+// The markings of a frame's headers a switch's priority map reads
+// (fabric/classify.hpp priority_of).
+struct Markings {
+  uint8_t dscp = 0, pcp = 0, sl = 0;
+  bool tagged = false;  // an 802.1Q tag carries `pcp`
+};
+
 struct FrameMeta {
   uint8_t priority = 0;      // egress priority (802.1p / VL) 0..7
   uint32_t flow_id = 0;      // for statistics
@@ -36,8 +43,7 @@ struct FrameMeta {
     uint32_t destination = 0;
     uint64_t flow_hash = 0;
     uint16_t ip_offset = 0;
-    uint8_t dscp = 0, pcp = 0, sl = 0;
-    bool tagged = false;  // an 802.1Q tag carries `pcp`
+    Markings markings;
   } route;
 };
 

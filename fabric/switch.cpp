@@ -69,28 +69,26 @@ int Switch::route_at(uint32_t dest, uint64_t flow_hash) const {
   return members_[g.first + mix64(flow_hash ^ ecmp_seed_) % g.size];
 }
 
-bool Switch::route_fields(Frame& f) {
+const FrameMeta::Route* Switch::route_fields(Frame& f) {
   FrameMeta::Route& r = f.meta().route;
-  if (r.numbering == destinations_.get()) return true;
+  if (r.numbering == destinations_.get()) return &r;
   const auto h = read_headers(f.bytes_as_built(), link_);
-  if (!h) return false;
-  r = {destinations_.get(), destinations_->find(h->destination), h->flow_hash, h->ip_offset,
-       h->dscp, h->pcp, h->sl, h->tagged};
-  return true;
+  if (!h) return nullptr;
+  r = {destinations_.get(), destinations_->find(h->destination), h->flow_hash, h->ip_offset, h->markings};
+  return &r;
 }
 
 void Switch::on_frame(uint16_t in, Frame&& f) {
   ++counters_.rx_frames;
   const uint8_t vl = f.meta().priority;  // as it came over the link (IB credits are per VL)
-  const bool readable = route_fields(f);
-  const FrameMeta::Route r = f.meta().route;
-  const int out = readable ? route_at(r.destination, r.flow_hash) : -1;
-  const uint8_t prio = priority_of(link_, params_.priorities, r.dscp, r.tagged, r.pcp, r.sl);
+  const FrameMeta::Route* r = route_fields(f);
+  const int out = r != nullptr ? route_at(r->destination, r->flow_hash) : -1;
   if (out < 0) {
     ++counters_.drops[static_cast<size_t>(DropCause::NoRoute)];
     ports_[in]->port->return_credit(vl, f.size());
     return;
   }
+  const uint8_t prio = priority_of(link_, params_.priorities, r->markings);
   const SharedBuffer::Verdict v = buffer_->admit(in, static_cast<size_t>(out), prio, f.size());
   if (!v.admitted) {
     ++counters_.drops[static_cast<size_t>(v.cause)];
@@ -108,7 +106,7 @@ void Switch::on_frame(uint16_t in, Frame&& f) {
   if (params_.ecn.enabled && !params_.ecn.on_dequeue && ((params_.ecn.priorities >> prio) & 1) &&
       link_ == packet::LinkType::Ethernet &&
       ecn_mark(buffer_->egress_bytes(static_cast<size_t>(out), prio)) &&
-      packet::mark_ecn_ce(f.bytes(), r.ip_offset))  // bytes(): the frame is changed, so sealed first
+      packet::mark_ecn_ce(f.bytes(), r->ip_offset))  // bytes(): the frame is changed, so sealed first
     ++counters_.ecn_marked;
   if (params_.pfc.lossless(prio)) update_pfc(in, prio);
   if (params_.forwarding_latency == sim::Duration::zero()) {

@@ -58,14 +58,6 @@ struct SwitchCounters {
   }
 };
 
-//   port i --receive--> classify (priority from DSCP/PCP or SL; destination)
-//     --> route (destination IP or DLID -> ECMP group of egress ports; the
-//         group member is the flow's 5-tuple hash, seeded per switch, modulo
-//         the group size: deterministic, and one flow keeps one path)
-//     --> SharedBuffer admission (lossy: egress dynamic threshold; lossless:
-//         ingress accounting, XOFF/XON to the PfcGenerator of port i, headroom)
-//     --> egress port queue (strict priority / DWRR) --> wire
-//   a frame's buffer is freed when it leaves its egress queue for the wire.
 // Every destination a fabric routes to, numbered densely as routes are added:
 // a switch keeps its routes in an array indexed by that number, and a frame
 // carries its number from the first switch on (FrameMeta::route). Switches
@@ -83,6 +75,14 @@ private:
   std::unordered_map<RouteKey, uint32_t, RouteKeyHash> index_;
 };
 
+//   port i --receive--> headers (priority from DSCP/PCP or SL; destination)
+//     --> route (destination number -> ECMP group of egress ports; the
+//         group member is the flow's 5-tuple hash, seeded per switch, modulo
+//         the group size: deterministic, and one flow keeps one path)
+//     --> SharedBuffer admission (lossy: egress dynamic threshold; lossless:
+//         ingress accounting, XOFF/XON to the PfcGenerator of port i, headroom)
+//     --> egress port queue (strict priority / DWRR) --> wire
+//   a frame's buffer is freed when it leaves its egress queue for the wire.
 class Switch {
 public:
   Switch(sim::Simulator& sim, FramePool& pool, std::string name, SwitchParams params, packet::LinkType link);
@@ -153,8 +153,8 @@ private:
   static constexpr uint32_t kNoGroup = UINT32_MAX;
   // The egress port for destination number `dest` (Destinations::kNone: none); -1 if none.
   int route_at(uint32_t dest, uint64_t flow_hash) const;
-  // What the frame's headers say, read once per fabric (FrameMeta::route); false if unreadable.
-  bool route_fields(Frame& f);
+  // What the frame's headers say, read once per fabric (FrameMeta::route); nullptr if unreadable.
+  const FrameMeta::Route* route_fields(Frame& f);
   std::vector<Group> groups_;
   std::vector<uint16_t> members_;
   // Ingress (port, lossless priority) pairs now in XOFF: checked for XON as

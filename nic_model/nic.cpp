@@ -105,10 +105,7 @@ Qpn Nic::create_qp(const QpInit& init) {
   qp->path_mtu = config_.params.mtu;  // UD uses the port MTU; RC/UC set theirs at RTR
   // RoCEv2 flow entropy: the UDP source port comes from the QPN.
   qp->udp_src_port = static_cast<uint16_t>(0xC000 | ((qp->qpn.value() * 2654435761u) >> 18));
-  if (init.tally != 0 && init.tally <= tallies_.size()) {
-    qp->tally_id = init.tally;
-    qp->tally = &tallies_[init.tally - 1];
-  }
+  if (init.tally != 0 && init.tally <= tallies_.size()) qp->tally = &tallies_[init.tally - 1];
   QpContext* raw = qp.get();
   if (congestion_ != nullptr) {
     qp->cc = congestion_->new_qp_state();
@@ -128,11 +125,12 @@ uint32_t Nic::open_tally() {
 
 uint64_t Nic::payload_placed_in(uint32_t tally) {
   if (tally == 0 || tally > tallies_.size()) return 0;
-  // The sum of payload_placed(q) = accepted - min(accepted, writing) over the
-  // tally's QPs: all they accepted, less for each QP with writes in flight.
-  uint64_t placed = tallies_[tally - 1];
+  // The sum over the tally's QPs of accepted - min(accepted, writing): all
+  // they accepted, less for each QP with writes in flight.
+  uint64_t& accepted = tallies_[tally - 1];
+  uint64_t placed = accepted;
   dma_.for_each_writing([&](Qpn qpn, uint64_t bytes) {
-    if (const QpContext* q = qp(qpn); q != nullptr && q->tally_id == tally)
+    if (const QpContext* q = qp(qpn); q != nullptr && q->tally == &accepted)
       placed -= std::min(q->payload_bytes_accepted, bytes);
   });
   return placed;
@@ -182,7 +180,7 @@ void Nic::reset_qp(QpContext& qp) {
 
 bool Nic::destroy_qp(Qpn qpn) {
   cache_.forget(qpn);
-  if (QpContext* q = qp(qpn)) q->take_back_payload(q->payload_bytes_accepted);  // as payload_placed forgets it
+  if (QpContext* q = qp(qpn)) q->take_back_payload(q->payload_bytes_accepted);  // its bytes leave its tally
   return tables_.erase_qp(qpn);
 }
 

@@ -136,17 +136,14 @@ public:
   SrqContext* srq(Srqn srqn) { return tables_.srq(srqn); }
   PcieLink& pcie() { return pcie_; }
   DmaEngine& dma() { return dma_; }
-  // Payload bytes of a QP that are in host memory: those it took in, less its
-  // DMA writes still on their way over PCIe (what a throughput series samples;
+  // A tally of QPs (those created with its number). payload_placed_in: the
+  // payload bytes they have in host memory, those they took in less their DMA
+  // writes still on their way over PCIe (what a throughput series samples;
   // counted when taken in, a backlog the receive pipeline drains would show
-  // faster than PCIe can write it).
-  uint64_t payload_placed(Qpn qpn) {
-    const QpContext* q = qp(qpn);
-    return q == nullptr ? 0 : q->payload_bytes_accepted - std::min(q->payload_bytes_accepted, dma_.writing(qpn));
-  }
-  // A tally: the sum of payload_placed over the QPs created with it, kept as
-  // they take payload in, so that asking costs the writes in flight, not the
-  // QPs (a sampler of a workload with thousands of QPs asks every few us).
+  // faster than PCIe can write it). The sum is kept as the QPs take payload
+  // in, so that asking costs the writes in flight, not the QPs (a sampler of
+  // a workload with thousands of QPs asks every few us); a destroyed QP's
+  // bytes leave it.
   uint32_t open_tally();
   uint64_t payload_placed_in(uint32_t tally);
   MemoryTranslation& translation() { return translation_; }

@@ -184,11 +184,9 @@ struct QpContext {
   // Payload bytes this QP took in, each once and in order, counted when the
   // block takes them (responder WRITE and SEND data, requester READ responses
   // and atomic results); go-back-0 takes back a message's when it asks for all
-  // of it again. Their DMA writes land later: Nic::payload_placed.
+  // of it again. Their DMA writes land later: Nic::payload_placed_in.
   uint64_t payload_bytes_accepted = 0;
-  // The tally that counts them too, for a sampler that asks for many QPs at
-  // once (Nic::open_tally); 0 and null: none.
-  uint32_t tally_id = 0;
+  // The tally that counts them too (Nic::open_tally); null: none.
   uint64_t* tally = nullptr;
   void accept_payload(uint64_t n) {
     payload_bytes_accepted += n;

@@ -483,15 +483,9 @@ void PerftestWorkload::lat_request_response(LatSide& s) {
   const uint64_t iters = spec_.iterations;
   HostSide& h = *s.host;
   while (s.step != LatSide::Step::Done) {
-    if (s.need_cqe) {
-      if (s.cqe_avail == 0) return;
-      --s.cqe_avail;
-      s.need_cqe = false;
-    }
+    if (!lat_take_completion(s)) return;
     if (s.scnt == iters) {
-      lat_end_ = now();
-      s.step = LatSide::Step::Done;
-      lat_side_done();
+      lat_side_done(s);
       return;
     }
     tposted_[s.scnt] = now();
@@ -550,22 +544,29 @@ void PerftestWorkload::lat_post(LatSide& s) {
 // iteration both ways (false then, as while it waits).
 bool PerftestWorkload::lat_complete(LatSide& s) {
   const uint64_t iters = spec_.iterations;
-  if (s.need_cqe) {
-    if (s.cqe_avail == 0) return false;
-    --s.cqe_avail;
-    s.need_cqe = false;
-  }
+  if (!lat_take_completion(s)) return false;
   if (s.scnt == iters && s.rcnt == iters) {
-    if (s.initiator) lat_end_ = now();
-    s.step = LatSide::Step::Done;
-    lat_side_done();
+    lat_side_done(s);
     return false;
   }
   s.step = LatSide::Step::Receive;
   return true;
 }
 
-void PerftestWorkload::lat_side_done() {
+// The completion of the side's last post, if it waits for one: false while it
+// has not come.
+bool PerftestWorkload::lat_take_completion(LatSide& s) {
+  if (!s.need_cqe) return true;
+  if (s.cqe_avail == 0) return false;
+  --s.cqe_avail;
+  s.need_cqe = false;
+  return true;
+}
+
+// The side's last iteration is over (the initiator's end is the test's).
+void PerftestWorkload::lat_side_done(LatSide& s) {
+  if (s.initiator) lat_end_ = now();
+  s.step = LatSide::Step::Done;
   if (--lat_sides_left_ == 0) end_phase();
 }
 

@@ -61,7 +61,8 @@ private:
   bool lat_receive(LatSide& s);
   void lat_post(LatSide& s);
   bool lat_complete(LatSide& s);
-  void lat_side_done();
+  bool lat_take_completion(LatSide& s);
+  void lat_side_done(LatSide& s);
   PerftestRow lat_row() const;
 
   bool verify_phase();

@@ -143,7 +143,7 @@ public:
   nic::Rkey rkey() const { return mr_.rkey; }
   nic::Qpn qpn(uint32_t qp) const { return qps_[qp].qpn; }
   size_t qp_count() const { return qps_.size(); }
-  // Payload bytes the NIC placed in order into this side's QPs' host memory (Nic::payload_placed).
+  // Payload bytes the NIC placed in order into this side's QPs' host memory (Nic::payload_placed_in).
   uint64_t payload_placed() const;
 
   void on_completion(nic::Cqn cqn) override;

@@ -112,17 +112,17 @@ TEST(Switch, AFrameCarriesItsDestinationNumberUntilItsBytesChange) {
   // A frame for h2 that says, in the numbering the switch uses, it is for h1: the
   // switch believes it (it reads no header), which shows the number is used.
   fabric::Frame told = roce(s.pool, 1, 2, 0xC000, 0);
-  told.meta().route = {numbering.get(), to_h1, 0, 14, 0, 0, 0, false};
+  told.meta().route = {numbering.get(), to_h1, 0, 14, {}};
   s.hosts[1]->send(std::move(told));
   // The same, but the bytes were opened for writing since: read again, to h2.
   fabric::Frame changed = roce(s.pool, 1, 2, 0xC000, 0);
-  changed.meta().route = {numbering.get(), to_h1, 0, 14, 0, 0, 0, false};
+  changed.meta().route = {numbering.get(), to_h1, 0, 14, {}};
   (void)changed.bytes();
   s.hosts[0]->send(std::move(changed));
   // Another numbering's number means nothing here: read again, to h2.
   fabric::Destinations other;
   fabric::Frame stranger = roce(s.pool, 1, 2, 0xC000, 0);
-  stranger.meta().route = {&other, to_h1, 0, 14, 0, 0, 0, false};
+  stranger.meta().route = {&other, to_h1, 0, 14, {}};
   s.hosts[0]->send(std::move(stranger));
   s.run();
   EXPECT_EQ(s.rx[0].frames, 1u);
