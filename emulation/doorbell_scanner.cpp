@@ -98,13 +98,25 @@ bool DoorbellScanner::programs_done() {
   // A request on its way lands with the doorbells rung before it.
   if (sessions_.request_pending()) return false;
   const ThreadsState t = sessions_.programs_state();
-  if (t.asleep) return true;
+  if (t.asleep && asleep_at_once(t)) return true;
   const auto cap = kSettleCap * settle_;
   if (!t.cpu_known) return executor_.since_acted() >= cap;
   const auto since = executor_.since_acted();
   if (since < baseline_acted_ || t.cpu_ns < baseline_cpu_ns_) baseline_cpu_ns_ = t.cpu_ns;
   baseline_acted_ = since;
   return std::chrono::nanoseconds(t.cpu_ns - baseline_cpu_ns_) >= cap;
+}
+
+// Whether the threads a look found asleep were all asleep at one instant (a
+// second look, program_state.hpp), and nothing they rang or asked before it
+// is missing from the doorbells noticed: the programs' burst is whole. A
+// thread woken in between fails it, and the next take looks again.
+bool DoorbellScanner::asleep_at_once(const ThreadsState& first) {
+  if (!first.cpu_known) return true;  // the kernel says no more
+  if (!asleep_throughout(first, sessions_.programs_state()) || sessions_.request_pending()) return false;
+  if (!notice()) return true;
+  executor_.touch();  // rung while the threads were read: a burst goes on
+  return false;
 }
 
 void DoorbellScanner::set_sleeping(bool on) {

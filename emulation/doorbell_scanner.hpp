@@ -38,6 +38,7 @@ public:
 private:
   bool scan_host(HostState& h);
   bool programs_done();
+  bool asleep_at_once(const ThreadsState& first);
   Registry& registry_;
   sim::Executor& executor_;
   const Sessions& sessions_;

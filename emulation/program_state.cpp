@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -31,8 +32,9 @@ char thread_state(const std::string& stat_path) {
   return f.empty() ? '?' : f[0];
 }
 
-// The first field of a thread's schedstat: nanoseconds on a CPU.
-bool cpu_ns(const std::string& path, uint64_t& ns) {
+// A thread's schedstat: nanoseconds on a CPU, then waiting for one, then the
+// number of times it was put on one.
+bool schedstat(const std::string& path, uint64_t& ns, uint64_t& slices) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   char buf[96];
@@ -40,9 +42,10 @@ bool cpu_ns(const std::string& path, uint64_t& ns) {
   close(fd);
   if (n <= 0) return false;
   buf[n] = '\0';
-  unsigned long long v = 0;
-  if (std::sscanf(buf, "%llu", &v) != 1) return false;
-  ns = v;
+  unsigned long long on_cpu = 0, waiting = 0, runs = 0;
+  if (std::sscanf(buf, "%llu %llu %llu", &on_cpu, &waiting, &runs) != 3) return false;
+  ns = on_cpu;
+  slices = runs;
   return true;
 }
 
@@ -59,12 +62,29 @@ ThreadsState threads_state(pid_t pid) {
     const std::string task = dir + "/" + e->d_name;
     const char s = thread_state(task + "/stat");
     t.asleep = t.asleep && s != 'R' && s != '?';
-    uint64_t ns = 0;
-    t.cpu_known = t.cpu_known && cpu_ns(task + "/schedstat", ns);
+    uint64_t ns = 0, slices = 0;
+    t.cpu_known = t.cpu_known && schedstat(task + "/schedstat", ns, slices);
     t.cpu_ns += ns;
+    t.slices += slices;
+    ++t.threads;
+    t.thread_ids += std::strtoull(e->d_name, nullptr, 10);
   }
   closedir(d);
   return t;
+}
+
+void ThreadsState::add(const ThreadsState& t) {
+  asleep = asleep && t.asleep;
+  cpu_known = cpu_known && t.cpu_known;
+  cpu_ns += t.cpu_ns;
+  slices += t.slices;
+  threads += t.threads;
+  thread_ids += t.thread_ids;
+}
+
+bool asleep_throughout(const ThreadsState& first, const ThreadsState& second) {
+  return first.asleep && second.asleep && first.cpu_known && second.cpu_known && first.cpu_ns == second.cpu_ns &&
+         first.slices == second.slices && first.threads == second.threads && first.thread_ids == second.thread_ids;
 }
 
 

@@ -17,8 +17,20 @@ struct ThreadsState {
   bool asleep = false;
   bool cpu_known = false;
   uint64_t cpu_ns = 0;  // time its threads have run on a CPU (schedstat), if known
+  uint64_t slices = 0;  // times its threads were put on a CPU (schedstat), if known
+  uint64_t threads = 0, thread_ids = 0;  // how many, and the sum of their ids
+
+  // Adds another process's threads (one look at several programs).
+  void add(const ThreadsState& t);
 };
 ThreadsState threads_state(pid_t pid);
+
+// A look reads the threads one after another, not at one instant: a thread
+// read asleep may be woken by one not read yet, which then sleeps again
+// before it is read. Two looks that both find every thread asleep, with no
+// thread put on a CPU between them (the same threads, CPU time and slices),
+// mean every thread was asleep at one instant: the end of the first look.
+bool asleep_throughout(const ThreadsState& first, const ThreadsState& second);
 
 // The parent of process `pid` (/proc/PID/stat), 0 if it cannot be read.
 pid_t parent_of(pid_t pid);

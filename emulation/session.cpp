@@ -124,13 +124,8 @@ bool Sessions::request_pending() const {
 }
 
 ThreadsState Sessions::programs_state() const {
-  ThreadsState all{true, true, 0};
-  for (const auto& [fd, s] : sessions_) {
-    const ThreadsState t = threads_state(s.pid);
-    all.asleep = all.asleep && t.asleep;
-    all.cpu_known = all.cpu_known && t.cpu_known;
-    all.cpu_ns += t.cpu_ns;
-  }
+  ThreadsState all{.asleep = true, .cpu_known = true};
+  for (const auto& [fd, s] : sessions_) all.add(threads_state(s.pid));
   return all;
 }
 

@@ -73,3 +73,45 @@ TEST(ProgramState, CpuTimeGrowsForASpinnerOnlyAndIsUnknownForNoProcess) {
   EXPECT_FALSE(gone.cpu_known);
   EXPECT_FALSE(gone.asleep);
 }
+
+// The virtual clock ends a burst once every thread sleeps. A look reads the
+// threads one by one; a thread that woke, worked and slept again between two
+// looks is seen in the second look's slices, so two looks alone say that all
+// slept at one instant. The child here wakes once (a byte on a pipe), answers
+// and blocks again: each look finds it asleep, yet it ran between them.
+TEST(ProgramState, TwoLooksSeeAThreadThatRanAndSleptAgainBetweenThem) {
+  int to_child[2], from_child[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(from_child), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    for (char b; read(to_child[0], &b, 1) == 1;)
+      if (write(from_child[1], &b, 1) != 1) _exit(1);
+    _exit(0);
+  }
+  using rnicsim::emulation::asleep_throughout;
+  auto look_asleep = [child] {
+    for (int i = 0; i < 400; ++i) {
+      const auto t = threads_state(child);
+      if (t.asleep) return t;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return threads_state(child);
+  };
+  const auto first = look_asleep();
+  const auto quiet = threads_state(child);
+  char b = 'x';
+  ASSERT_EQ(write(to_child[1], &b, 1), 1);
+  ASSERT_EQ(read(from_child[0], &b, 1), 1);
+  const auto second = look_asleep();
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  ASSERT_TRUE(first.cpu_known);
+  EXPECT_EQ(first.threads, 1u);
+  EXPECT_EQ(first.thread_ids, static_cast<uint64_t>(child));
+  EXPECT_TRUE(first.asleep && second.asleep);
+  EXPECT_TRUE(asleep_throughout(first, quiet));  // nothing woke it: one instant
+  EXPECT_GT(second.slices, first.slices);
+  EXPECT_FALSE(asleep_throughout(first, second));
+  for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) close(fd);
+}
