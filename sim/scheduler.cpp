@@ -18,7 +18,18 @@ Scheduler::~Scheduler() {
 void Scheduler::refuse(const Event& e, Time t) const {
   if (e.scheduled()) throw std::logic_error("event scheduled twice: " + std::string(e.name()));
   (void)t;
-  throw std::logic_error("event scheduled in the past: " + std::string(e.name()));
+  throw std::logic_error("event scheduled in the past (or a keyed one at the present): " + std::string(e.name()));
+}
+
+void Scheduler::refuse_count() const {
+  throw std::overflow_error("an actor scheduled 2^40 events: its keys are spent");
+}
+
+void Scheduler::schedule_keyed(Event& e, Time t, uint64_t key) {
+  if (e.scheduled() || t <= now_) [[unlikely]] refuse(e, t);
+  e.when_ = t;
+  e.owner_ = this;
+  push(e, t, key);
 }
 
 void Scheduler::reschedule(Event& e, Time t) {

@@ -1,12 +1,16 @@
 // The discrete-event kernel: events are members of the components that own them
 // (gem5 style), so scheduling never allocates. The queue is an indexed binary heap
-// ordered by (time, insertion sequence): a run is a pure function of its inputs.
+// ordered by (time, key): a run is a pure function of its inputs. The key is
+// (the actor that scheduled the event, how many it had scheduled before): an
+// order that each actor's own history fixes, so that it is the same when the
+// actors run in separate schedulers and their events cross between them.
 #pragma once
 
 #include <cstdint>
 #include <cstddef>
 #include <functional>
 #include <new>
+#include <stdexcept>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -18,6 +22,23 @@ namespace rnicsim::sim {
 
 class Scheduler;
 
+// A unit of the model that a partition holds whole (a host, a switch), named
+// by a number. Its events run as it: what they schedule takes its key. Actor 0
+// is the outside: set-up, and the emulation daemon between events.
+class Actor {
+public:
+  static constexpr unsigned kBits = 24;
+  constexpr Actor() = default;
+  explicit constexpr Actor(uint32_t id) : id_(id) {
+    if (id >> kBits) throw std::out_of_range("an actor's number takes 24 bits");
+  }
+  constexpr uint32_t id() const { return id_; }
+  friend constexpr bool operator==(Actor, Actor) = default;
+
+private:
+  uint32_t id_ = 0;
+};
+
 // One pending action of a component. An event is either idle or scheduled once;
 // scheduling a scheduled event is an error (use reschedule). The callback is bound
 // at construction, so firing costs one indirect call: a small callable that is
@@ -26,7 +47,7 @@ class Scheduler;
 class Event {
 public:
   template <class F, class = std::enable_if_t<std::is_invocable_r_v<void, F&>>>
-  explicit Event(F&& action, std::string_view name = "event") : name_(name) {
+  explicit Event(F&& action, std::string_view name = "event", Actor actor = Actor()) : name_(name), actor_(actor) {
     using Fn = std::decay_t<F>;
     if constexpr (sizeof(Fn) <= kInlineBytes && alignof(Fn) <= alignof(std::max_align_t) &&
                   std::is_trivially_copyable_v<Fn> && std::is_trivially_destructible_v<Fn>) {
@@ -44,6 +65,7 @@ public:
   bool scheduled() const { return heap_index_ != kIdle; }
   Time when() const { return when_; }
   std::string_view name() const { return name_; }
+  Actor actor() const { return actor_; }
 
 private:
   friend class Scheduler;
@@ -55,6 +77,7 @@ private:
   alignas(std::max_align_t) unsigned char inline_[kInlineBytes];
   std::function<void()> fallback_;
   std::string_view name_;
+  Actor actor_;
   Scheduler* owner_ = nullptr;
   Time when_;
   uint32_t heap_index_ = kIdle;
@@ -80,10 +103,21 @@ public:
       ++now_live_;
       return;
     }
-    heap_.emplace_back();  // a hole at the end, filled by the sift
-    sift_up(static_cast<uint32_t>(heap_.size() - 1), Slot{static_cast<uint64_t>(t.picoseconds()), next_seq_++, &e});
+    push(e, t, next_key());
   }
   void schedule_in(Event& e, Duration d) { schedule(e, now_ + d); }
+  // The key the acting actor gives the next event it schedules, taken: an
+  // event sent to another scheduler carries it there (schedule_keyed).
+  uint64_t next_key() {
+    const uint64_t n = scheduled_by_[acting_.id()]++;
+    if (n >> kCountBits) [[unlikely]] refuse_count();
+    return (uint64_t{acting_.id()} << kCountBits) | n;
+  }
+  // Schedules an idle event, later than the present, with the key its sender
+  // took in its own scheduler: it fires where it would have there.
+  void schedule_keyed(Event& e, Time t, uint64_t key);
+  // The actor whose event is firing (the outside between events).
+  Actor acting() const { return acting_; }
   // Moves an event (scheduled or not) to time `t`.
   void reschedule(Event& e, Time t);
   // Removes a scheduled event; a no-op for an idle one.
@@ -119,7 +153,10 @@ public:
     }
     now_ = e->when_;
     ++fired_;
+    acting_ = e->actor_;
+    if (acting_.id() >= scheduled_by_.size()) [[unlikely]] scheduled_by_.resize(acting_.id() + 1);
     e->fire();
+    acting_ = Actor();
     return true;
   }
   // Fires events until the queue is empty or the next event is after `until`;
@@ -136,21 +173,28 @@ public:
 
 private:
   // The heap keeps each event's ordering key beside its pointer, so that sifting
-  // compares without touching the events: (time, insertion sequence), compared
+  // compares without touching the events: (time, key), compared
   // as one unsigned 128-bit number (times are never negative). The two halves
   // are separate words, written and read as such: a slot read back as one
   // 16-byte load right after two 8-byte stores cannot be forwarded from the
   // store buffer and stalls.
   struct Slot {
     uint64_t time;
-    uint64_t seq;
+    uint64_t key;
     Event* event;
   };
   static bool before(const Slot& a, const Slot& b) {
     using Key = unsigned __int128;
-    return ((Key{a.time} << 64) | a.seq) < ((Key{b.time} << 64) | b.seq);
+    return ((Key{a.time} << 64) | a.key) < ((Key{b.time} << 64) | b.key);
+  }
+  // A key: the actor in the high bits, its count in the rest.
+  static constexpr unsigned kCountBits = 64 - Actor::kBits;
+  void push(Event& e, Time t, uint64_t key) {
+    heap_.emplace_back();  // a hole at the end, filled by the sift
+    sift_up(static_cast<uint32_t>(heap_.size() - 1), Slot{static_cast<uint64_t>(t.picoseconds()), key, &e});
   }
   [[noreturn]] void refuse(const Event& e, Time t) const;
+  [[noreturn]] void refuse_count() const;
   void place(uint32_t i, const Slot& s) {
     heap_[i] = s;
     s.event->heap_index_ = i;
@@ -176,8 +220,9 @@ private:
 
   // Events scheduled for the present (a third of all in a packet stream) skip
   // the heap: they fire in the order they were scheduled, after the heap's
-  // events of the same time, which is the order (time, sequence) the heap would
-  // give them. Cancelled ones leave a null behind. Emptied as soon as no live
+  // events of the same time (all scheduled earlier). Only the present's own
+  // events schedule them, so their order is fixed by the order those fired,
+  // as the keys fix the heap's. Cancelled ones leave a null behind. Emptied as soon as no live
   // event is left in it, so it is empty whenever time moves.
   static constexpr uint32_t kInNowQueue = 0x8000'0000u;  // in Event::heap_index_, with the position
   Event* pop_now_queue() {
@@ -200,7 +245,8 @@ private:
 
   std::vector<Slot> heap_;
   Time now_;
-  uint64_t next_seq_ = 0;
+  Actor acting_;
+  std::vector<uint64_t> scheduled_by_ = std::vector<uint64_t>(1);  // events each actor scheduled
   uint64_t fired_ = 0;
   bool stop_requested_ = false;
 };
