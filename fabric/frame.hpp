@@ -117,6 +117,8 @@ public:
   void defer_seal(Sealer sealer) { n_->sealer = sealer; }
   // No one has seen or changed the bytes since a builder deferred the seal.
   bool intact() const { return n_ != nullptr && n_->sealer != nullptr; }
+  // The function an intact frame's seal waits for (null otherwise).
+  Sealer deferred_sealer() const { return n_ == nullptr ? nullptr : n_->sealer; }
   // The bytes without completing the seal: for an intact frame the CRC fields
   // hold garbage, and a borrowed payload is not there (source_of finds it).
   // For receivers that skip the CRC check of intact frames.

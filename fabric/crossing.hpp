@@ -1,0 +1,86 @@
+// What crosses a cut link from one partition of the world to another: a frame
+// that reaches the far port, or IB credit that reaches the sending port back,
+// each at a simulated time and with the key its sender's scheduler gave it
+// (sim::Scheduler::next_key), so that the receiving scheduler fires it where one
+// scheduler would have. Records are plain bytes appended to a buffer, which
+// another thread reads or a message between processes carries: no pointer
+// crosses. A frame keeps everything it holds: its bytes as built (a borrowed
+// payload copied in), a deferred seal still deferred (named by its index in
+// kSealers), its size-only tail and its metadata. Fixed-width little-endian
+// fields; the reader checks each one and refuses a buffer that does not parse.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <variant>
+#include <vector>
+
+#include "fabric/frame.hpp"
+#include "sim/time.hpp"
+
+namespace rnicsim::fabric {
+
+// The functions that complete a deferred seal; a record names one by index (0: none).
+extern const std::array<Frame::Sealer, 3> kSealers;
+
+struct CrossingFrame {
+  uint32_t port = 0;  // the receiving port's number in the world
+  sim::Time arrival;
+  uint64_t key = 0;
+  Frame frame;
+};
+
+struct CrossingCredit {
+  uint32_t port = 0;  // the port the credit returns to (the sender of the frames)
+  sim::Time arrival;
+  uint64_t key = 0;
+  uint8_t vl = 0;
+  uint64_t bytes = 0;
+};
+
+class CrossingWriter {
+public:
+  // Appends a frame, which is spent: its borrowed payload is copied in first.
+  void frame(uint32_t port, sim::Time arrival, uint64_t key, Frame&& frame);
+  void credit(const CrossingCredit& c);
+  std::span<const std::byte> bytes() const { return out_; }
+  size_t records() const { return records_; }
+  void clear() {
+    out_.clear();
+    records_ = 0;
+  }
+
+private:
+  std::vector<std::byte> out_;
+  size_t records_ = 0;
+};
+
+class CrossingReader {
+public:
+  // Frames are rebuilt in `pool`; a frame's kept route refers to `numbering`
+  // (the receiving side's Destinations, numbered as the sender's).
+  CrossingReader(std::span<const std::byte> in, FramePool& pool, const void* numbering)
+      : in_(in), pool_(pool), numbering_(numbering) {}
+  using Record = std::variant<std::monostate, CrossingFrame, CrossingCredit>;
+  // The next record; monostate at the end, or at a record that does not parse
+  // (then malformed() says so and nothing after it is read).
+  Record next();
+  bool malformed() const { return malformed_; }
+
+private:
+  Record refuse() {
+    malformed_ = true;
+    in_ = {};
+    return {};
+  }
+  Record read_frame(uint32_t port, sim::Time arrival, uint64_t key);
+  Record read_credit(uint32_t port, sim::Time arrival, uint64_t key);
+  std::span<const std::byte> in_;
+  FramePool& pool_;
+  const void* numbering_;
+  bool malformed_ = false;
+};
+
+}  // namespace rnicsim::fabric

@@ -1,0 +1,186 @@
+// Records of what crosses a cut link: a frame or credit leaves one partition as
+// bytes and arrives in another as the same thing, and bytes that do not parse
+// are refused.
+#include "fabric/crossing.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <vector>
+
+#include "packet/packet.hpp"
+
+namespace rnicsim::fabric {
+namespace {
+
+using sim::Time;
+
+const int kNumbering = 0;  // stands for the receiving side's Destinations
+
+// A RoCEv2 WRITE First, built and sealed; `deferred` leaves its ICRC to a
+// deferred seal, as the NIC's transmit pipeline does.
+Frame write_first(FramePool& pool, std::vector<std::byte>* sealed, bool deferred) {
+  packet::PacketFields f;
+  f.link = packet::LinkKind::RoceV2Ipv4;
+  f.opcode = packet::Opcode::RcRdmaWriteFirst;
+  f.ip_src = packet::ipv4_mapped(0x0A000001);
+  f.ip_dst = packet::ipv4_mapped(0x0A000002);
+  f.psn = packet::Psn(42);
+  f.dest_qp = packet::Qpn(0x11);
+  f.payload_length = 256;
+  f.reth = packet::RethFields{0x1000, packet::Rkey(7), 1 << 20};
+  packet::derive_fields(f);
+  Frame frame = pool.acquire(packet::frame_length(f));
+  std::vector<std::byte> payload(256, std::byte{0x5a});
+  EXPECT_TRUE(packet::build(f, payload, frame.bytes()));
+  if (sealed != nullptr) sealed->assign(frame.bytes().begin(), frame.bytes().end());
+  if (deferred) {
+    auto b = frame.builder_bytes();
+    for (size_t i = b.size() - 4; i < b.size(); ++i) b[i] = std::byte{0};  // the ICRC, not yet computed
+    frame.defer_seal(&packet::complete_seal_ethernet);
+  }
+  FrameMeta& m = frame.meta();
+  m.priority = 3;
+  m.flow_id = 77;
+  m.created = Time::from_ps(123'456);
+  m.ingress_port = 5;
+  m.ingress_vl = 3;
+  m.psn = packet::Psn(42);
+  m.request = true;
+  m.route = {&kNumbering, 19, 0xfeedface'cafef00dull, 14, Markings{26, 3, 0, true}};
+  return frame;
+}
+
+CrossingReader::Record only_record(std::span<const std::byte> in, FramePool& pool) {
+  CrossingReader r(in, pool, &kNumbering);
+  auto rec = r.next();
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.next()));
+  EXPECT_FALSE(r.malformed());
+  return rec;
+}
+
+TEST(Crossing, AFrameArrivesWithItsSealStillDeferredAndItsMetadata) {
+  FramePool here(2048), there(2048);
+  std::vector<std::byte> sealed;
+  CrossingWriter w;
+  w.frame(9, Time::from_ps(5'000'000), 0xabc, write_first(here, &sealed, true));
+  EXPECT_EQ(here.in_use(), 0u);  // the frame was spent
+  auto rec = only_record(w.bytes(), there);
+  auto* c = std::get_if<CrossingFrame>(&rec);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->port, 9u);
+  EXPECT_EQ(c->arrival, Time::from_ps(5'000'000));
+  EXPECT_EQ(c->key, 0xabcu);
+  EXPECT_TRUE(c->frame.intact());
+  EXPECT_EQ(c->frame.deferred_sealer(), &packet::complete_seal_ethernet);
+  const FrameMeta& m = c->frame.meta();
+  EXPECT_EQ(m.priority, 3);
+  EXPECT_EQ(m.flow_id, 77u);
+  EXPECT_EQ(m.created, Time::from_ps(123'456));
+  EXPECT_EQ(m.ingress_port, 5);
+  EXPECT_EQ(m.ingress_vl, 3);
+  EXPECT_EQ(m.psn, packet::Psn(42));
+  EXPECT_TRUE(m.request);
+  EXPECT_FALSE(m.corrupted);
+  EXPECT_EQ(m.route.numbering, &kNumbering);
+  EXPECT_EQ(m.route.destination, 19u);
+  EXPECT_EQ(m.route.flow_hash, 0xfeedface'cafef00dull);
+  EXPECT_EQ(m.route.ip_offset, 14);
+  EXPECT_EQ(m.route.markings.dscp, 26);
+  EXPECT_TRUE(m.route.markings.tagged);
+  const auto bytes = c->frame.bytes();  // completes the seal: the ICRC the builder would have written
+  EXPECT_EQ(std::vector<std::byte>(bytes.begin(), bytes.end()), sealed);
+}
+
+TEST(Crossing, ASizeOnlyFrameKeepsItsSizeAndItsCorruption) {
+  FramePool here(2048), there(2048);
+  Frame f = here.acquire(1500);
+  for (size_t i = 0; i < 60; ++i) f.builder_bytes()[i] = static_cast<std::byte>(i);
+  f.elide_from(60);
+  f.meta().corrupted = true;
+  CrossingWriter w;
+  w.frame(1, Time::from_ps(10), 1, std::move(f));
+  auto rec = only_record(w.bytes(), there);
+  auto* c = std::get_if<CrossingFrame>(&rec);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->frame.size(), 1500u);
+  EXPECT_EQ(c->frame.elided(), 1440u);
+  EXPECT_FALSE(c->frame.intact());
+  EXPECT_TRUE(c->frame.meta().corrupted);
+  EXPECT_EQ(c->frame.meta().route.numbering, nullptr);  // none was kept
+  for (size_t i = 0; i < 60; ++i) EXPECT_EQ(c->frame.bytes()[i], static_cast<std::byte>(i));
+}
+
+TEST(Crossing, ABorrowedPayloadCrossesAsTheBytesTheLenderHadThen) {
+  FramePool here(2048), there(2048);
+  std::array<std::byte, 64> memory{};
+  memory.fill(std::byte{0x21});
+  BorrowList lender;
+  Frame f = here.acquire(100);
+  f.lend_payload(lender, 20, memory.data(), 64);
+  CrossingWriter w;
+  w.frame(2, Time::from_ps(1), 2, std::move(f));
+  EXPECT_EQ(lender.borrowers(), 0u);
+  memory.fill(std::byte{0x99});  // later stores do not reach the record
+  auto rec = only_record(w.bytes(), there);
+  auto* c = std::get_if<CrossingFrame>(&rec);
+  ASSERT_NE(c, nullptr);
+  for (size_t i = 20; i < 84; ++i) EXPECT_EQ(c->frame.bytes()[i], std::byte{0x21}) << i;
+}
+
+// Two records in one buffer, and every cut of it: the records before the cut
+// come out whole, the cut one is refused with nothing after it.
+TEST(Crossing, RecordsComeInOrderAndACutBufferIsRefusedWhereItIsCut) {
+  FramePool here(2048), there(2048);
+  CrossingWriter w;
+  w.credit({4, Time::from_ps(700), 11, 2, 4096});
+  const size_t credit_bytes = w.bytes().size();
+  w.frame(9, Time::from_ps(800), 12, write_first(here, nullptr, true));
+  ASSERT_EQ(w.records(), 2u);
+  const std::vector<std::byte> all(w.bytes().begin(), w.bytes().end());
+  for (size_t cut = 0; cut <= all.size(); ++cut) {
+    CrossingReader r(std::span<const std::byte>(all).first(cut), there, &kNumbering);
+    size_t whole = 0;
+    for (auto rec = r.next(); !std::holds_alternative<std::monostate>(rec); rec = r.next()) ++whole;
+    const size_t expect = cut == all.size() ? 2 : cut >= credit_bytes ? 1 : 0;
+    EXPECT_EQ(whole, expect) << cut;
+    EXPECT_EQ(r.malformed(), cut != 0 && cut != credit_bytes && cut != all.size()) << cut;
+  }
+  EXPECT_EQ(there.in_use(), 0u);
+  CrossingReader r(all, there, &kNumbering);
+  auto first = r.next();
+  auto* credit = std::get_if<CrossingCredit>(&first);
+  ASSERT_NE(credit, nullptr);
+  EXPECT_EQ(credit->port, 4u);
+  EXPECT_EQ(credit->arrival, Time::from_ps(700));
+  EXPECT_EQ(credit->key, 11u);
+  EXPECT_EQ(credit->vl, 2);
+  EXPECT_EQ(credit->bytes, 4096u);
+  EXPECT_TRUE(std::holds_alternative<CrossingFrame>(r.next()));
+}
+
+// A field out of its range refuses the record: an unknown kind, a priority
+// past 7, an unknown sealer, a frame larger than the receiver's buffers.
+TEST(Crossing, FieldsOutOfTheirRangeAreRefused) {
+  FramePool here(2048), small(64);
+  CrossingWriter w;
+  w.frame(9, Time::from_ps(800), 12, write_first(here, nullptr, true));
+  const std::vector<std::byte> good(w.bytes().begin(), w.bytes().end());
+  constexpr size_t kHead = 1 + 4 + 8 + 8, kSealer = kHead + 8, kPriority = kSealer + 1;
+  auto refused = [&](size_t at, std::byte value, FramePool& pool) {
+    std::vector<std::byte> bad = good;
+    bad[at] = value;
+    CrossingReader r(bad, pool, &kNumbering);
+    return std::holds_alternative<std::monostate>(r.next()) && r.malformed();
+  };
+  EXPECT_TRUE(refused(0, std::byte{9}, here));
+  EXPECT_TRUE(refused(kSealer, std::byte{3}, here));
+  EXPECT_TRUE(refused(kPriority, std::byte{8}, here));
+  EXPECT_FALSE(refused(kPriority, std::byte{7}, here));
+  CrossingReader r(good, small, &kNumbering);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.next()));
+  EXPECT_TRUE(r.malformed());
+}
+
+}  // namespace
+}  // namespace rnicsim::fabric
