@@ -4,6 +4,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "fabric/port.hpp"
 #include "packet/packet.hpp"
 
 namespace rnicsim::fabric {
@@ -79,7 +80,9 @@ bool get_meta(std::span<const std::byte>& in, FrameMeta& m, const void* numberin
         get(in, r.markings.dscp) && get(in, r.markings.pcp) && get(in, r.markings.sl) &&
         get_flag(in, r.markings.tagged)))
     return false;
-  if (m.priority >= 8 || m.ingress_vl >= 16 || created < 0 || psn > packet::Psn::kMask) return false;
+  // Priorities and VLs index the ports' per-priority queues and credits.
+  if (m.priority >= kPriorities || m.ingress_vl >= kPriorities || created < 0 || psn > packet::Psn::kMask)
+    return false;
   m.created = sim::Time::from_ps(created);
   m.psn = packet::Psn(psn);
   r.numbering = routed ? numbering : nullptr;
@@ -143,7 +146,7 @@ CrossingReader::Record CrossingReader::read_frame(uint32_t port, sim::Time arriv
 
 CrossingReader::Record CrossingReader::read_credit(uint32_t port, sim::Time arrival, uint64_t key) {
   CrossingCredit c{port, arrival, key};
-  if (!(get(in_, c.vl) && get(in_, c.bytes)) || c.vl >= 16) return refuse();
+  if (!(get(in_, c.vl) && get(in_, c.bytes)) || c.vl >= kPriorities) return refuse();
   return c;
 }
 
