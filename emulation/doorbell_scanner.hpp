@@ -28,6 +28,11 @@ public:
   // lands at one simulated time, in the scan's order, whatever order the
   // program's threads rang in.
   bool take();
+  // Whether the programs are done acting (virtual clock): every thread slept
+  // at one instant with no request on its way, or the threads that run have
+  // used their CPU time's worth since the programs last acted. Ends a burst of
+  // doorbells, and lets a timer fire once the programs have been quiet.
+  bool programs_done();
   // Tells the programs the daemon sleeps: they ring the wake-up eventfd.
   void set_sleeping(bool on);
   // Tells the programs that programs spin on every CPU: their empty polls do
@@ -37,7 +42,6 @@ public:
 
 private:
   bool scan_host(HostState& h);
-  bool programs_done();
   bool asleep_at_once(const ThreadsState& first);
   Registry& registry_;
   sim::Executor& executor_;

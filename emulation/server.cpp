@@ -164,6 +164,8 @@ Server::Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream&
       ops_(scenario_, options_, out_, registry_, rdma_cms_, settling_, wake_fd_),
       doorbells_(registry_, *executor_, sessions_, o.clock, o.settle) {
   world_.sim().log().set_level(o.log_level);
+  if (auto* virtual_clock = dynamic_cast<sim::VirtualTimeExecutor*>(executor_.get()))
+    virtual_clock->set_waiting([this] { return doorbells_.programs_done(); });
   if (o.host_network) start_network();  // before the mover's thread: it forks
   if (o.payload_mover && PayloadMover::worthwhile()) mover_ = std::make_unique<PayloadMover>();
   for (size_t i = 0; i < registry_.hosts().size(); ++i) {

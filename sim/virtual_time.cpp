@@ -21,7 +21,7 @@ uint64_t VirtualTimeExecutor::run_due() {
       scheduler_.step();
       spent = n % 1024 == 0 && Clock::now() > deadline;
     }
-    if (spent || scheduler_.empty() || settling() || Clock::now() - quiet_since_ < grace_) break;
+    if (spent || !timer_due()) break;
     scheduler_.step();  // a timer the programs wait for
     ++timers_fired_;
     quiet_since_ = Clock::now();
@@ -31,13 +31,21 @@ uint64_t VirtualTimeExecutor::run_due() {
   return fired;
 }
 
+bool VirtualTimeExecutor::timer_due() {
+  held_ = false;
+  if (scheduler_.empty() || settling() || Clock::now() - quiet_since_ < grace_) return false;
+  held_ = programs_wait_ && !programs_wait_();
+  return !held_ && Clock::now() - quiet_since_ >= grace_;  // the look may have seen an act (touch)
+}
+
 VirtualTimeExecutor::Clock::duration VirtualTimeExecutor::until_next() const {
   const auto settle_left = acted_ + settle_ - Clock::now();
   if (settle_left > Clock::duration::zero()) return settle_left;
   if (scheduler_.empty()) return Clock::duration::max();
   if (near()) return Clock::duration::zero();
   const auto waited = Clock::now() - quiet_since_;
-  return waited >= grace_ ? Clock::duration::zero() : grace_ - waited;
+  if (waited < grace_) return grace_ - waited;
+  return held_ ? kRecheck : Clock::duration::zero();
 }
 
 void VirtualTimeExecutor::summarize(std::ostream& out) const {

@@ -5,11 +5,15 @@
 // depend on how fast the programs or the machine ran. A program's own time between
 // two calls costs no simulated time. A later event (a retransmission, CM or
 // time-wait timer) fires once the programs have been quiet for `grace` of wall
-// time, as it would fire on hardware while a program waits for it. A burst of
+// time and wait for it (set_waiting: a thread that runs, or is starved of a
+// CPU, may yet act), as it would fire on hardware while a program waits for
+// it. A burst of
 // doorbells (two threads: one re-arms its CQ, the other posts) lands at one
 // simulated time: the daemon takes them once the programs have not acted for
 // `settle` of wall time (settling()), or before it serves a request.
 #pragma once
+
+#include <functional>
 
 #include "sim/executor.hpp"
 
@@ -35,15 +39,25 @@ public:
 
   // Events that fired because the programs were quiet (timers).
   uint64_t timers_fired() const { return timers_fired_; }
+  // Whether the programs wait (every thread asleep, or those that run have
+  // had their share of CPU without acting): asked before a timer fires, and
+  // while it says no, the timer waits, looking again every kRecheck. A
+  // program starved of CPU on a loaded machine has not been quiet, only slow.
+  void set_waiting(std::function<bool()> programs_wait) { programs_wait_ = std::move(programs_wait); }
+  static constexpr Clock::duration kRecheck = std::chrono::milliseconds(1);
 
 private:
   static constexpr Clock::duration kRoundBudget = std::chrono::milliseconds(5);
+  // The grace has passed: fire the next timer, if the programs wait for it.
+  bool timer_due();
   bool near() const { return !scheduler_.empty() && scheduler_.next_time() <= scheduler_.now() + horizon_; }
 
   Duration horizon_;
   Clock::duration grace_, settle_;
   Clock::time_point quiet_since_ = Clock::now(), acted_;  // acted_: a settle ago at first
   uint64_t timers_fired_ = 0;
+  std::function<bool()> programs_wait_;
+  bool held_ = false;  // the grace has passed and the programs were not waiting
 };
 
 }  // namespace rnicsim::sim

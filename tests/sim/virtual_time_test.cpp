@@ -53,6 +53,32 @@ TEST(VirtualTimeExecutor, ATimerWaitsUntilTheProgramsAreQuiet) {
   EXPECT_EQ(x.timers_fired(), 1u);
 }
 
+// A program that is quiet only because a loaded machine gives it no CPU has
+// not been waiting: the timer (a CM request's retry, 6.4 s later) waits for it
+// past the grace, and fires once the programs wait. (Before, quiet wall time
+// alone fired it, and a starved rping server's reply came after the retry.)
+TEST(VirtualTimeExecutor, ATimerWaitsForProgramsThatAreOnlySlow) {
+  Scheduler s;
+  VirtualTimeExecutor x(s, 1_ms, milliseconds(5), milliseconds(0));
+  bool waiting = false, fired = false;
+  int asked = 0;
+  x.set_waiting([&] { return ++asked, waiting; });
+  Event timer([&] { fired = true; });
+  s.schedule(timer, Time::zero() + 6_s);
+  x.touch();
+  std::this_thread::sleep_for(milliseconds(10));  // past the grace
+  EXPECT_EQ(x.run_due(), 0u);
+  EXPECT_FALSE(fired);
+  EXPECT_GT(asked, 0);
+  EXPECT_EQ(x.until_next(), VirtualTimeExecutor::kRecheck);  // not zero: the daemon must not spin
+  std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_EQ(x.run_due(), 0u);
+  waiting = true;
+  EXPECT_EQ(x.run_due(), 1u);
+  EXPECT_TRUE(fired);
+  EXPECT_EQ(x.timers_fired(), 1u);
+}
+
 TEST(VirtualTimeExecutor, AProgramThatActsHoldsBackTheTimerAndItsDoorbellsSettle) {
   Scheduler s;
   VirtualTimeExecutor x(s, 1_ms, milliseconds(100), milliseconds(20));
