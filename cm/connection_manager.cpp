@@ -37,7 +37,7 @@ std::array<uint8_t, N> private_bytes(std::span<const uint8_t> in) {
 }  // namespace
 
 ConnectionManager::ConnectionManager(sim::Simulator& sim, nic::Nic& nic, AgentMemory mem, Resolver resolve)
-    : sim_(sim), agent_(nic, mem, *this), resolve_(std::move(resolve)) {
+    : sim_(sim), actor_(nic.config().actor), agent_(nic, mem, *this), resolve_(std::move(resolve)) {
   // Communication IDs start at a seeded value, as the kernel's are random.
   next_id_ = static_cast<CommId>(sim.random(nic.name() + ".cm").next_u64()) | 1;
 }
@@ -69,7 +69,7 @@ ConnectionManager::Conn& ConnectionManager::add(CmUser* user, State state) {
   c->state = state;
   c->tid = next_tid_++;
   Conn* raw = c.get();
-  c->timer = std::make_unique<sim::Event>([this, raw] { on_timer(*raw); }, "cm.timeout");
+  c->timer = std::make_unique<sim::Event>([this, raw] { on_timer(*raw); }, "cm.timeout", actor_);
   return *conns_.emplace(raw->id, std::move(c)).first->second;
 }
 

@@ -131,6 +131,7 @@ private:
   sim::Duration wait_for(const Conn& c) const;
 
   sim::Simulator& sim_;
+  sim::Actor actor_;  // the NIC's unit: the timers run as it
   MadAgent agent_;
   Resolver resolve_;
   std::map<uint64_t, CmUser*> listeners_;

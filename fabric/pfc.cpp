@@ -23,7 +23,7 @@ PfcGenerator::PfcGenerator(sim::Simulator& sim, FramePool& pool, Port& port, con
       params_(params),
       refresh_after_(port.pause_quantum() *
                      std::max<int64_t>(1, static_cast<int64_t>(params.quanta * params.refresh))),
-      refresh_([this] { on_refresh(); }, "pfc.refresh") {}
+      refresh_([this] { on_refresh(); }, "pfc.refresh", port.actor()) {}
 
 void PfcGenerator::set_congested(uint8_t priority, bool congested) {
   if (!params_.lossless(priority) || congested == xoff(priority)) return;

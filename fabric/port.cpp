@@ -1,20 +1,22 @@
 #include "fabric/port.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace rnicsim::fabric {
 
-Port::Port(sim::Simulator& sim, std::string name, PortParams params)
+Port::Port(sim::Simulator& sim, std::string name, PortParams params, sim::Actor actor)
     : sim_(sim),
+      actor_(actor),
       name_(std::move(name)),
       params_(params),
       wire_times_(params.rate_bps),
       loss_rng_(sim.random(name_ + ".loss")),
       burst_rng_(sim.random(name_ + ".gilbert_elliott")),
-      pause_expiry_([this] { on_pause_expiry(); }, "port.pause_expiry"),
-      pfc_due_event_([this] { on_pfc_due(); }, "port.pfc_due"),
+      pause_expiry_([this] { on_pause_expiry(); }, "port.pause_expiry", actor),
+      pfc_due_event_([this] { on_pfc_due(); }, "port.pfc_due", actor),
       credit_arrive_([this] { on_credit_arrival(); }, "port.credit"),
-      tx_done_([this] { on_tx_done(); }, "port.tx_done"),
+      tx_done_([this] { on_tx_done(); }, "port.tx_done", actor),
       arrive_([this] { on_arrival(); }, "port.arrive"),
       delayed_arrive_([this] { on_delayed_arrival(); }, "port.delayed_arrive") {
   for (size_t p = 0; p < kPriorities; ++p)
@@ -46,9 +48,10 @@ void Port::return_credit(uint8_t vl, uint64_t bytes) {
   if (params_.vl_credit_bytes == 0 || peer_ == nullptr) return;
   CreditReturn& c = credit_pipe_.emplace_back();
   c.arrival = sim_.now() + params_.delay;
+  c.key = sim_.scheduler().next_key();
   c.vl = vl & (kPriorities - 1);
   c.bytes = bytes;
-  if (!credit_arrive_.scheduled()) sim_.scheduler().schedule(credit_arrive_, credit_pipe_.front().arrival);
+  if (!credit_arrive_.scheduled()) schedule_front(credit_arrive_, credit_pipe_.front());
 }
 
 void Port::on_credit_arrival() {
@@ -57,7 +60,7 @@ void Port::on_credit_arrival() {
     credit_pipe_.pop();
     peer_->credits_[c.vl] += c.bytes;
   }
-  if (!credit_pipe_.empty()) sim_.scheduler().schedule(credit_arrive_, credit_pipe_.front().arrival);
+  if (!credit_pipe_.empty()) schedule_front(credit_arrive_, credit_pipe_.front());
   if (!peer_->tx_busy_) peer_->start_next();
 }
 
@@ -70,12 +73,16 @@ FaultModel& Port::faults() {
 }
 
 namespace {
-bool later(const auto& a, const auto& b) { return a.arrival != b.arrival ? a.arrival > b.arrival : a.seq > b.seq; }
+bool later(const auto& a, const auto& b) { return a.arrival != b.arrival ? a.arrival > b.arrival : a.key > b.key; }
 }  // namespace
 
 void Port::connect(Port& a, Port& b) {
   a.peer_ = &b;
   b.peer_ = &a;
+  // What a port sends arrives, and its credit returns, at the other end: those
+  // events run as the other end's unit.
+  for (auto [from, to] : {std::pair{&a, &b}, std::pair{&b, &a}})
+    for (sim::Event* e : {&from->arrive_, &from->delayed_arrive_, &from->credit_arrive_}) e->run_as(to->actor_);
 }
 
 sim::Duration Port::wire_time(size_t frame_bytes) const {
@@ -193,14 +200,17 @@ void Port::on_tx_done() {
   } else if (fault.drop) {
     ++counters_.drops_fault;
   } else if (peer_ != nullptr && fault.extra_delay > sim::Duration::zero()) {
-    delayed_.push_back(Delayed{sim_.now() + params_.delay + fault.extra_delay, delayed_seq_++, std::move(f)});
+    const uint64_t key = sim_.scheduler().next_key();
+    delayed_.push_back(Delayed{sim_.now() + params_.delay + fault.extra_delay, key, std::move(f)});
     std::push_heap(delayed_.begin(), delayed_.end(), [](const Delayed& a, const Delayed& b) { return later(a, b); });
-    sim_.scheduler().reschedule(delayed_arrive_, delayed_.front().arrival);
+    sim_.scheduler().cancel(delayed_arrive_);
+    schedule_front(delayed_arrive_, delayed_.front());
   } else if (peer_ != nullptr) {
     InFlight& slot = pipe_.emplace_back();
     slot.arrival = sim_.now() + params_.delay;
+    slot.key = sim_.scheduler().next_key();
     slot.frame = std::move(f);
-    if (!arrive_.scheduled()) sim_.scheduler().schedule(arrive_, pipe_.front().arrival);
+    if (!arrive_.scheduled()) schedule_front(arrive_, pipe_.front());
   }
   start_next();
   if (tx_ready_) tx_ready_();
@@ -219,7 +229,7 @@ void Port::on_arrival() {
   // Constant delay keeps the pipe in arrival order.
   Frame f = std::move(pipe_.front().frame);
   pipe_.pop();
-  if (!pipe_.empty()) sim_.scheduler().schedule(arrive_, pipe_.front().arrival);
+  if (!pipe_.empty()) schedule_front(arrive_, pipe_.front());
   peer_->accept(std::move(f));
 }
 
@@ -227,7 +237,7 @@ void Port::on_delayed_arrival() {
   std::pop_heap(delayed_.begin(), delayed_.end(), [](const Delayed& a, const Delayed& b) { return later(a, b); });
   Frame f = std::move(delayed_.back().frame);
   delayed_.pop_back();
-  if (!delayed_.empty()) sim_.scheduler().schedule(delayed_arrive_, delayed_.front().arrival);
+  if (!delayed_.empty()) schedule_front(delayed_arrive_, delayed_.front());
   peer_->accept(std::move(f));
 }
 

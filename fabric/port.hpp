@@ -127,12 +127,14 @@ struct PortParams {
 
 class Port {
 public:
-  Port(sim::Simulator& sim, std::string name, PortParams params);
+  // `actor`: the unit the port is part of (a host, a switch; see sim::Actor).
+  Port(sim::Simulator& sim, std::string name, PortParams params, sim::Actor actor = {});
   Port(const Port&) = delete;
   Port& operator=(const Port&) = delete;
 
   const std::string& name() const { return name_; }
   const PortParams& params() const { return params_; }
+  sim::Actor actor() const { return actor_; }
 
   // Wires two ports together in both directions.
   static void connect(Port& a, Port& b);
@@ -202,8 +204,11 @@ public:
   sim::Duration paused_time(uint8_t priority) const;
 
 private:
+  // What is on its way to the peer carries the key this port took for it when
+  // it left: its arrival fires there as that event would, one per frame.
   struct InFlight {
     sim::Time arrival;
+    uint64_t key;
     Frame frame;
   };
   void start_next();
@@ -212,6 +217,8 @@ private:
   void on_tx_done();
   // The wire loses this frame (Bernoulli, then Gilbert-Elliott).
   bool wire_loses();
+  // Schedules an arrival for the pipe's front `item`, with the key it left with.
+  void schedule_front(sim::Event& e, const auto& item) { sim_.scheduler().schedule_keyed(e, item.arrival, item.key); }
   void on_arrival();
   void on_delayed_arrival();
   void accept(Frame&& frame);
@@ -226,6 +233,7 @@ private:
   void on_credit_arrival();
 
   sim::Simulator& sim_;
+  sim::Actor actor_;
   std::string name_;
   PortParams params_;
   sim::SerializationTimes wire_times_;  // at params_.rate_bps
@@ -268,6 +276,7 @@ private:
   std::array<sim::Time, kPriorities> credit_stalled_since_{};
   struct CreditReturn {
     sim::Time arrival;
+    uint64_t key = 0;
     uint8_t vl = 0;
     uint64_t bytes = 0;
   };
@@ -280,14 +289,14 @@ private:
   sim::RingQueue<InFlight> pipe_;  // frames propagating towards the peer, in order
   sim::Event arrive_;
   std::unique_ptr<FaultModel> faults_;
-  // Frames a fault rule delayed: a heap by arrival time (then by order of leaving).
+  // Frames a fault rule delayed: a heap by arrival time, then by key (the
+  // order of leaving).
   struct Delayed {
     sim::Time arrival;
-    uint64_t seq;
+    uint64_t key;
     Frame frame;
   };
   std::vector<Delayed> delayed_;
-  uint64_t delayed_seq_ = 0;
   sim::Event delayed_arrive_;
   Counters counters_;
 };

@@ -4,15 +4,17 @@
 
 namespace rnicsim::fabric {
 
-Switch::Switch(sim::Simulator& sim, FramePool& pool, std::string name, SwitchParams params, packet::LinkType link)
+Switch::Switch(sim::Simulator& sim, FramePool& pool, std::string name, SwitchParams params, packet::LinkType link,
+               sim::Actor actor)
     : sim_(sim),
+      actor_(actor),
       pool_(pool),
       name_(std::move(name)),
       params_(std::move(params)),
       link_(link),
       ecmp_seed_(sim.random(name_ + ".ecmp").next_u64()),
       ecn_rng_(sim.random(name_ + ".ecn")),
-      forwarding_done_([this] { on_forwarding_done(); }, "switch.forward") {
+      forwarding_done_([this] { on_forwarding_done(); }, "switch.forward", actor) {
   // PFC is Ethernet's: native IB has credits instead.
   if (link_ != packet::LinkType::Ethernet) params_.pfc.priorities = 0;
 }
@@ -27,7 +29,7 @@ size_t Switch::add_port(const PortParams& params) {
   PortParams p = params;
   p.queue_bytes = UINT64_MAX / 2;  // the shared buffer admits; the port queues never refuse
   p.dwrr_quantum = params_.dwrr_quantum;
-  slot->port = std::make_unique<Port>(sim_, name_ + ".port" + std::to_string(slot->index), p);
+  slot->port = std::make_unique<Port>(sim_, name_ + ".port" + std::to_string(slot->index), p, actor_);
   slot->port->set_receiver(slot.get());
   slot->port->set_egress_listener(slot.get());
   ports_.push_back(std::move(slot));

@@ -85,12 +85,15 @@ private:
 //   a frame's buffer is freed when it leaves its egress queue for the wire.
 class Switch {
 public:
-  Switch(sim::Simulator& sim, FramePool& pool, std::string name, SwitchParams params, packet::LinkType link);
+  // `actor`: the unit the switch is, with its ports (see sim::Actor).
+  Switch(sim::Simulator& sim, FramePool& pool, std::string name, SwitchParams params, packet::LinkType link,
+         sim::Actor actor = {});
   Switch(const Switch&) = delete;
   Switch& operator=(const Switch&) = delete;
   ~Switch();
 
   const std::string& name() const { return name_; }
+  sim::Actor actor() const { return actor_; }
   // Adds a port (before finish()); returns its index. Its MAC is the switch's
   // base MAC + the index (the source of its PFC frames).
   size_t add_port(const PortParams& params);
@@ -140,6 +143,7 @@ private:
   void update_pfc(size_t in, uint8_t prio);
 
   sim::Simulator& sim_;
+  sim::Actor actor_;
   FramePool& pool_;
   std::string name_;
   SwitchParams params_;

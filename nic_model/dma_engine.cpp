@@ -13,12 +13,12 @@ const std::byte* const kEventEntry = &kEventEntryByte;
 constexpr size_t kEventEntryBytes = 64;
 }  // namespace
 
-DmaEngine::DmaEngine(sim::Simulator& sim, PcieLink& pcie, HostMemory& memory)
+DmaEngine::DmaEngine(sim::Simulator& sim, PcieLink& pcie, HostMemory& memory, sim::Actor actor)
     : sim_(sim),
       pcie_(pcie),
       memory_(memory),
-      read_event_([this] { on_read_done(); }, "dma.read_done"),
-      write_event_([this] { on_write_done(); }, "dma.write_done") {
+      read_event_([this] { on_read_done(); }, "dma.read_done", actor),
+      write_event_([this] { on_write_done(); }, "dma.write_done", actor) {
   memory_.set_fault_listener(this);
 }
 

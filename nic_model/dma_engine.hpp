@@ -64,7 +64,7 @@ public:
 
 class DmaEngine : MemoryFaultListener {
 public:
-  DmaEngine(sim::Simulator& sim, PcieLink& pcie, HostMemory& memory);
+  DmaEngine(sim::Simulator& sim, PcieLink& pcie, HostMemory& memory, sim::Actor actor = {});
   ~DmaEngine() override;
   DmaEngine(const DmaEngine&) = delete;
   DmaEngine& operator=(const DmaEngine&) = delete;

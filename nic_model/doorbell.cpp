@@ -2,7 +2,7 @@
 
 namespace rnicsim::nic {
 
-Doorbell::Doorbell(NicContext& ctx) : ctx_(ctx), arrive_([this] { on_arrival(); }, "doorbell.arrive") {}
+Doorbell::Doorbell(NicContext& ctx) : ctx_(ctx), arrive_([this] { on_arrival(); }, "doorbell.arrive", ctx.actor()) {}
 
 void Doorbell::ring(WorkQueue queue, uint64_t producer) {
   // An 8-byte MMIO write, then the unit's own processing.

@@ -4,7 +4,7 @@
 
 namespace rnicsim::nic {
 
-Egress::Egress(NicContext& ctx) : ctx_(ctx), loopback_event_([this] { deliver_loopback(); }, "nic.loopback") {}
+Egress::Egress(NicContext& ctx) : ctx_(ctx), loopback_event_([this] { deliver_loopback(); }, "nic.loopback", ctx.actor()) {}
 
 bool Egress::has_room(size_t bytes) const {
   return port_ != nullptr && port_->queued_total() + bytes <= ctx_.params().tx_buffer_bytes &&

@@ -8,7 +8,7 @@ namespace rnicsim::nic {
 Nic::Nic(sim::Simulator& sim, fabric::FramePool& pool, HostMemory& memory, NicConfig config)
     : config_(std::move(config)),
       pcie_(config_.params.pcie),
-      dma_(sim, pcie_, memory),
+      dma_(sim, pcie_, memory, config_.actor),
       cache_(config_.params, pcie_, translation_),
       ctx_{sim, config_, sim::ClockDomain(config_.params.clock_hz), pool, pcie_, dma_, translation_, tables_, cache_,
            counters_},
@@ -78,7 +78,7 @@ Cqn Nic::create_cq(uint64_t ring_base, uint32_t entries, CompletionListener* lis
   c.entries = entries;
   c.capacity = capacity == 0 ? entries : std::min(capacity, entries);
   c.listener = listener;
-  c.event_timer = std::make_unique<sim::Event>([this, cqn] { cqe_writer_.fire_event(cqn); }, "cq.event");
+  c.event_timer = std::make_unique<sim::Event>([this, cqn] { cqe_writer_.fire_event(cqn); }, "cq.event", config_.actor);
   return cqn;
 }
 
@@ -112,9 +112,9 @@ Qpn Nic::create_qp(const QpInit& init) {
     qp->cc->timer = std::make_unique<sim::Event>([this, raw] {
       congestion_->on_timer(*raw->cc, now());
       requester_.kick(*raw);
-    }, "qp.cc_timer");
+    }, "qp.cc_timer", config_.actor);
   }
-  qp->retransmit_timer = std::make_unique<sim::Event>([this, raw] { completer_.on_timer(*raw); }, "qp.timer");
+  qp->retransmit_timer = std::make_unique<sim::Event>([this, raw] { completer_.on_timer(*raw); }, "qp.timer", config_.actor);
   return tables_.add_qp(std::move(qp)).qpn;
 }
 

@@ -35,6 +35,8 @@ struct NicConfig {
   bool elide_payload = false;
   // The algorithms params.congestion.algorithm names a row of.
   CcAlgorithmTable cc_table = cc_algorithms();
+  // The unit of the model the NIC belongs to (its host): its events run as it.
+  sim::Actor actor{};
 };
 
 struct NicCounters {
@@ -64,6 +66,7 @@ struct NicContext {
   sim::Time now() const { return sim.now(); }
   sim::Duration cycles(uint32_t n) const { return clock.to_duration(sim::Cycles(n)); }
   const NicParams& params() const { return config.params; }
+  sim::Actor actor() const { return config.actor; }
   QpContext* qp(Qpn qpn) const { return tables.qp(qpn); }
   sim::Time context_ready(Qpn qpn) const { return cache.context_ready(qpn, now()); }
   sim::Duration translation_stall() const { return cache.translation_stall(now()); }

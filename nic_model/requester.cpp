@@ -61,7 +61,8 @@ uint32_t message_length(const SendWqe& w) {
 }  // namespace
 
 Requester::Requester(NicContext& ctx)
-    : ctx_(ctx), step_([this] { step(); }, "requester.step"), pace_([this] { release_paced(); }, "requester.pace") {}
+    : ctx_(ctx), step_([this] { step(); }, "requester.step", ctx.actor()),
+      pace_([this] { release_paced(); }, "requester.pace", ctx.actor()) {}
 
 void Requester::accept_wqe(QpContext& qp, const SendWqe& wqe) {
   SendEntry e;

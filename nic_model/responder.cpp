@@ -33,7 +33,7 @@ static_assert(static_cast<int>(packet::LinkKind::RoceV2Ipv4) == 0 && static_cast
 constexpr const UdL3& ud_l3(packet::LinkKind k) { return kUdL3[static_cast<int>(k)]; }
 }  // namespace
 
-Responder::Responder(NicContext& ctx) : ctx_(ctx), respond_([this] { step_responses(); }, "responder.respond") {}
+Responder::Responder(NicContext& ctx) : ctx_(ctx), respond_([this] { step_responses(); }, "responder.respond", ctx.actor()) {}
 
 // Every answer of a QP leaves in PSN order (IBTA 9.7.5.1.1): an ACK or NAK
 // behind READ responses or an atomic's answer still queued waits for them,

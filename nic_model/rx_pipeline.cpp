@@ -48,7 +48,7 @@ bool crc_fails(const fabric::Frame& frame, std::span<const std::byte> bytes, con
 }
 }  // namespace
 
-RxPipeline::RxPipeline(NicContext& ctx) : ctx_(ctx), process_([this] { process(); }, "rx.process") {}
+RxPipeline::RxPipeline(NicContext& ctx) : ctx_(ctx), process_([this] { process(); }, "rx.process", ctx.actor()) {}
 
 void RxPipeline::receive(fabric::Frame&& frame) {
   const sim::Time effective = ctx_.now() + ctx_.cycles(ctx_.params().rx_latency_cycles);

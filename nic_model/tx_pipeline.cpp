@@ -2,7 +2,7 @@
 
 namespace rnicsim::nic {
 
-TxPipeline::TxPipeline(NicContext& ctx) : ctx_(ctx), drain_event_([this] { drain_and_wake(); }, "tx.drain") {}
+TxPipeline::TxPipeline(NicContext& ctx) : ctx_(ctx), drain_event_([this] { drain_and_wake(); }, "tx.drain", ctx.actor()) {}
 
 bool TxPipeline::has_room(size_t bytes) const {
   if (pending_.size() < ctx_.params().tx_pipeline_packets && ports_.wire->has_room(bytes_ + bytes)) return true;

@@ -106,6 +106,7 @@ std::vector<fabric::Port*> fault_ports(const FaultSpec& f,
 nic::NicConfig nic_config(const Scenario& s, const Host& h, packet::LinkKind link) {
   nic::NicConfig cfg;
   cfg.name = h.name + ".nic";
+  cfg.actor = h.actor;
   cfg.params = s.nic;
   cfg.link = link;
   cfg.mac = h.address.mac;
@@ -159,6 +160,7 @@ void World::add_hosts(const Scenario& s, const MemoryFor& memory) {
   for (size_t i = 0; i < s.hosts.size(); ++i) {
     auto h = std::make_unique<Host>();
     h->name = s.hosts[i].name;
+    h->actor = sim::Actor(static_cast<uint32_t>(i + 1));
     h->address.mac = host_mac(i);
     h->address.ip = host_ip(s.hosts[i], i, s.link_layer);
     // LIDs as a subnet manager would assign them: the scenario's, or 1, 2, ... in host order.
@@ -181,9 +183,10 @@ std::vector<fabric::Switch*> World::add_switches(const Scenario& s) {
   auto destinations = std::make_shared<fabric::Destinations>();
   for (size_t n = 0; n < t.nodes.size(); ++n) {
     if (!t.nodes[n].is_switch) continue;
+    const sim::Actor actor(static_cast<uint32_t>(hosts_.size() + switches_.size() + 1));
     switches_.push_back(std::make_unique<fabric::Switch>(
         sim_, pool_, t.nodes[n].name, s.fabric.switch_params,
-        ib ? packet::LinkType::Infiniband : packet::LinkType::Ethernet));
+        ib ? packet::LinkType::Infiniband : packet::LinkType::Ethernet, actor));
     switches_.back()->share_destinations(destinations);
     switch_of[n] = switches_.back().get();
   }
@@ -196,7 +199,7 @@ std::vector<std::pair<fabric::Port*, fabric::Port*>> World::add_links(const Scen
   auto port_at = [&](uint32_t node, const fabric::PortParams& p) -> fabric::Port& {
     if (fabric::Switch* sw = switch_of[node]) return sw->port(sw->add_port(p));
     Host& h = host(t.nodes[node].name);
-    h.port = std::make_unique<fabric::Port>(sim_, h.name + ".port0", p);
+    h.port = std::make_unique<fabric::Port>(sim_, h.name + ".port0", p, h.actor);
     return *h.port;
   };
   std::vector<std::pair<fabric::Port*, fabric::Port*>> wires;

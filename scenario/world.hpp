@@ -38,6 +38,9 @@ packet::Ipv6Addr default_host_ip(size_t index, LinkLayer layer);
 
 struct Host {
   std::string name;
+  // The unit of the model the host is, with its NIC, its port and its
+  // programs: 1, 2, ... in scenario order (switches follow).
+  sim::Actor actor{};
   nic::SimulatedHostMemory memory;
   std::unique_ptr<fabric::Port> port;
   std::unique_ptr<nic::Nic> nic;

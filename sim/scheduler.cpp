@@ -10,26 +10,20 @@ Event::~Event() {
 }
 
 Scheduler::~Scheduler() {
-  for (const Slot& s : heap_) make_idle(*s.event);
-  for (size_t i = now_head_; i < now_queue_.size(); ++i)
-    if (Event* e = now_queue_[i]) make_idle(*e);
+  for (const SlotHeap* h : {&later_, &present_})
+    for (const QueueSlot& s : h->slots()) {
+      s.event->heap_index_ = Event::kIdle;
+      s.event->owner_ = nullptr;
+    }
 }
 
-void Scheduler::refuse(const Event& e, Time t) const {
+void Scheduler::refuse(const Event& e) const {
   if (e.scheduled()) throw std::logic_error("event scheduled twice: " + std::string(e.name()));
-  (void)t;
-  throw std::logic_error("event scheduled in the past (or a keyed one at the present): " + std::string(e.name()));
+  throw std::logic_error("event scheduled in the past: " + std::string(e.name()));
 }
 
 void Scheduler::refuse_count() const {
   throw std::overflow_error("an actor scheduled 2^40 events: its keys are spent");
-}
-
-void Scheduler::schedule_keyed(Event& e, Time t, uint64_t key) {
-  if (e.scheduled() || t <= now_) [[unlikely]] refuse(e, t);
-  e.when_ = t;
-  e.owner_ = this;
-  push(e, t, key);
 }
 
 void Scheduler::reschedule(Event& e, Time t) {
@@ -37,25 +31,30 @@ void Scheduler::reschedule(Event& e, Time t) {
   schedule(e, t);
 }
 
-void Scheduler::sift_down(uint32_t i) {
-  const uint32_t n = static_cast<uint32_t>(heap_.size());
-  const Slot s = heap_[i];
+void SlotHeap::place(uint32_t i, const QueueSlot& s) {
+  slots_[i] = s;
+  s.event->heap_index_ = tag_ | i;
+}
+
+void SlotHeap::sift_down(uint32_t i) {
+  const uint32_t n = static_cast<uint32_t>(slots_.size());
+  const QueueSlot s = slots_[i];
   for (;;) {
     uint32_t child = 2 * i + 1;
     if (child >= n) break;
-    if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
-    if (!before(heap_[child], s)) break;
-    place(i, heap_[child]);
+    if (child + 1 < n && slots_[child + 1] < slots_[child]) ++child;
+    if (!(slots_[child] < s)) break;
+    place(i, slots_[child]);
     i = child;
   }
   place(i, s);
 }
 
-Event* Scheduler::pop_front() {
-  Event* e = heap_.front().event;
-  const Slot last = heap_.back();
-  heap_.pop_back();
-  const uint32_t n = static_cast<uint32_t>(heap_.size());
+Event* SlotHeap::pop() {
+  Event* e = slots_.front().event;
+  const QueueSlot last = slots_.back();
+  slots_.pop_back();
+  const uint32_t n = static_cast<uint32_t>(slots_.size());
   if (n > 0) {
     // Floyd: move the hole at the root down to a leaf along the earlier children,
     // then put the last slot there and sift it up. The last slot is usually among
@@ -64,28 +63,30 @@ Event* Scheduler::pop_front() {
     for (;;) {
       uint32_t child = 2 * hole + 1;
       if (child >= n) break;
-      if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
-      place(hole, heap_[child]);
+      if (child + 1 < n && slots_[child + 1] < slots_[child]) ++child;
+      place(hole, slots_[child]);
       hole = child;
     }
     sift_up(hole, last);
   }
-  make_idle(*e);
+  e->heap_index_ = Event::kIdle;
+  e->owner_ = nullptr;
   return e;
 }
 
-void Scheduler::remove_at(uint32_t i) {
-  Event* victim = heap_[i].event;
-  const uint32_t last = static_cast<uint32_t>(heap_.size() - 1);
+void SlotHeap::remove_at(uint32_t i) {
+  Event* victim = slots_[i].event;
+  const uint32_t last = static_cast<uint32_t>(slots_.size() - 1);
   if (i != last) {
-    place(i, heap_[last]);
-    heap_.pop_back();
+    place(i, slots_[last]);
+    slots_.pop_back();
     sift_down(i);
-    sift_up(i, heap_[i]);
+    sift_up(i, slots_[i]);
   } else {
-    heap_.pop_back();
+    slots_.pop_back();
   }
-  make_idle(*victim);
+  victim->heap_index_ = Event::kIdle;
+  victim->owner_ = nullptr;
 }
 
 void Scheduler::run_until(Time until) {

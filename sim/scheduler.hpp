@@ -1,6 +1,7 @@
 // The discrete-event kernel: events are members of the components that own them
 // (gem5 style), so scheduling never allocates. The queue is an indexed binary heap
-// ordered by (time, key): a run is a pure function of its inputs. The key is
+// ordered by (time, key), every event keyed, those for the present too: a run is
+// a pure function of its inputs. The key is
 // (the actor that scheduled the event, how many it had scheduled before): an
 // order that each actor's own history fixes, so that it is the same when the
 // actors run in separate schedulers and their events cross between them.
@@ -11,6 +12,7 @@
 #include <functional>
 #include <new>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -66,9 +68,16 @@ public:
   Time when() const { return when_; }
   std::string_view name() const { return name_; }
   Actor actor() const { return actor_; }
+  // Sets the actor an idle event runs as: an arrival, made by the sending
+  // port, runs as the receiving one's unit, known when the two are wired.
+  void run_as(Actor actor) {
+    if (scheduled()) throw std::logic_error("the actor of a scheduled event changed: " + std::string(name_));
+    actor_ = actor;
+  }
 
 private:
   friend class Scheduler;
+  friend class SlotHeap;
   static constexpr uint32_t kIdle = UINT32_MAX;
   static constexpr size_t kInlineBytes = 24;
   void fire() { invoke_(*this); }
@@ -83,6 +92,57 @@ private:
   uint32_t heap_index_ = kIdle;
 };
 
+// The queue's slots: each event's ordering key beside its pointer, so that
+// sifting compares without touching the events: (time, key), compared as one
+// unsigned 128-bit number (times are never negative). The two halves are
+// separate words, written and read as such: a slot read back as one 16-byte
+// load right after two 8-byte stores cannot be forwarded from the store
+// buffer and stalls.
+struct QueueSlot {
+  uint64_t time;
+  uint64_t key;
+  Event* event;
+  friend bool operator<(const QueueSlot& a, const QueueSlot& b) {
+    using Key = unsigned __int128;
+    return ((Key{a.time} << 64) | a.key) < ((Key{b.time} << 64) | b.key);
+  }
+};
+
+// An indexed binary heap of slots; each event keeps its position, with the
+// heap's tag in the high bit, in Event::heap_index_ (O(log n) removal).
+class SlotHeap {
+public:
+  explicit SlotHeap(uint32_t tag) : tag_(tag) {}
+  bool empty() const { return slots_.empty(); }
+  size_t size() const { return slots_.size(); }
+  const QueueSlot& front() const { return slots_.front(); }
+  const std::vector<QueueSlot>& slots() const { return slots_; }
+  void push(const QueueSlot& s) {
+    slots_.emplace_back();  // a hole at the end, filled by the sift
+    sift_up(static_cast<uint32_t>(slots_.size() - 1), s);
+  }
+  // Removes and returns the earliest event (its index is left to the caller).
+  Event* pop();
+  void remove_at(uint32_t i);
+
+private:
+  void place(uint32_t i, const QueueSlot& s);
+  // Moves the hole at `i` up until `s` fits there.
+  void sift_up(uint32_t i, const QueueSlot s) {
+    while (i > 0) {
+      const uint32_t parent = (i - 1) / 2;
+      if (!(s < slots_[parent])) break;
+      place(i, slots_[parent]);
+      i = parent;
+    }
+    place(i, s);
+  }
+  void sift_down(uint32_t i);
+
+  std::vector<QueueSlot> slots_;
+  uint32_t tag_;
+};
+
 class Scheduler {
 public:
   Scheduler() = default;
@@ -94,16 +154,8 @@ public:
 
   // Schedules an idle event at absolute time `t` (not before now).
   void schedule(Event& e, Time t) {
-    if (e.scheduled() || t < now_) [[unlikely]] refuse(e, t);
-    e.when_ = t;
-    e.owner_ = this;
-    if (t == now_) {  // see now_queue_
-      e.heap_index_ = kInNowQueue | static_cast<uint32_t>(now_queue_.size());
-      now_queue_.push_back(&e);
-      ++now_live_;
-      return;
-    }
-    push(e, t, next_key());
+    if (e.scheduled() || t < now_) [[unlikely]] refuse(e);
+    insert(e, t, next_key());
   }
   void schedule_in(Event& e, Duration d) { schedule(e, now_ + d); }
   // The key the acting actor gives the next event it schedules, taken: an
@@ -113,9 +165,12 @@ public:
     if (n >> kCountBits) [[unlikely]] refuse_count();
     return (uint64_t{acting_.id()} << kCountBits) | n;
   }
-  // Schedules an idle event, later than the present, with the key its sender
-  // took in its own scheduler: it fires where it would have there.
-  void schedule_keyed(Event& e, Time t, uint64_t key);
+  // Schedules an idle event, not before the present, with the key its sender
+  // took when it sent it: it fires where it would have, had it been scheduled then.
+  void schedule_keyed(Event& e, Time t, uint64_t key) {
+    if (e.scheduled() || t < now_) [[unlikely]] refuse(e);
+    insert(e, t, key);
+  }
   // The actor whose event is firing (the outside between events).
   Actor acting() const { return acting_; }
   // Moves an event (scheduled or not) to time `t`.
@@ -123,31 +178,23 @@ public:
   // Removes a scheduled event; a no-op for an idle one.
   void cancel(Event& e) {
     if (!e.scheduled()) return;
-    if (e.heap_index_ & kInNowQueue) {
-      now_queue_[e.heap_index_ & ~kInNowQueue] = nullptr;  // skipped when its turn comes
-      left_now_queue();
-      make_idle(e);
-    } else {
-      remove_at(e.heap_index_);
-    }
+    (e.heap_index_ & kPresentTag ? present_ : later_).remove_at(e.heap_index_ & ~kPresentTag);
   }
 
-  bool empty() const { return heap_.empty() && now_live_ == 0; }
-  size_t pending() const { return heap_.size() + now_live_; }
+  bool empty() const { return later_.empty() && present_.empty(); }
+  size_t pending() const { return later_.size() + present_.size(); }
   Time next_time() const {
-    if (now_live_ > 0) return now_;
-    return heap_.empty() ? Time::max() : heap_.front().event->when_;
+    if (!present_.empty()) return now_;
+    return later_.empty() ? Time::max() : later_.front().event->when_;
   }
 
   // Fires the earliest event. Returns false when the queue is empty.
   bool step() {
     Event* e = nullptr;
-    // The heap's events at the present were scheduled before any in the now
-    // queue (their sequence numbers are smaller), so they go first.
-    if (now_live_ > 0 && (heap_.empty() || now_ < heap_.front().event->when_)) {
-      e = pop_now_queue();
-    } else if (!heap_.empty()) {
-      e = pop_front();
+    if (!present_.empty() && (later_.empty() || present_.front() < later_.front())) {
+      e = present_.pop();
+    } else if (!later_.empty()) {
+      e = later_.pop();
     } else {
       return false;
     }
@@ -172,78 +219,21 @@ public:
   uint64_t events_fired() const { return fired_; }
 
 private:
-  // The heap keeps each event's ordering key beside its pointer, so that sifting
-  // compares without touching the events: (time, key), compared
-  // as one unsigned 128-bit number (times are never negative). The two halves
-  // are separate words, written and read as such: a slot read back as one
-  // 16-byte load right after two 8-byte stores cannot be forwarded from the
-  // store buffer and stalls.
-  struct Slot {
-    uint64_t time;
-    uint64_t key;
-    Event* event;
-  };
-  static bool before(const Slot& a, const Slot& b) {
-    using Key = unsigned __int128;
-    return ((Key{a.time} << 64) | a.key) < ((Key{b.time} << 64) | b.key);
-  }
   // A key: the actor in the high bits, its count in the rest.
   static constexpr unsigned kCountBits = 64 - Actor::kBits;
-  void push(Event& e, Time t, uint64_t key) {
-    heap_.emplace_back();  // a hole at the end, filled by the sift
-    sift_up(static_cast<uint32_t>(heap_.size() - 1), Slot{static_cast<uint64_t>(t.picoseconds()), key, &e});
+  // Events for the present (a third of a packet stream's) go to a heap of
+  // their own, a few deep, not into the big one; step takes the earlier front.
+  static constexpr uint32_t kPresentTag = 0x8000'0000u;
+  void insert(Event& e, Time t, uint64_t key) {
+    e.when_ = t;
+    e.owner_ = this;
+    (t == now_ ? present_ : later_).push(QueueSlot{static_cast<uint64_t>(t.picoseconds()), key, &e});
   }
-  [[noreturn]] void refuse(const Event& e, Time t) const;
+  [[noreturn]] void refuse(const Event& e) const;
   [[noreturn]] void refuse_count() const;
-  void place(uint32_t i, const Slot& s) {
-    heap_[i] = s;
-    s.event->heap_index_ = i;
-  }
-  // Moves the hole at `i` up until `s` fits there.
-  void sift_up(uint32_t i, const Slot s) {
-    while (i > 0) {
-      const uint32_t parent = (i - 1) / 2;
-      if (!before(s, heap_[parent])) break;
-      place(i, heap_[parent]);
-      i = parent;
-    }
-    place(i, s);
-  }
-  // The event is in no queue any more.
-  static void make_idle(Event& e) {
-    e.heap_index_ = Event::kIdle;
-    e.owner_ = nullptr;
-  }
-  void sift_down(uint32_t i);
-  Event* pop_front();
-  void remove_at(uint32_t i);
 
-  // Events scheduled for the present (a third of all in a packet stream) skip
-  // the heap: they fire in the order they were scheduled, after the heap's
-  // events of the same time (all scheduled earlier). Only the present's own
-  // events schedule them, so their order is fixed by the order those fired,
-  // as the keys fix the heap's. Cancelled ones leave a null behind. Emptied as soon as no live
-  // event is left in it, so it is empty whenever time moves.
-  static constexpr uint32_t kInNowQueue = 0x8000'0000u;  // in Event::heap_index_, with the position
-  Event* pop_now_queue() {
-    Event* e = nullptr;
-    while (e == nullptr) e = now_queue_[now_head_++];
-    left_now_queue();
-    make_idle(*e);
-    return e;
-  }
-  // One live event fewer in the now queue (fired or cancelled).
-  void left_now_queue() {
-    if (--now_live_ == 0) {
-      now_queue_.clear();
-      now_head_ = 0;
-    }
-  }
-  std::vector<Event*> now_queue_;
-  size_t now_head_ = 0;
-  size_t now_live_ = 0;
-
-  std::vector<Slot> heap_;
+  SlotHeap later_{0};
+  SlotHeap present_{kPresentTag};  // empty whenever time moves
   Time now_;
   Actor acting_;
   std::vector<uint64_t> scheduled_by_ = std::vector<uint64_t>(1);  // events each actor scheduled

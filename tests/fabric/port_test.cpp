@@ -54,6 +54,46 @@ TEST(Port, SerializationPlusPropagation) {
   EXPECT_EQ(pool.in_use(), 0u);
 }
 
+// A frame arrives as the receiving port's unit, with the key the sender took
+// when it left (as a crossing record would carry it between schedulers).
+// Credit returns as the sender's unit: the frame that waited for it starts
+// then, and a tap on the sender sees it go as unit 1.
+TEST(Port, ArrivalsRunAsTheReceiversUnitAndCreditAsTheSenders) {
+  sim::Simulator s(1);
+  fabric::FramePool pool;
+  fabric::PortParams p;
+  p.vl_credit_bytes = 1100;  // one 1000-byte frame at a time
+  fabric::Port a(s, "a", p, sim::Actor(1)), b(s, "b", p, sim::Actor(2));
+  EXPECT_EQ(b.actor(), sim::Actor(2));
+  fabric::Port::connect(a, b);
+  struct Sink : fabric::FrameSink {
+    sim::Simulator& sim;
+    fabric::Port& port;
+    std::vector<sim::Actor> acting;
+    Sink(sim::Simulator& s, fabric::Port& p) : sim(s), port(p) {}
+    void receive(fabric::Frame&& f) override {
+      acting.push_back(sim.scheduler().acting());
+      port.return_credit(0, f.size());
+    }
+  } rx(s, b);
+  struct Tap : fabric::FrameTap {
+    sim::Simulator& sim;
+    std::vector<sim::Actor> acting;
+    explicit Tap(sim::Simulator& s) : sim(s) {}
+    void capture(sim::Time, std::span<const std::byte>, size_t) override { acting.push_back(sim.scheduler().acting()); }
+  } tap(s);
+  b.set_receiver(&rx);
+  a.add_tap(&tap);
+  ASSERT_TRUE(a.send(make(pool, 1000, 1)));
+  ASSERT_TRUE(a.send(make(pool, 1000, 2)));
+  s.scheduler().run_until(sim::Time::max());
+  EXPECT_EQ(rx.acting, (std::vector<sim::Actor>{sim::Actor(2), sim::Actor(2)}));
+  // The first frame left from outside (the test's send); the second when the credit came back.
+  EXPECT_EQ(tap.acting, (std::vector<sim::Actor>{sim::Actor(), sim::Actor(1)}));
+  EXPECT_EQ(a.credits(0), p.vl_credit_bytes);
+  EXPECT_EQ(pool.in_use(), 0u);
+}
+
 TEST(Port, ShortFramesArePaddedOnTheWire) {
   sim::Simulator s(1);
   fabric::Port a(s, "a", {});

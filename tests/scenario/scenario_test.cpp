@@ -464,6 +464,27 @@ TEST(World, FatTreeK16HostsHaveDistinctAddresses) {
   EXPECT_EQ(text_of(w.host("h1000").address.ip, true), "10.0.3.239");
 }
 
+// Every host and switch is a unit of its own (sim::Actor): hosts 1, 2, ... in
+// scenario order, switches after them, each with its ports and NIC.
+TEST(World, HostsAndSwitchesAreUnitsNumberedInScenarioOrder) {
+  const Scenario s = parse_scenario("topology: {kind: fat_tree, k: 4}\nworkloads: []\n", "fat_tree_k4.yaml");
+  std::ostringstream log;
+  World w(s, 1, log);
+  ASSERT_EQ(w.hosts().size(), 16u);
+  ASSERT_EQ(w.switches().size(), 20u);
+  for (size_t i = 0; i < w.hosts().size(); ++i) {
+    const Host& h = *w.hosts()[i];
+    EXPECT_EQ(h.actor, sim::Actor(static_cast<uint32_t>(i + 1)));
+    EXPECT_EQ(h.nic->config().actor, h.actor);
+    EXPECT_EQ(h.port->actor(), h.actor);
+  }
+  for (size_t i = 0; i < w.switches().size(); ++i) {
+    fabric::Switch& sw = *w.switches()[i];
+    EXPECT_EQ(sw.actor(), sim::Actor(static_cast<uint32_t>(17 + i)));
+    for (size_t p = 0; p < sw.port_count(); ++p) EXPECT_EQ(sw.port(p).actor(), sw.actor());
+  }
+}
+
 // --- NIC settings and presets -------------------------------------------------------
 
 TEST(NicKeys, EveryNicParamsFieldHasAKey) {

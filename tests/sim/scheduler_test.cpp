@@ -99,8 +99,8 @@ TEST(Scheduler, ManyEventsStayOrdered) {
 }
 
 TEST(Scheduler, EventsForThePresentFireAfterEarlierOnesOfTheSameTime) {
-  // Events scheduled for the present skip the heap; the order stays (time,
-  // order of scheduling): `again`, scheduled for 10 ns before time got there,
+  // Events scheduled for the present go to a heap of their own; with one actor
+  // the order stays (time, order of scheduling): `again`, scheduled for 10 ns before time got there,
   // fires before c and e, scheduled at 10 ns; cancelled d never fires.
   Scheduler s;
   std::vector<std::string> order;
@@ -174,6 +174,32 @@ TEST(Scheduler, TiesFireByTheSchedulingActorThenItsOwnOrder) {
   EXPECT_EQ(order, (std::vector<std::string>{"y", "x", "z"}));
   EXPECT_EQ(s.acting(), Actor());  // the outside again between events
   EXPECT_THROW(Actor(1u << 24), std::out_of_range);
+}
+
+// An event for the present takes a key like any other: one that actor 1
+// schedules at 10 ns fires before actor 2's, scheduled for 10 ns long before,
+// as it would had actor 1 scheduled it then (a first-come queue for the
+// present would fire it after).
+TEST(Scheduler, EventsForThePresentFireInKeyOrderWithTheHeapsOwn) {
+  Scheduler s;
+  std::vector<std::string> order;
+  Event late([&] { order.push_back("two's"); }, "late"), soon([&] { order.push_back("one's present"); }, "soon");
+  Event by_two([&] { s.schedule(late, Time::zero() + 10_ns); }, "two", Actor(2));
+  Event by_one([&] {
+    order.push_back("one");
+    s.schedule(soon, s.now());
+  }, "one", Actor(1));
+  s.schedule(by_two, Time::zero() + 1_ns);
+  s.schedule(by_one, Time::zero() + 10_ns);
+  s.run_until(Time::max());
+  EXPECT_EQ(order, (std::vector<std::string>{"one", "one's present", "two's"}));
+  // A keyed event may arrive for the present, and is placed by its key too.
+  Event keyed([&] { order.push_back("keyed"); }, "keyed"), plain([&] { order.push_back("plain"); }, "plain");
+  s.schedule(plain, s.now());
+  s.schedule_keyed(keyed, s.now(), 0);
+  s.run_until(Time::max());
+  EXPECT_EQ(order.back(), "plain");
+  EXPECT_THROW(s.schedule_keyed(keyed, s.now() - 1_ns, 0), std::logic_error);
 }
 
 namespace {
