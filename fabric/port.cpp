@@ -15,10 +15,10 @@ Port::Port(sim::Simulator& sim, std::string name, PortParams params, sim::Actor 
       burst_rng_(sim.random(name_ + ".gilbert_elliott")),
       pause_expiry_([this] { on_pause_expiry(); }, "port.pause_expiry", actor),
       pfc_due_event_([this] { on_pfc_due(); }, "port.pfc_due", actor),
-      credit_arrive_([this] { on_credit_arrival(); }, "port.credit"),
+      credit_arrive_([this] { on_credit_arrival(); }, "port.credit", actor),
       tx_done_([this] { on_tx_done(); }, "port.tx_done", actor),
-      arrive_([this] { on_arrival(); }, "port.arrive"),
-      delayed_arrive_([this] { on_delayed_arrival(); }, "port.delayed_arrive") {
+      arrive_([this] { on_arrival(); }, "port.arrive", actor),
+      delayed_arrive_([this] { on_delayed_arrival(); }, "port.delayed_arrive", actor) {
   for (size_t p = 0; p < kPriorities; ++p)
     if (params_.dwrr_quantum[p] == 0) strict_mask_ |= 1u << p;
   credits_.fill(params_.vl_credit_bytes);
@@ -45,23 +45,32 @@ uint32_t Port::with_credit(uint32_t candidates) {
 }
 
 void Port::return_credit(uint8_t vl, uint64_t bytes) {
-  if (params_.vl_credit_bytes == 0 || peer_ == nullptr) return;
-  CreditReturn& c = credit_pipe_.emplace_back();
-  c.arrival = sim_.now() + params_.delay;
-  c.key = sim_.scheduler().next_key();
-  c.vl = vl & (kPriorities - 1);
-  c.bytes = bytes;
-  if (!credit_arrive_.scheduled()) schedule_front(credit_arrive_, credit_pipe_.front());
+  if (params_.vl_credit_bytes == 0 || !connected()) return;
+  const CrossingCredit c{.port = far_port_,
+                         .arrival = sim_.now() + params_.delay,
+                         .key = sim_.scheduler().next_key(),
+                         .vl = static_cast<uint8_t>(vl & (kPriorities - 1)),
+                         .bytes = bytes};
+  if (peer_ != nullptr) {
+    peer_->land_credit(c);
+  } else {
+    crossing_->credit(c);
+  }
+}
+
+void Port::land_credit(const CrossingCredit& c) {
+  credit_inbound_.push_back(c);
+  if (!credit_arrive_.scheduled()) schedule_front(credit_arrive_, credit_inbound_.front());
 }
 
 void Port::on_credit_arrival() {
-  while (!credit_pipe_.empty() && credit_pipe_.front().arrival <= sim_.now()) {
-    const CreditReturn c = credit_pipe_.front();
-    credit_pipe_.pop();
-    peer_->credits_[c.vl] += c.bytes;
+  while (!credit_inbound_.empty() && credit_inbound_.front().arrival <= sim_.now()) {
+    const CrossingCredit c = credit_inbound_.front();
+    credit_inbound_.pop();
+    credits_[c.vl & (kPriorities - 1)] += c.bytes;
   }
-  if (!credit_pipe_.empty()) schedule_front(credit_arrive_, credit_pipe_.front());
-  if (!peer_->tx_busy_) peer_->start_next();
+  if (!credit_inbound_.empty()) schedule_front(credit_arrive_, credit_inbound_.front());
+  if (!tx_busy_) start_next();
 }
 
 FaultModel& Port::faults() {
@@ -79,10 +88,12 @@ bool later(const auto& a, const auto& b) { return a.arrival != b.arrival ? a.arr
 void Port::connect(Port& a, Port& b) {
   a.peer_ = &b;
   b.peer_ = &a;
-  // What a port sends arrives, and its credit returns, at the other end: those
-  // events run as the other end's unit.
-  for (auto [from, to] : {std::pair{&a, &b}, std::pair{&b, &a}})
-    for (sim::Event* e : {&from->arrive_, &from->delayed_arrive_, &from->credit_arrive_}) e->run_as(to->actor_);
+}
+
+void Port::connect_across(CrossingWriter& out, uint32_t far_port) {
+  peer_ = nullptr;
+  crossing_ = &out;
+  far_port_ = far_port;
 }
 
 sim::Duration Port::wire_time(size_t frame_bytes) const {
@@ -199,18 +210,14 @@ void Port::on_tx_done() {
     ++counters_.drops_loss;
   } else if (fault.drop) {
     ++counters_.drops_fault;
-  } else if (peer_ != nullptr && fault.extra_delay > sim::Duration::zero()) {
+  } else if (connected()) {
+    const sim::Time arrival = sim_.now() + params_.delay + fault.extra_delay;
     const uint64_t key = sim_.scheduler().next_key();
-    delayed_.push_back(Delayed{sim_.now() + params_.delay + fault.extra_delay, key, std::move(f)});
-    std::push_heap(delayed_.begin(), delayed_.end(), [](const Delayed& a, const Delayed& b) { return later(a, b); });
-    sim_.scheduler().cancel(delayed_arrive_);
-    schedule_front(delayed_arrive_, delayed_.front());
-  } else if (peer_ != nullptr) {
-    InFlight& slot = pipe_.emplace_back();
-    slot.arrival = sim_.now() + params_.delay;
-    slot.key = sim_.scheduler().next_key();
-    slot.frame = std::move(f);
-    if (!arrive_.scheduled()) schedule_front(arrive_, pipe_.front());
+    if (peer_ != nullptr) {
+      peer_->land(arrival, key, std::move(f));
+    } else {
+      crossing_->frame(far_port_, arrival, key, std::move(f));
+    }
   }
   start_next();
   if (tx_ready_) tx_ready_();
@@ -225,20 +232,40 @@ bool Port::wire_loses() {
   return loss > 0 && burst_rng_.bernoulli(loss);
 }
 
+// Constant delay keeps most frames in arrival order: they queue in a ring; one
+// a fault delayed (arriving before one queued already) waits in a heap.
+void Port::land(sim::Time arrival, uint64_t key, Frame&& f) {
+  struct {
+    sim::Time arrival;
+    uint64_t key;
+  } const when{arrival, key};
+  if (inbound_.empty() || !later(inbound_.back(), when)) {
+    InFlight& slot = inbound_.emplace_back();
+    slot.arrival = arrival;
+    slot.key = key;
+    slot.frame = std::move(f);
+    if (!arrive_.scheduled()) schedule_front(arrive_, inbound_.front());
+    return;
+  }
+  delayed_.push_back(InFlight{arrival, key, std::move(f)});
+  std::push_heap(delayed_.begin(), delayed_.end(), [](const InFlight& a, const InFlight& b) { return later(a, b); });
+  sim_.scheduler().cancel(delayed_arrive_);
+  schedule_front(delayed_arrive_, delayed_.front());
+}
+
 void Port::on_arrival() {
-  // Constant delay keeps the pipe in arrival order.
-  Frame f = std::move(pipe_.front().frame);
-  pipe_.pop();
-  if (!pipe_.empty()) schedule_front(arrive_, pipe_.front());
-  peer_->accept(std::move(f));
+  Frame f = std::move(inbound_.front().frame);
+  inbound_.pop();
+  if (!inbound_.empty()) schedule_front(arrive_, inbound_.front());
+  accept(std::move(f));
 }
 
 void Port::on_delayed_arrival() {
-  std::pop_heap(delayed_.begin(), delayed_.end(), [](const Delayed& a, const Delayed& b) { return later(a, b); });
+  std::pop_heap(delayed_.begin(), delayed_.end(), [](const InFlight& a, const InFlight& b) { return later(a, b); });
   Frame f = std::move(delayed_.back().frame);
   delayed_.pop_back();
   if (!delayed_.empty()) schedule_front(delayed_arrive_, delayed_.front());
-  peer_->accept(std::move(f));
+  accept(std::move(f));
 }
 
 void Port::accept(Frame&& frame) {

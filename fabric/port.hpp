@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/crossing.hpp"
 #include "fabric/fault_model.hpp"
 #include "fabric/frame.hpp"
 #include "packet/pfc.hpp"
@@ -138,6 +139,17 @@ public:
 
   // Wires two ports together in both directions.
   static void connect(Port& a, Port& b);
+  // Wires this port to one in another partition of the world, port `far_port`
+  // there: what it sends, and the credit it returns, leave as records in `out`
+  // (crossing.hpp); what comes back is handed to land() and land_credit().
+  void connect_across(CrossingWriter& out, uint32_t far_port);
+  bool connected() const { return peer_ != nullptr || crossing_ != nullptr; }
+  // A frame the peer sent reaches this port at `arrival` (not before the
+  // present), with the key the peer's scheduler gave it when it left: from the
+  // peer itself, or from a crossing record.
+  void land(sim::Time arrival, uint64_t key, Frame&& frame);
+  // Credit the peer returned reaches this port (the sender of the frames).
+  void land_credit(const CrossingCredit& c);
   // Frames arriving at this port are handed to `sink`.
   void set_receiver(FrameSink* sink) { receiver_ = sink; }
   // Called whenever egress space frees up, so a blocked sender can retry.
@@ -204,8 +216,8 @@ public:
   sim::Duration paused_time(uint8_t priority) const;
 
 private:
-  // What is on its way to the peer carries the key this port took for it when
-  // it left: its arrival fires there as that event would, one per frame.
+  // A frame on its way to this port, with the key the peer took for it when it
+  // left: its arrival fires as that event would, one per frame.
   struct InFlight {
     sim::Time arrival;
     uint64_t key;
@@ -217,7 +229,7 @@ private:
   void on_tx_done();
   // The wire loses this frame (Bernoulli, then Gilbert-Elliott).
   bool wire_loses();
-  // Schedules an arrival for the pipe's front `item`, with the key it left with.
+  // Schedules an arrival for a queue's front `item`, with the key it left with.
   void schedule_front(sim::Event& e, const auto& item) { sim_.scheduler().schedule_keyed(e, item.arrival, item.key); }
   void on_arrival();
   void on_delayed_arrival();
@@ -238,6 +250,8 @@ private:
   PortParams params_;
   sim::SerializationTimes wire_times_;  // at params_.rate_bps
   Port* peer_ = nullptr;
+  CrossingWriter* crossing_ = nullptr;  // the peer is in another partition
+  uint32_t far_port_ = 0;                // its number there
   FrameSink* receiver_ = nullptr;
   EgressListener* egress_listener_ = nullptr;
   std::function<void()> tx_ready_;
@@ -274,29 +288,19 @@ private:
   std::array<uint64_t, kPriorities> credits_{};
   uint32_t credit_stalled_ = 0;
   std::array<sim::Time, kPriorities> credit_stalled_since_{};
-  struct CreditReturn {
-    sim::Time arrival;
-    uint64_t key = 0;
-    uint8_t vl = 0;
-    uint64_t bytes = 0;
-  };
-  sim::RingQueue<CreditReturn> credit_pipe_;
+  sim::RingQueue<CrossingCredit> credit_inbound_;  // on its way back to this port
   sim::Event credit_arrive_;
   bool tx_busy_ = false;
   Frame on_wire_;
   sim::Event tx_done_;
 
-  sim::RingQueue<InFlight> pipe_;  // frames propagating towards the peer, in order
+  // Frames on their way to this port, in arrival order; one that arrives before
+  // the last queued (a fault rule delayed the others) waits in delayed_, a
+  // heap by arrival time, then by key (the order of leaving).
+  sim::RingQueue<InFlight> inbound_;
   sim::Event arrive_;
   std::unique_ptr<FaultModel> faults_;
-  // Frames a fault rule delayed: a heap by arrival time, then by key (the
-  // order of leaving).
-  struct Delayed {
-    sim::Time arrival;
-    uint64_t key;
-    Frame frame;
-  };
-  std::vector<Delayed> delayed_;
+  std::vector<InFlight> delayed_;
   sim::Event delayed_arrive_;
   Counters counters_;
 };

@@ -12,7 +12,6 @@
 #include <functional>
 #include <new>
 #include <stdexcept>
-#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -68,12 +67,6 @@ public:
   Time when() const { return when_; }
   std::string_view name() const { return name_; }
   Actor actor() const { return actor_; }
-  // Sets the actor an idle event runs as: an arrival, made by the sending
-  // port, runs as the receiving one's unit, known when the two are wired.
-  void run_as(Actor actor) {
-    if (scheduled()) throw std::logic_error("the actor of a scheduled event changed: " + std::string(name_));
-    actor_ = actor;
-  }
 
 private:
   friend class Scheduler;

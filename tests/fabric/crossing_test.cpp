@@ -6,9 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "fabric/port.hpp"
 #include "packet/packet.hpp"
+#include "sim/simulator.hpp"
 
 namespace rnicsim::fabric {
 namespace {
@@ -180,6 +184,110 @@ TEST(Crossing, FieldsOutOfTheirRangeAreRefused) {
   CrossingReader r(good, small, &kNumbering);
   EXPECT_TRUE(std::holds_alternative<std::monostate>(r.next()));
   EXPECT_TRUE(r.malformed());
+}
+
+
+// Two ports and what each saw arrive, wired in one scheduler or across two.
+// Port a sends WRITE packets to b, the second of them delayed 3 us by a fault
+// (it lands behind later ones); b answers each with a frame of its own; both
+// return IB credit, which holds a's frames back. Arrivals are logged with
+// their time and which frame they were, each port's in its own log (what two
+// schedulers write side by side interleaves by window, not by time).
+class TwoPorts {
+public:
+  explicit TwoPorts(bool across) {
+    fabric::PortParams p;  // 100 Gb/s, 1 us
+    p.vl_credit_bytes = 700;  // two WRITE frames at a time
+    sims_.push_back(std::make_unique<sim::Simulator>(1));
+    sims_.push_back(across ? std::make_unique<sim::Simulator>(1) : nullptr);
+    sim::Simulator& sb = across ? *sims_[1] : *sims_[0];
+    a_ = std::make_unique<Port>(*sims_[0], "a", p, sim::Actor(1));
+    b_ = std::make_unique<Port>(sb, "b", p, sim::Actor(2));
+    if (across) {
+      a_->connect_across(out_[0], 1);
+      b_->connect_across(out_[1], 0);
+    } else {
+      Port::connect(*a_, *b_);
+    }
+    FaultRule delay_second;
+    delay_second.nth = 2;
+    delay_second.action = FaultAction::Delay;
+    delay_second.delay = sim::Duration::us(3);
+    a_->faults().add_rule(delay_second);
+    sinks_[0] = std::make_unique<Sink>(*this, 0, *sims_[0]);
+    sinks_[1] = std::make_unique<Sink>(*this, 1, sb);
+    a_->set_receiver(sinks_[0].get());
+    b_->set_receiver(sinks_[1].get());
+    for (int i = 0; i < 6; ++i) a_->send(write_first(pool_[0], nullptr, false));
+  }
+  // Runs to the end: one scheduler at once, or two in windows of the link's
+  // delay, each window's records landing in the other before the next.
+  std::array<std::vector<std::string>, 2> run() {
+    if (!sims_[1]) {
+      sims_[0]->scheduler().run_until(Time::max());
+      return log_;
+    }
+    for (Time w = Time::zero(); w < Time::zero() + sim::Duration::ms(1); w = w + sim::Duration::us(1)) {
+      for (auto& s : sims_) s->scheduler().run_until(w + sim::Duration::us(1) - sim::Duration::ps(1));
+      for (int side = 0; side < 2; ++side) exchange(side);
+    }
+    return log_;
+  }
+  size_t in_use() const { return pool_[0].in_use() + pool_[1].in_use(); }
+  uint64_t credit_stalls() const {
+    uint64_t n = 0;
+    for (uint64_t s : a_->counters().credit_stalls) n += s;
+    return n;
+  }
+
+private:
+  struct Sink : FrameSink {
+    TwoPorts& t;
+    int side;
+    sim::Simulator& sim;
+    Sink(TwoPorts& two, int s, sim::Simulator& si) : t(two), side(s), sim(si) {}
+    void receive(Frame&& f) override {
+      t.log_[side].push_back(std::to_string(sim.now().picoseconds()) + " got " + std::to_string(f.size()));
+      Port& at = side == 0 ? *t.a_ : *t.b_;
+      at.return_credit(f.meta().priority, f.size());
+      if (side == 1) {  // an answer, of a size that tells which frame it answers
+        Frame r = t.pool_[1].acquire(64 + 8 * t.answers_++);
+        r.meta().priority = 0;
+        at.send(std::move(r));
+      }
+    }
+  };
+  void exchange(int side) {
+    Port& to = side == 0 ? *b_ : *a_;
+    CrossingReader in(out_[side].bytes(), pool_[1 - side], &kNumbering);
+    for (auto r = in.next(); !std::holds_alternative<std::monostate>(r); r = in.next()) {
+      if (auto* f = std::get_if<CrossingFrame>(&r)) to.land(f->arrival, f->key, std::move(f->frame));
+      if (auto* c = std::get_if<CrossingCredit>(&r)) to.land_credit(*c);
+    }
+    EXPECT_FALSE(in.malformed());
+    out_[side].clear();
+  }
+  std::vector<std::unique_ptr<sim::Simulator>> sims_;
+  std::array<FramePool, 2> pool_;
+  std::array<CrossingWriter, 2> out_;
+  std::unique_ptr<Port> a_, b_;
+  std::array<std::unique_ptr<Sink>, 2> sinks_;
+  std::array<std::vector<std::string>, 2> log_;  // each port's own
+  int answers_ = 0;
+};
+
+// A port wired to one in another scheduler, its frames and credit crossing as
+// records at window ends, sees what the pair sees wired directly.
+TEST(Crossing, PortsInTwoSchedulersSeeWhatADirectlyWiredPairSees) {
+  TwoPorts one(false), two(true);
+  const auto direct = one.run();
+  EXPECT_EQ(direct[0].size(), 6u);  // six frames each way
+  EXPECT_EQ(direct[1].size(), 6u);
+  EXPECT_GT(one.credit_stalls(), 0u);  // credit held a's frames back
+  EXPECT_EQ(two.run(), direct);
+  EXPECT_EQ(two.credit_stalls(), one.credit_stalls());
+  EXPECT_EQ(two.in_use(), 0u);
+  EXPECT_EQ(one.in_use(), 0u);
 }
 
 }  // namespace
