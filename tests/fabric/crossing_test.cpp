@@ -12,6 +12,7 @@
 
 #include "fabric/port.hpp"
 #include "packet/packet.hpp"
+#include "sim/partitions.hpp"
 #include "sim/simulator.hpp"
 
 namespace rnicsim::fabric {
@@ -195,7 +196,8 @@ TEST(Crossing, FieldsOutOfTheirRangeAreRefused) {
 // schedulers write side by side interleaves by window, not by time).
 class TwoPorts {
 public:
-  explicit TwoPorts(bool across) {
+  // across: 0, wired directly in one scheduler; else that many threads.
+  explicit TwoPorts(unsigned across) : across_(across) {
     fabric::PortParams p;  // 100 Gb/s, 1 us
     p.vl_credit_bytes = 700;  // two WRITE frames at a time
     sims_.push_back(std::make_unique<sim::Simulator>(1));
@@ -220,17 +222,17 @@ public:
     b_->set_receiver(sinks_[1].get());
     for (int i = 0; i < 6; ++i) a_->send(write_first(pool_[0], nullptr, false));
   }
-  // Runs to the end: one scheduler at once, or two in windows of the link's
-  // delay, each window's records landing in the other before the next.
+  // Runs to the end: one scheduler at once, or two as partitions in windows of
+  // the link's delay, each window's records landing in the other before the next.
   std::array<std::vector<std::string>, 2> run() {
     if (!sims_[1]) {
       sims_[0]->scheduler().run_until(Time::max());
       return log_;
     }
-    for (Time w = Time::zero(); w < Time::zero() + sim::Duration::ms(1); w = w + sim::Duration::us(1)) {
-      for (auto& s : sims_) s->scheduler().run_until(w + sim::Duration::us(1) - sim::Duration::ps(1));
-      for (int side = 0; side < 2; ++side) exchange(side);
-    }
+    sim::Partitions engine(sim::Duration::us(1), across_);
+    for (int side = 0; side < 2; ++side)
+      engine.add({&sims_[side]->scheduler(), [this, side] { land(1 - side); }, [this, side] { out_[side].clear(); }});
+    engine.run_until(Time::max());
     return log_;
   }
   size_t in_use() const { return pool_[0].in_use() + pool_[1].in_use(); }
@@ -257,16 +259,17 @@ private:
       }
     }
   };
-  void exchange(int side) {
-    Port& to = side == 0 ? *b_ : *a_;
-    CrossingReader in(out_[side].bytes(), pool_[1 - side], &kNumbering);
+  // Lands what side `from` wrote at the other side's port.
+  void land(int from) {
+    Port& to = from == 0 ? *b_ : *a_;
+    CrossingReader in(out_[from].bytes(), pool_[1 - from], &kNumbering);
     for (auto r = in.next(); !std::holds_alternative<std::monostate>(r); r = in.next()) {
       if (auto* f = std::get_if<CrossingFrame>(&r)) to.land(f->arrival, f->key, std::move(f->frame));
       if (auto* c = std::get_if<CrossingCredit>(&r)) to.land_credit(*c);
     }
     EXPECT_FALSE(in.malformed());
-    out_[side].clear();
   }
+  unsigned across_;
   std::vector<std::unique_ptr<sim::Simulator>> sims_;
   std::array<FramePool, 2> pool_;
   std::array<CrossingWriter, 2> out_;
@@ -279,14 +282,17 @@ private:
 // A port wired to one in another scheduler, its frames and credit crossing as
 // records at window ends, sees what the pair sees wired directly.
 TEST(Crossing, PortsInTwoSchedulersSeeWhatADirectlyWiredPairSees) {
-  TwoPorts one(false), two(true);
+  TwoPorts one(0);
   const auto direct = one.run();
   EXPECT_EQ(direct[0].size(), 6u);  // six frames each way
   EXPECT_EQ(direct[1].size(), 6u);
   EXPECT_GT(one.credit_stalls(), 0u);  // credit held a's frames back
-  EXPECT_EQ(two.run(), direct);
-  EXPECT_EQ(two.credit_stalls(), one.credit_stalls());
-  EXPECT_EQ(two.in_use(), 0u);
+  for (unsigned threads : {1u, 2u}) {
+    TwoPorts two(threads);
+    EXPECT_EQ(two.run(), direct) << threads;
+    EXPECT_EQ(two.credit_stalls(), one.credit_stalls());
+    EXPECT_EQ(two.in_use(), 0u);
+  }
   EXPECT_EQ(one.in_use(), 0u);
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ring_world.hpp"
 #include "sim/simulator.hpp"
 
 using namespace rnicsim::sim;
@@ -202,87 +203,15 @@ TEST(Scheduler, EventsForThePresentFireInKeyOrderWithTheHeapsOwn) {
   EXPECT_THROW(s.schedule_keyed(keyed, s.now() - 1_ns, 0), std::logic_error);
 }
 
-namespace {
-
-// A ring of actors, each ticking every 10 ns and sending to the next two 20 ns
-// later; a message is echoed at once (an event of the present) and every other
-// one answered. Actors are spread over `partitions` schedulers that run in
-// windows of the smallest delay between actors (20 ns) and exchange the events
-// that cross between them, with their keys, at each window's end: the way a
-// partitioned engine runs. Each actor's log is what it saw, in order.
-class Ring {
-public:
-  static constexpr uint32_t kActors = 5;
-  explicit Ring(uint32_t partitions) : logs_(kActors + 1) {
-    for (uint32_t p = 0; p < partitions; ++p) schedulers_.push_back(std::make_unique<Scheduler>());
-    for (uint32_t a = 1; a <= kActors; ++a) {
-      ticks_.push_back(std::make_unique<Event>([this, a] { tick(a); }, "tick", Actor(a)));
-      at(a).schedule(*ticks_.back(), Time::zero() + 10_ns);
-    }
-  }
-  std::vector<std::vector<std::string>> run(Time end) {
-    for (Time w = Time::zero(); w < end; w = w + 20_ns) {
-      for (auto& s : schedulers_) s->run_until(w + 20_ns - Duration::ps(1));
-      for (const Crossing& c : crossing_) at(c.to).schedule_keyed(*c.event, c.when, c.key);
-      crossing_.clear();
-    }
-    return logs_;
-  }
-
-private:
-  struct Crossing {
-    Event* event;
-    Time when;
-    uint64_t key;
-    uint32_t to;
-  };
-  Scheduler& at(uint32_t actor) { return *schedulers_[actor % schedulers_.size()]; }
-  Event& event(uint32_t actor, std::function<void()> f) {
-    events_.push_back(std::make_unique<Event>(std::move(f), "message", Actor(actor)));
-    return *events_.back();
-  }
-  void log(uint32_t a, const std::string& what) {
-    logs_[a].push_back(std::to_string(at(a).now().picoseconds()) + " " + what);
-  }
-  void send(uint32_t from, uint32_t to, const std::string& what) {
-    Scheduler& here = at(from);
-    Event& e = event(to, [this, from, to, what] { receive(to, from, what); });
-    const Time when = here.now() + 20_ns;
-    if (&at(to) == &here) {
-      here.schedule(e, when);
-    } else {
-      crossing_.push_back({&e, when, here.next_key(), to});
-    }
-  }
-  void tick(uint32_t a) {
-    log(a, "tick");
-    send(a, a % kActors + 1, "tick of " + std::to_string(a));
-    send(a, (a + 1) % kActors + 1, "tick of " + std::to_string(a));
-    if (at(a).now() < Time::zero() + 400_ns) at(a).schedule_in(*ticks_[a - 1], 10_ns);
-  }
-  void receive(uint32_t a, uint32_t from, const std::string& what) {
-    log(a, what);
-    Event& echo = event(a, [this, a, what] { log(a, "echo " + what); });
-    at(a).schedule(echo, at(a).now());
-    if (++received_[a] % 2 == 0 && what.rfind("tick", 0) == 0) send(a, from, "answer to " + what);
-  }
-  std::vector<std::unique_ptr<Scheduler>> schedulers_;
-  std::vector<std::unique_ptr<Event>> ticks_, events_;
-  std::vector<Crossing> crossing_;
-  std::vector<std::vector<std::string>> logs_;
-  uint32_t received_[kActors + 1] = {};
-};
-
-}  // namespace
 
 // The keys make the order a partitioned run fires in the same as one scheduler's,
 // though crossing events reach their scheduler a window late.
 TEST(Scheduler, ActorsSplitOverSchedulersSeeWhatOneSchedulerGivesThem) {
-  const auto one = Ring(1).run(Time::zero() + 600_ns);
+  const auto one = Ring(1, 1).run(Time::zero() + 600_ns);
   size_t ties = 0;
   for (const auto& log : one)
     for (size_t i = 1; i < log.size(); ++i) ties += log[i].substr(0, log[i].find(' ')) == log[i - 1].substr(0, log[i - 1].find(' '));
   EXPECT_GT(ties, 100u);  // plenty of same-time events to order
   EXPECT_GT(one[1].size(), 150u);
-  for (uint32_t partitions : {2u, 3u, 5u}) EXPECT_EQ(Ring(partitions).run(Time::zero() + 600_ns), one) << partitions;
+  for (uint32_t partitions : {2u, 3u, 5u}) EXPECT_EQ(Ring(partitions, 1).run(Time::zero() + 600_ns), one) << partitions;
 }
