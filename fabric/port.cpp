@@ -83,6 +83,8 @@ FaultModel& Port::faults() {
 
 namespace {
 bool later(const auto& a, const auto& b) { return a.arrival != b.arrival ? a.arrival > b.arrival : a.key > b.key; }
+// The delayed frames' heap order: the earliest arrival on top.
+constexpr auto kLaterFrame = [](const auto& a, const auto& b) { return later(a, b); };
 }  // namespace
 
 void Port::connect(Port& a, Port& b) {
@@ -248,7 +250,7 @@ void Port::land(sim::Time arrival, uint64_t key, Frame&& f) {
     return;
   }
   delayed_.push_back(InFlight{arrival, key, std::move(f)});
-  std::push_heap(delayed_.begin(), delayed_.end(), [](const InFlight& a, const InFlight& b) { return later(a, b); });
+  std::push_heap(delayed_.begin(), delayed_.end(), kLaterFrame);
   sim_.scheduler().cancel(delayed_arrive_);
   schedule_front(delayed_arrive_, delayed_.front());
 }
@@ -261,7 +263,7 @@ void Port::on_arrival() {
 }
 
 void Port::on_delayed_arrival() {
-  std::pop_heap(delayed_.begin(), delayed_.end(), [](const InFlight& a, const InFlight& b) { return later(a, b); });
+  std::pop_heap(delayed_.begin(), delayed_.end(), kLaterFrame);
   Frame f = std::move(delayed_.back().frame);
   delayed_.pop_back();
   if (!delayed_.empty()) schedule_front(delayed_arrive_, delayed_.front());

@@ -37,15 +37,15 @@ HostSide::HostSide(Host& host, const HostTiming& timing, uint32_t send_cq_entrie
                    uint64_t buffer_bytes)
     : host_(host),
       timing_(timing),
-      poll_([this] { poll(); }, "host.poll_cq", host.actor),
-      mem_poll_([this] { mem_poll(); }, "host.poll_mem", host.actor),
+      poll_([this] { poll(); }, "host.poll_cq", host.actor()),
+      mem_poll_([this] { mem_poll(); }, "host.poll_mem", host.actor()),
       mem_act_(
           [this] {
             auto fn = std::move(watch_fn_);
             watch_fn_ = nullptr;
             fn();
           },
-          "host.poll_mem_seen", host.actor),
+          "host.poll_mem_seen", host.actor()),
       buffer_bytes_(buffer_bytes) {
   nic::Nic& n = *host.nic;
   pd_ = n.alloc_pd();

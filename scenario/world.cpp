@@ -103,10 +103,10 @@ std::vector<fabric::Port*> fault_ports(const FaultSpec& f,
   return v;
 }
 
-nic::NicConfig nic_config(const Scenario& s, const Host& h, packet::LinkKind link) {
+nic::NicConfig nic_config(const Scenario& s, const Host& h, packet::LinkKind link, sim::Actor actor) {
   nic::NicConfig cfg;
   cfg.name = h.name + ".nic";
-  cfg.actor = h.actor;
+  cfg.actor = actor;
   cfg.params = s.nic;
   cfg.link = link;
   cfg.mac = h.address.mac;
@@ -160,12 +160,11 @@ void World::add_hosts(const Scenario& s, const MemoryFor& memory) {
   for (size_t i = 0; i < s.hosts.size(); ++i) {
     auto h = std::make_unique<Host>();
     h->name = s.hosts[i].name;
-    h->actor = sim::Actor(static_cast<uint32_t>(i + 1));
     h->address.mac = host_mac(i);
     h->address.ip = host_ip(s.hosts[i], i, s.link_layer);
     // LIDs as a subnet manager would assign them: the scenario's, or 1, 2, ... in host order.
     h->address.lid = s.hosts[i].lid != 0 ? s.hosts[i].lid : static_cast<uint16_t>(i + 1);
-    const nic::NicConfig cfg = nic_config(s, *h, link_kind_);
+    const nic::NicConfig cfg = nic_config(s, *h, link_kind_, sim::Actor(static_cast<uint32_t>(i + 1)));
     // Simulated memory defers DMA writes of payload until somebody looks:
     // the workloads look through access(), and keep span()s of rings only.
     if (!memory) h->memory.set_deferring(true);
@@ -199,7 +198,7 @@ std::vector<std::pair<fabric::Port*, fabric::Port*>> World::add_links(const Scen
   auto port_at = [&](uint32_t node, const fabric::PortParams& p) -> fabric::Port& {
     if (fabric::Switch* sw = switch_of[node]) return sw->port(sw->add_port(p));
     Host& h = host(t.nodes[node].name);
-    h.port = std::make_unique<fabric::Port>(sim_, h.name + ".port0", p, h.actor);
+    h.port = std::make_unique<fabric::Port>(sim_, h.name + ".port0", p, h.actor());
     return *h.port;
   };
   std::vector<std::pair<fabric::Port*, fabric::Port*>> wires;

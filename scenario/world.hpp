@@ -38,14 +38,14 @@ packet::Ipv6Addr default_host_ip(size_t index, LinkLayer layer);
 
 struct Host {
   std::string name;
-  // The unit of the model the host is, with its NIC, its port and its
-  // programs: 1, 2, ... in scenario order (switches follow).
-  sim::Actor actor{};
   nic::SimulatedHostMemory memory;
   std::unique_ptr<fabric::Port> port;
   std::unique_ptr<nic::Nic> nic;
   nic::AddressVector address;  // how peers reach this host
   std::array<uint64_t, kCompletionStatuses> completions{};  // CQEs reaped, by ibv_wc_status
+  // The unit of the model the host is, with its NIC, its port and its
+  // programs: 1, 2, ... in scenario order (switches follow); its NIC's.
+  sim::Actor actor() const { return nic->config().actor; }
 };
 
 // The address host `index` (`h`) has where its programs' sockets and the RDMA

@@ -11,10 +11,7 @@ Event::~Event() {
 
 Scheduler::~Scheduler() {
   for (const SlotHeap* h : {&later_, &present_})
-    for (const QueueSlot& s : h->slots()) {
-      s.event->heap_index_ = Event::kIdle;
-      s.event->owner_ = nullptr;
-    }
+    for (const QueueSlot& s : h->slots()) s.event->make_idle();
 }
 
 void Scheduler::refuse(const Event& e) const {
@@ -69,8 +66,7 @@ Event* SlotHeap::pop() {
     }
     sift_up(hole, last);
   }
-  e->heap_index_ = Event::kIdle;
-  e->owner_ = nullptr;
+  e->make_idle();
   return e;
 }
 
@@ -85,8 +81,7 @@ void SlotHeap::remove_at(uint32_t i) {
   } else {
     slots_.pop_back();
   }
-  victim->heap_index_ = Event::kIdle;
-  victim->owner_ = nullptr;
+  victim->make_idle();
 }
 
 void Scheduler::run_until(Time until) {

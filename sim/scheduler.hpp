@@ -74,6 +74,11 @@ private:
   static constexpr uint32_t kIdle = UINT32_MAX;
   static constexpr size_t kInlineBytes = 24;
   void fire() { invoke_(*this); }
+  // The event is in no queue any more.
+  void make_idle() {
+    heap_index_ = kIdle;
+    owner_ = nullptr;
+  }
 
   void (*invoke_)(Event&) = nullptr;
   alignas(std::max_align_t) unsigned char inline_[kInlineBytes];

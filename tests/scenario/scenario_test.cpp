@@ -474,9 +474,9 @@ TEST(World, HostsAndSwitchesAreUnitsNumberedInScenarioOrder) {
   ASSERT_EQ(w.switches().size(), 20u);
   for (size_t i = 0; i < w.hosts().size(); ++i) {
     const Host& h = *w.hosts()[i];
-    EXPECT_EQ(h.actor, sim::Actor(static_cast<uint32_t>(i + 1)));
-    EXPECT_EQ(h.nic->config().actor, h.actor);
-    EXPECT_EQ(h.port->actor(), h.actor);
+    EXPECT_EQ(h.actor(), sim::Actor(static_cast<uint32_t>(i + 1)));
+    EXPECT_EQ(h.nic->config().actor, h.actor());
+    EXPECT_EQ(h.port->actor(), h.actor());
   }
   for (size_t i = 0; i < w.switches().size(); ++i) {
     fabric::Switch& sw = *w.switches()[i];
