@@ -17,7 +17,18 @@ Partitions::Partitions(Duration lookahead, unsigned threads) : lookahead_(lookah
 
 void Partitions::add(Partition p) {
   if (p.scheduler == nullptr || !p.land || !p.clear) throw std::invalid_argument("a partition needs its scheduler, land and clear");
+  if (outside_ != nullptr) p.scheduler->take_outside_keys_from(*outside_);
   parts_.push_back(std::move(p));
+}
+
+void Partitions::set_outside(Scheduler& outside) {
+  outside_ = &outside;
+  for (Partition& p : parts_) p.scheduler->take_outside_keys_from(outside);
+}
+
+void Partitions::set_stages(Stages stages) {
+  if (!stages.done || !stages.end) throw std::invalid_argument("stages need their done and end");
+  stages_ = std::move(stages);
 }
 
 std::optional<Time> Partitions::next_start() const {
@@ -28,19 +39,90 @@ std::optional<Time> Partitions::next_start() const {
 }
 
 Time Partitions::bound(Time start, Time end) const {
-  if (start > Time::max() - lookahead_) return end;
-  return std::min(start + lookahead_ - Duration::ps(1), end);
+  Time b = start > Time::max() - lookahead_ ? end : std::min(start + lookahead_ - Duration::ps(1), end);
+  if (outside_ != nullptr && !outside_->empty()) b = std::min(b, outside_->next_time() - Duration::ps(1));
+  return b;
 }
 
-void Partitions::run_phase(unsigned thread, unsigned threads, Time bound) {
+void Partitions::fire_outside(Time end) {
+  if (outside_ == nullptr) return;
+  while (!outside_->empty() && outside_->next_time() <= end) {
+    const Time t = outside_->next_time();
+    const std::optional<Time> first = next_start();
+    if (first && *first < t) return;
+    for (Partition& p : parts_)
+      if (p.scheduler->now() < t) p.scheduler->move_to(t);
+    outside_->step();
+  }
+}
+
+void Partitions::run_phase(unsigned thread, unsigned threads) {
   for (size_t i = thread; i < parts_.size(); i += threads) {
     parts_[i].clear();  // every landing has read it
-    parts_[i].scheduler->run_until(bound);
+    Scheduler& s = *parts_[i].scheduler;
+    const bool staged = static_cast<bool>(stages_.done);
+    waiting_[i] = staged && stages_.done(i);
+    if (waiting_[i]) continue;  // its share is done: it waits for the others
+    do {
+      s.run_until(window_bound_);
+    } while (s.stopped() && !(staged && stages_.done(i)));  // a stop meant for another purpose
+    if (!staged || !stages_.done(i)) continue;
+    if (!s.stopped()) throw std::logic_error("a partition's share of a stage was done without a stop()");
+    waiting_[i] = true;
+    finished_[i] = s.now();
+  }
+}
+
+void Partitions::decide_after_run() {
+  const auto waiting = static_cast<size_t>(std::count(waiting_.begin(), waiting_.end(), 1));
+  after_ = waiting == parts_.size() && stages_.done ? After::Finish : waiting > 0 ? After::Resume : After::Land;
+}
+
+void Partitions::second_phase(unsigned thread, unsigned threads) {
+  std::optional<Time> instant;  // the latest finish of a share: the stage's last instant
+  for (const std::optional<Time>& f : finished_)
+    if (f) instant = std::max(instant.value_or(Time::zero()), *f);
+  for (size_t i = thread; i < parts_.size(); i += threads) {
+    Scheduler& s = *parts_[i].scheduler;
+    const std::optional<Time> to = after_ == After::Finish ? instant : waiting_[i] ? std::optional(window_bound_) : std::nullopt;
+    if (!to) continue;
+    do {
+      s.run_until(*to);
+    } while (s.stopped());
   }
 }
 
 void Partitions::land_phase(unsigned thread, unsigned threads) {
   for (size_t i = thread; i < parts_.size(); i += threads) parts_[i].land();
+}
+
+void Partitions::end_stage() {
+  std::optional<Time> instant;
+  for (const std::optional<Time>& f : finished_)
+    if (f) instant = std::max(instant.value_or(Time::zero()), *f);
+  Time t = Time::zero();
+  for (const Partition& p : parts_) t = std::max(t, p.scheduler->now());
+  t = instant.value_or(t);
+  for (Partition& p : parts_)
+    if (p.scheduler->now() < t && (p.scheduler->empty() || p.scheduler->next_time() >= t)) p.scheduler->move_to(t);
+  std::fill(finished_.begin(), finished_.end(), std::nullopt);
+  if (!stages_.end(t)) over_ = ended_ = true;
+}
+
+bool Partitions::next_window(Time end) {
+  fire_outside(end);
+  const std::optional<Time> start = next_start();
+  if (!start || *start > end) return false;
+  window_bound_ = bound(*start, end);
+  return true;
+}
+
+bool Partitions::between_windows(Time end) {
+  ++windows_;
+  if (after_ == After::Finish) end_stage();
+  if (over_) return false;
+  if (between_) between_();
+  return next_window(end);
 }
 
 namespace {
@@ -77,26 +159,40 @@ private:
 void Partitions::run_until(Time end) {
   if (parts_.empty()) return;
   const unsigned threads = std::min<unsigned>(threads_, static_cast<unsigned>(parts_.size()));
+  waiting_.assign(parts_.size(), 0);
+  finished_.resize(parts_.size());
+  over_ = ended_ = false;
+  after_ = After::Land;
   FirstError error;
-  std::optional<Time> start = next_start();
-  bool done = !start || *start > end;
-  // Two barriers a window: after the run (then every outbox is written), and
-  // after the landing (then every scheduler holds what reached it, and the
-  // next window starts at the earliest of their events).
-  bool landed = false;
+  bool go = false;
+  error.run([&] { go = next_window(end); });
+  // Two barriers a window, three when a partition waited at its share's end:
+  // after the run (then every outbox is written), after the second run, and
+  // after the landing (then every scheduler holds what reached it; the stage
+  // ends, the outside acts and the next window starts at the earliest event).
+  enum class Phase : uint8_t { Run, Second, Land } phase = Phase::Run;
   std::barrier sync(static_cast<std::ptrdiff_t>(threads), [&]() noexcept {
-    if (landed) {
-      ++windows_;
-      start = next_start();
-      done = !start || *start > end || error.failed();
+    switch (phase) {
+      case Phase::Run:
+        decide_after_run();
+        phase = after_ == After::Land ? Phase::Land : Phase::Second;
+        break;
+      case Phase::Second: phase = Phase::Land; break;
+      case Phase::Land:
+        error.run([&] { go = between_windows(end); });
+        go = go && !error.failed();
+        phase = Phase::Run;
+        break;
     }
-    landed = !landed;
   });
   auto body = [&](unsigned thread) {
-    while (!done) {
-      const Time to = bound(*start, end);
-      error.run([&] { run_phase(thread, threads, to); });
+    while (go) {
+      error.run([&] { run_phase(thread, threads); });
       sync.arrive_and_wait();
+      if (after_ != After::Land) {
+        error.run([&] { second_phase(thread, threads); });
+        sync.arrive_and_wait();
+      }
       error.run([&] { land_phase(thread, threads); });
       sync.arrive_and_wait();
     }

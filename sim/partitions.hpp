@@ -13,6 +13,15 @@
 // next barrier. Events carry their keys (scheduler.hpp), so the order within
 // each partition, and hence every result, is the same for any partition and
 // thread count.
+//
+// Two things are not a partition's own. The outside (actor 0: workload
+// starts, faults, sampling) has a scheduler of its own; its events fire
+// between windows, before every event of their time, with every partition's
+// clock moved to it, so they may act on any partition. And a run may go in
+// stages that end together: when every partition's share of a stage is done,
+// each finishes the instant the last share ended in, and the stage's end
+// (the next workload's start, or the run's end) acts on the world at rest.
+// Both happen at points that no partitioning moves.
 #pragma once
 
 #include <cstddef>
@@ -37,32 +46,77 @@ public:
     // the partition runs its next window, and at the end).
     std::function<void()> clear;
   };
+  // Stages, for a run that ends (or moves on) when work is done rather than
+  // at a time. `done(p)`: partition p's share of the current stage is done
+  // and stays so until the stage ends; the event that finishes it calls its
+  // scheduler's stop(), so that the partition waits there. `end(t)`: every
+  // share is done and every event at `t` (the latest finish) has fired;
+  // starts the next stage, or returns false to end the run.
+  struct Stages {
+    std::function<bool(size_t partition)> done;
+    std::function<bool(Time)> end;
+  };
   // `lookahead` > 0; `threads` >= 1 (one: no thread is started).
   Partitions(Duration lookahead, unsigned threads);
   void add(Partition p);
   size_t size() const { return parts_.size(); }
+  // The outside's scheduler; partitions added before or after take actor 0's
+  // keys from it (Scheduler::take_outside_keys_from).
+  void set_outside(Scheduler& outside);
+  void set_stages(Stages stages);
+  // Called between windows, on the caller's thread, while no partition runs
+  // (progress reports).
+  void set_between(std::function<void()> between) { between_ = std::move(between); }
 
   // Runs every partition until no event at or before `end` is left anywhere
-  // (in a scheduler or in an outbox); each scheduler's time then stands at
-  // the last event it fired.
+  // (in a scheduler, an outbox or the outside), or a stage's end ends the
+  // run; each scheduler's time then stands at the last event it fired.
   void run_until(Time end);
+  // Whether the last run was ended by a stage's end.
+  bool ended() const { return ended_; }
   // Windows run so far (the empty stretches skipped are not counted).
   uint64_t windows() const { return windows_; }
 
 private:
+  // What a window does after its run: land only; first let the partitions
+  // that waited at their share's end run on to the window's end; or finish
+  // the stage's last instant.
+  enum class After : uint8_t { Land, Resume, Finish };
   // One thread's part of a window (of `threads`): clears its partitions'
-  // outboxes and runs them to `bound`; then, past a barrier, lands theirs.
-  void run_phase(unsigned thread, unsigned threads, Time bound);
+  // outboxes and runs those with work in the stage to the window's bound;
+  // then, if asked, the second run; then, past a barrier, lands theirs.
+  void run_phase(unsigned thread, unsigned threads);
+  void second_phase(unsigned thread, unsigned threads);
   void land_phase(unsigned thread, unsigned threads);
-  // The next window's start: the earliest pending event of any partition
-  // (what crossed in the last window has landed by then); none when none is.
+  // Between the barriers, on one thread: what follows the run; and after the
+  // landing, the stage's end, the outside's events and the next window
+  // (false: the run is over).
+  void decide_after_run();
+  bool between_windows(Time end);
+  void end_stage();
+  // Lets the outside act, then sets the next window's bound (false: none).
+  bool next_window(Time end);
+  // Fires the outside's events that come before every partition's, up to `end`.
+  void fire_outside(Time end);
+  // The earliest pending event of any partition (what crossed in the last
+  // window has landed by then); none when none is.
   std::optional<Time> next_start() const;
-  // The last time a window from `start` runs to: its end, or `end`.
+  // The last time a window from `start` runs to: its end, the outside's next
+  // event's time (exclusive), or `end`.
   Time bound(Time start, Time end) const;
 
   Duration lookahead_;
   unsigned threads_;
   std::vector<Partition> parts_;
+  Scheduler* outside_ = nullptr;
+  Stages stages_;
+  std::function<void()> between_;
+  // The current window and stage.
+  Time window_bound_;
+  After after_ = After::Land;
+  std::vector<char> waiting_;                   // per partition: its share is done, it ran no further
+  std::vector<std::optional<Time>> finished_;  // per partition: when its share of the stage finished
+  bool over_ = false, ended_ = false;
   uint64_t windows_ = 0;
 };
 

@@ -84,6 +84,25 @@ void SlotHeap::remove_at(uint32_t i) {
   victim->make_idle();
 }
 
+void Scheduler::meet_actor() {
+  if (acting_.id() == 0) {
+    if (outside_count_ != &outside_scheduled_) throw std::logic_error("an event of the outside fired in a partition");
+    return;
+  }
+  scheduled_by_.resize(acting_.id() + 1);
+}
+
+void Scheduler::move_to(Time t) {
+  if (t < now_ || (!empty() && next_time() < t)) throw std::logic_error("a clock moved past pending events");
+  now_ = t;
+}
+
+void Scheduler::take_outside_keys_from(Scheduler& outside) {
+  if (&outside == this || outside.outside_count_ != &outside.outside_scheduled_)
+    throw std::logic_error("the outside of partitions is a scheduler of its own");
+  outside_count_ = &outside.outside_scheduled_;
+}
+
 void Scheduler::run_until(Time until) {
   stop_requested_ = false;
   while (!stop_requested_ && !empty() && next_time() <= until) step();

@@ -159,7 +159,7 @@ public:
   // The key the acting actor gives the next event it schedules, taken: an
   // event sent to another scheduler carries it there (schedule_keyed).
   uint64_t next_key() {
-    const uint64_t n = scheduled_by_[acting_.id()]++;
+    const uint64_t n = (acting_.id() == 0 ? *outside_count_ : scheduled_by_[acting_.id()])++;
     if (n >> kCountBits) [[unlikely]] refuse_count();
     return (uint64_t{acting_.id()} << kCountBits) | n;
   }
@@ -199,7 +199,8 @@ public:
     now_ = e->when_;
     ++fired_;
     acting_ = e->actor_;
-    if (acting_.id() >= scheduled_by_.size()) [[unlikely]] scheduled_by_.resize(acting_.id() + 1);
+    // One test for both rare cases: a new actor, and actor 0 (the outside).
+    if (acting_.id() - 1 >= scheduled_by_.size() - 1) [[unlikely]] meet_actor();
     e->fire();
     acting_ = Actor();
     return true;
@@ -213,6 +214,16 @@ public:
   void advance_to(Time t);
   // Stops run_until after the current event.
   void stop() { stop_requested_ = true; }
+  // Whether the last run_until ended at a stop().
+  bool stopped() const { return stop_requested_; }
+  // Sets the time to `t` (not before now) when nothing pending is earlier:
+  // a partition's clock stands where the outside acts on it.
+  void move_to(Time t);
+  // Makes this scheduler one partition of a world whose outside (actor 0:
+  // set-up, and what no unit does) is `outside`: actor 0 takes its keys from
+  // `outside`'s count, one sequence world-wide for any partitioning, and no
+  // event of actor 0 may fire here.
+  void take_outside_keys_from(Scheduler& outside);
 
   uint64_t events_fired() const { return fired_; }
 
@@ -227,6 +238,8 @@ private:
     e.owner_ = this;
     (t == now_ ? present_ : later_).push(QueueSlot{static_cast<uint64_t>(t.picoseconds()), key, &e});
   }
+  // Grows the counts for a new actor; refuses actor 0 in a partition.
+  void meet_actor();
   [[noreturn]] void refuse(const Event& e) const;
   [[noreturn]] void refuse_count() const;
 
@@ -234,7 +247,9 @@ private:
   SlotHeap present_{kPresentTag};  // empty whenever time moves
   Time now_;
   Actor acting_;
-  std::vector<uint64_t> scheduled_by_ = std::vector<uint64_t>(1);  // events each actor scheduled
+  std::vector<uint64_t> scheduled_by_ = std::vector<uint64_t>(1);  // events each actor scheduled (not 0)
+  uint64_t outside_scheduled_ = 0;                  // actor 0's count, when this is the outside
+  uint64_t* outside_count_ = &outside_scheduled_;   // actor 0's count: here, or the outside's
   uint64_t fired_ = 0;
   bool stop_requested_ = false;
 };

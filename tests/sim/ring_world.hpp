@@ -5,6 +5,12 @@
 // of the smallest delay between actors (20 ns) on `threads` threads: what
 // crosses waits in the sending partition's outbox, with its key, and lands at
 // the window's end. Each actor's log is what it saw, in order.
+//
+// With `outside`, an outside event every 37 ns (to 300 ns) tells every actor
+// so and pokes it 3 ns later. With `stages`, the run goes in two stages: a
+// partition's share of one is done once each of its actors has received
+// `goal` messages (10, then 30); each stage's end is logged by every actor,
+// and the second ends the run.
 #pragma once
 
 #include <cstdint>
@@ -18,17 +24,26 @@
 
 namespace rnicsim::sim {
 
+struct RingOptions {
+  Time last_tick = Time::zero() + Duration::ns(400);
+  bool outside = false, stages = false;
+};
+
 class Ring {
 public:
+  using Options = RingOptions;
   static constexpr uint32_t kActors = 5;
-  Ring(uint32_t partitions, unsigned threads, Time last_tick = Time::zero() + Duration::ns(400))
-      : last_tick_(last_tick), logs_(kActors + 1), parts_(partitions), engine_(Duration::ns(20), threads) {
+  Ring(uint32_t partitions, unsigned threads, Options o = {})
+      : last_tick_(o.last_tick), logs_(kActors + 1), parts_(partitions), engine_(Duration::ns(20), threads) {
+    if (o.outside) engine_.set_outside(outside_);
+    for (uint32_t p = 0; p < partitions; ++p)
+      engine_.add({&parts_[p].scheduler, [this, p] { land(p); }, [this, p] { parts_[p].outbox.clear(); }});
     for (uint32_t a = 1; a <= kActors; ++a) {
       ticks_.push_back(std::make_unique<Event>([this, a] { tick(a); }, "tick", Actor(a)));
       at(a).scheduler.schedule(*ticks_.back(), Time::zero() + Duration::ns(10));
     }
-    for (uint32_t p = 0; p < partitions; ++p)
-      engine_.add({&parts_[p].scheduler, [this, p] { land(p); }, [this, p] { parts_[p].outbox.clear(); }});
+    if (o.outside) outside_.schedule(outside_tick_, Time::zero() + Duration::ns(37));
+    if (o.stages) engine_.set_stages({[this](size_t p) { return share_done(parts_[p]); }, [this](Time t) { return end_stage(t); }});
   }
   std::vector<std::vector<std::string>> run(Time end) {
     engine_.run_until(end);
@@ -49,6 +64,7 @@ private:
     std::vector<std::unique_ptr<Event>> events;  // made by this partition's actors
   };
   Part& at(uint32_t actor) { return parts_[actor % parts_.size()]; }
+  const Part& at(uint32_t actor) const { return parts_[actor % parts_.size()]; }
   void land(uint32_t p) {
     for (const Part& from : parts_)
       for (const Crossing& c : from.outbox)
@@ -83,8 +99,31 @@ private:
     Event& echo = event(a, a, [this, a, what] { log(a, "echo " + what); });
     at(a).scheduler.schedule(echo, at(a).scheduler.now());
     if (++received_[a] % 2 == 0 && what.rfind("tick", 0) == 0) send(a, from, "answer to " + what);
+    if (received_[a] == goal_ && share_done(at(a))) at(a).scheduler.stop();  // the share's last step
+  }
+  bool share_done(const Part& part) const {
+    for (uint32_t a = 1; a <= kActors; ++a)
+      if (&at(a) == &part && received_[a] < goal_) return false;
+    return true;
+  }
+  bool end_stage(Time t) {
+    for (uint32_t a = 1; a <= kActors; ++a) log(a, "stage " + std::to_string(goal_) + " ends at " + std::to_string(t.picoseconds()));
+    goal_ += 20;
+    return goal_ <= 30;
+  }
+  void outside_tick() {
+    for (uint32_t a = 1; a <= kActors; ++a) {
+      log(a, "outside");
+      outside_events_.push_back(std::make_unique<Event>([this, a] { log(a, "poked"); }, "poke", Actor(a)));
+      at(a).scheduler.schedule(*outside_events_.back(), outside_.now() + Duration::ns(3));
+    }
+    if (outside_.now() < Time::zero() + Duration::ns(300)) outside_.schedule_in(outside_tick_, Duration::ns(37));
   }
   Time last_tick_;
+  uint32_t goal_ = 10;
+  Scheduler outside_;
+  Event outside_tick_{[this] { outside_tick(); }, "outside"};
+  std::vector<std::unique_ptr<Event>> outside_events_;
   std::vector<std::unique_ptr<Event>> ticks_;
   std::vector<std::vector<std::string>> logs_;
   uint32_t received_[kActors + 1] = {};

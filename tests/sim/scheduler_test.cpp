@@ -215,3 +215,33 @@ TEST(Scheduler, ActorsSplitOverSchedulersSeeWhatOneSchedulerGivesThem) {
   EXPECT_GT(one[1].size(), 150u);
   for (uint32_t partitions : {2u, 3u, 5u}) EXPECT_EQ(Ring(partitions, 1).run(Time::zero() + 600_ns), one) << partitions;
 }
+
+// A partition takes actor 0's keys from its world's outside (one sequence for
+// any partitioning) and refuses to fire the outside's events.
+TEST(Scheduler, APartitionCountsTheOutsidesKeysAndRefusesItsEvents) {
+  Scheduler outside, part;
+  part.take_outside_keys_from(outside);
+  EXPECT_THROW(outside.take_outside_keys_from(part), std::logic_error);
+  EXPECT_THROW(part.take_outside_keys_from(part), std::logic_error);
+  EXPECT_EQ(outside.next_key(), 0u);
+  EXPECT_EQ(part.next_key(), 1u);  // actor 0's count, shared
+  EXPECT_EQ(outside.next_key(), 2u);
+  Event unit([] {}, "unit", Actor(4)), stray([] {}, "stray");
+  part.schedule(unit, Time::zero() + 1_ns);
+  part.schedule(stray, Time::zero() + 2_ns);
+  EXPECT_TRUE(part.step());
+  EXPECT_THROW(part.step(), std::logic_error);
+}
+
+TEST(Scheduler, AClockMovesOnlyWhereNothingPendingIsEarlier) {
+  Scheduler s;
+  Event e([] {});
+  s.schedule(e, Time::zero() + 10_ns);
+  s.move_to(Time::zero() + 10_ns);
+  EXPECT_EQ(s.now(), Time::zero() + 10_ns);
+  EXPECT_THROW(s.move_to(Time::zero() + 11_ns), std::logic_error);  // e would be in the past
+  EXPECT_THROW(s.move_to(Time::zero() + 5_ns), std::logic_error);   // time goes forward
+  EXPECT_TRUE(s.step());
+  s.move_to(Time::zero() + 1_us);
+  EXPECT_EQ(s.now(), Time::zero() + 1_us);
+}
