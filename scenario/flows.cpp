@@ -157,7 +157,7 @@ void FlowsWorkload::start_due() {
       c.waiting.push_back(f);
   }
   if (next_ < order_.size())
-    world_.sim().scheduler().schedule(start_event_, start_ + spec_.flows[order_[next_]].start);
+    world_.outside().schedule(start_event_, start_ + spec_.flows[order_[next_]].start);
 }
 
 void FlowsWorkload::post_flow(size_t f) {

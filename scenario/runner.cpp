@@ -20,6 +20,7 @@
 #include "scenario/workload.hpp"
 #include "scenario/workloads.hpp"
 #include "scenario/world.hpp"
+#include "sim/partitions.hpp"
 
 namespace rnicsim::scenario {
 namespace {
@@ -128,51 +129,81 @@ std::vector<std::unique_ptr<fabric::PcapTap>> open_taps(World& world, const Scen
   return taps;
 }
 
-// Workloads with a start time begin then; the others one after another, each
-// when the one before it finishes (so it lives as long as the run).
+bool all_done(const Workloads& workloads) {
+  return std::all_of(workloads.begin(), workloads.end(), [](const auto& w) { return w->finished(); });
+}
+
+// Workloads with a start time begin then (the outside starts them); the
+// others one after another, each at the end of the instant the one before it
+// finished in. The run goes in stages (sim::Partitions::Stages): while a
+// workload without a start time is running, until it finishes; then until
+// every workload has finished, and the run ends there.
 class Launcher {
 public:
-  Launcher(World& world, Workloads& workloads) : workloads_(workloads) {
+  Launcher(World& world, Workloads& workloads) : model_(world.sim().scheduler()), workloads_(workloads) {
     for (auto& w : workloads_) {
       if (!w->spec().start) continue;
       Workload* raw = w.get();
-      starts_.push_back(std::make_unique<sim::Event>([raw] { raw->start({}); }, "workload.start"));
-      world.sim().scheduler().schedule(*starts_.back(), sim::Time::zero() + *w->spec().start);
+      starts_.push_back(std::make_unique<sim::Event>([this, raw] { raw->start([this] { on_finish(); }); }, "workload.start"));
+      world.outside().schedule(*starts_.back(), sim::Time::zero() + *w->spec().start);
     }
     start_next_sequential();
   }
   Launcher(const Launcher&) = delete;
   Launcher& operator=(const Launcher&) = delete;
 
-private:
-  void start_next_sequential() {
-    while (next_sequential_ < workloads_.size()) {
-      Workload& w = *workloads_[next_sequential_++];
-      if (w.spec().start) continue;
-      w.start([this] { start_next_sequential(); });
-      return;
-    }
+  // Whether the current stage's work is done.
+  bool stage_done() const {
+    if (current_ != nullptr && !current_->finished()) return false;
+    return next_sequential() < workloads_.size() || all_done(workloads_);
   }
+  // The stage is over (every event of its last instant has fired): starts the
+  // next workload, or ends the run.
+  bool end_stage() { return start_next_sequential(); }
+
+private:
+  size_t next_sequential() const {
+    size_t i = next_sequential_;
+    while (i < workloads_.size() && workloads_[i]->spec().start) ++i;
+    return i;
+  }
+  bool start_next_sequential() {
+    next_sequential_ = next_sequential();
+    if (next_sequential_ == workloads_.size()) return false;
+    Workload& w = *workloads_[next_sequential_++];
+    current_ = &w;
+    w.start([this] { on_finish(); });
+    return true;
+  }
+  // In the event that finished a workload: if that ends the stage, the model
+  // stops there (the engine then finishes the instant).
+  void on_finish() {
+    if (stage_done()) model_.stop();
+  }
+  sim::Scheduler& model_;
   Workloads& workloads_;
   std::vector<std::unique_ptr<sim::Event>> starts_;
   size_t next_sequential_ = 0;
+  const Workload* current_ = nullptr;
 };
 
-bool all_done(const Workloads& workloads) {
-  return std::all_of(workloads.begin(), workloads.end(), [](const auto& w) { return w->finished(); });
-}
+// The longest simulated stretch between progress reports: the run is one
+// partition, whose windows (no link is cut) end only where the outside acts.
+constexpr sim::Duration kProgressWindow = sim::Duration::us(10);
 
-// Fires events until every workload is done, nothing is left or the scenario's
-// duration is reached; where the run ended (at the duration when it cut the
-// run short, else now).
-sim::Time run_events(World& world, const Workloads& workloads, sim::Time limit, Progress& progress) {
-  sim::Scheduler& sched = world.sim().scheduler();
-  while (!all_done(workloads) && !sched.empty() && sched.next_time() <= limit) {
-    sched.step();
-    if ((sched.events_fired() & 0xFFFF) == 0) progress.update(sched);
-  }
+// Runs the world on the engine until its stages end (every workload done),
+// nothing is left or the scenario's duration is reached; where the run ended
+// (at the duration when it cut the run short, else at the last event).
+sim::Time run_events(World& world, Launcher& launcher, sim::Time limit, Progress& progress) {
+  sim::Scheduler& model = world.sim().scheduler();
+  sim::Partitions engine(kProgressWindow, 1);
+  engine.add({&model, [] {}, [] {}});
+  engine.set_outside(world.outside());
+  engine.set_stages({[&](size_t) { return launcher.stage_done(); }, [&](sim::Time) { return launcher.end_stage(); }});
+  engine.set_between([&] { progress.update(model); });
+  engine.run_until(limit);
   progress.finish();
-  return !sched.empty() && sched.next_time() > limit ? limit : world.sim().now();
+  return !engine.ended() && world.pending() ? limit : world.now();
 }
 
 // What the workload was asked to do (its spec, as perftest would report it).
@@ -263,9 +294,8 @@ Summary summarise(const Scenario& s, World& world, const Workloads& workloads, s
   }
   summarise_hosts(world, sum);
   summarise_fabric(world, sum);
-  const sim::Scheduler& sched = world.sim().scheduler();
-  sum.sim_seconds = world.sim().now().since_start().seconds();
-  sum.events = sched.events_fired();
+  sum.sim_seconds = world.now().since_start().seconds();
+  sum.events = world.sim().scheduler().events_fired() + world.outside().events_fired();
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   sum.events_per_sec = sum.wall_seconds > 0 ? static_cast<double>(sum.events) / sum.wall_seconds : 0;
   sum.expectations = check_expectations(s.expect, sum);
@@ -278,7 +308,7 @@ Summary summarise(const Scenario& s, World& world, const Workloads& workloads, s
 Summary run(const Scenario& s, const RunOptions& opts) {
   const auto wall_start = std::chrono::steady_clock::now();
   const uint64_t seed = opts.seed.value_or(s.seed);
-  World world(s, seed, std::cerr);
+  World world(s, seed, std::cerr, {}, Outside::Apart);
   world.sim().log().set_level(opts.log_level);
   if (!opts.defer_writes)
     for (const auto& h : world.hosts()) h->memory.set_deferring(false);
@@ -291,7 +321,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
 
   Workloads workloads;
   for (const WorkloadSpec& w : s.workloads) workloads.push_back(make_workload(world, s, w, seed));
-  const Launcher launcher(world, workloads);
+  Launcher launcher(world, workloads);
 
   Progress progress(opts.quiet ? nullptr : &std::cerr, isatty(STDERR_FILENO) != 0, opts.progress, s, workloads,
                     wall_start);
@@ -301,7 +331,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     sampler->start();
   }
   const sim::Time limit = s.duration ? sim::Time::zero() + *s.duration : sim::Time::max();
-  const sim::Time run_end = run_events(world, workloads, limit, progress);
+  const sim::Time run_end = run_events(world, launcher, limit, progress);
   if (sampler) sampler->stop();
   if (timeline) timeline->finish();
 

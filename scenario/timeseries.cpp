@@ -19,22 +19,22 @@ Sampler::Sampler(World& world, const std::vector<std::unique_ptr<Workload>>& wor
 }
 
 void Sampler::start() {
-  last_time_ = world_.sim().now();
-  world_.sim().scheduler().schedule_in(tick_, interval_);
+  last_time_ = world_.now();
+  world_.outside().schedule(tick_, world_.now() + interval_);
 }
 
 void Sampler::sample() {
   record();
   // Keep sampling while anything else is going on.
-  if (world_.sim().scheduler().pending() > 0) world_.sim().scheduler().schedule_in(tick_, interval_);
+  if (world_.pending()) world_.outside().schedule(tick_, world_.now() + interval_);
 }
 
 void Sampler::stop() {
-  world_.sim().scheduler().cancel(tick_);
+  world_.outside().cancel(tick_);
   bool more = false;
   for (size_t i = 0; i < workloads_.size(); ++i) more |= workloads_[i]->delivered_bytes() != last_bytes_[i];
   if (!more) return;
-  if (world_.sim().now() > last_time_ || bytes_.empty()) {
+  if (world_.now() > last_time_ || bytes_.empty()) {
     record();
     return;
   }
@@ -48,7 +48,7 @@ void Sampler::stop() {
 
 // One row: what each workload delivered since the last row, and the ports now.
 void Sampler::record() {
-  const sim::Time now = world_.sim().now();
+  const sim::Time now = world_.now();
   times_.push_back(now.since_start().seconds() * 1e6);
   spans_.push_back(now - last_time_);
   last_time_ = now;

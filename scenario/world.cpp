@@ -132,11 +132,13 @@ fabric::PortParams link_port_params(const Scenario& s, const fabric::TopoLink& l
 
 }  // namespace
 
-World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const MemoryFor& memory)
-    : sim_(seed, log_sink),
+World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const MemoryFor& memory, Outside outside)
+    : outside_apart_(outside == Outside::Apart),
+      sim_(seed, log_sink),
       pool_(s.nic.mtu + 512),
       link_kind_(link_kind_of(s)),
       size_only_(s.size_only) {
+  if (outside_apart_) sim_.scheduler().take_outside_keys_from(outside_);  // before anything is scheduled
   add_hosts(s, memory);
   // The fabric: one port per link end; a switch's port i is its i-th link.
   const std::vector<fabric::Switch*> switch_of = add_switches(s);
@@ -215,7 +217,7 @@ std::vector<std::pair<fabric::Port*, fabric::Port*>> World::add_links(const Scen
               b.set_link_up(up);
             },
             "link.state"));
-        sim_.scheduler().schedule(*link_events_.back(), sim::Time::zero() + when);
+        outside().schedule(*link_events_.back(), sim::Time::zero() + when);
       }
   }
   return wires;

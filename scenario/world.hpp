@@ -2,6 +2,7 @@
 // one port) and switches joined by links, all on one simulator.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <memory>
@@ -53,13 +54,23 @@ struct Host {
 // interface, the IPv4 address it would have on RoCE (10.0.0.1, 10.0.0.2, ...).
 packet::Ipv6Addr network_address(const Host& h, size_t index);
 
+// Where the outside's events (actor 0: workload starts, link faults, the time
+// series' samples) go: the model's own scheduler (emulation, and tests that
+// step it), or a scheduler apart for sim::Partitions to fire between windows.
+enum class Outside : uint8_t { InModel, Apart };
+
 class World {
 public:
   // Host memory of host i: `memory(i)` if given (emulation: a real process), else
   // the host's simulated memory.
   using MemoryFor = std::function<nic::HostMemory&(size_t host_index)>;
-  World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const MemoryFor& memory = {});
+  World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const MemoryFor& memory = {},
+        Outside outside = Outside::InModel);
   sim::Simulator& sim() { return sim_; }
+  sim::Scheduler& outside() { return outside_apart_ ? outside_ : sim_.scheduler(); }
+  // The time the run has reached, and whether any event is pending, outside or in.
+  sim::Time now() const { return std::max(sim_.now(), outside_.now()); }
+  bool pending() const { return !outside_.empty() || !sim_.scheduler().empty(); }
   Host& host(const std::string& name);
   std::vector<std::unique_ptr<Host>>& hosts() { return hosts_; }
   fabric::FramePool& pool() { return pool_; }
@@ -87,6 +98,8 @@ private:
                                                                  const std::vector<fabric::Switch*>& switch_of);
   void add_routes(const fabric::Topology& t, const std::vector<fabric::Switch*>& switch_of);
 
+  sim::Scheduler outside_;  // when apart
+  bool outside_apart_ = false;
   sim::Simulator sim_;
   fabric::FramePool pool_;
   packet::LinkKind link_kind_;

@@ -21,6 +21,7 @@ public:
   Simulator& operator=(const Simulator&) = delete;
 
   Scheduler& scheduler() { return scheduler_; }
+  const Scheduler& scheduler() const { return scheduler_; }
   Time now() const { return scheduler_.now(); }
   uint64_t seed() const { return seed_; }
   RandomStream random(std::string_view component_path) const { return RandomStream(seed_, component_path); }

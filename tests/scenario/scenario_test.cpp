@@ -361,6 +361,17 @@ TEST(Run, SameSeedSameSummaryWithLoss) {
   EXPECT_NE(c.events, a.events);
 }
 
+// The second workload begins where the first finished, and the run ends
+// where the second finished: no gap, nothing run past it.
+TEST(Run, SequentialWorkloadsFollowEachOtherAndTheRunEndsWithTheLast) {
+  const Summary s = run_text(tiny_scenario(2), "tiny.yaml", quiet());
+  ASSERT_EQ(s.workloads.size(), 2u);
+  ASSERT_TRUE(s.completed);
+  const double ps = 1e-12;
+  EXPECT_NEAR(s.sim_seconds, s.workloads[0].seconds + s.workloads[1].seconds, ps);
+  EXPECT_GT(s.workloads[1].seconds, 0.0);
+}
+
 TEST(Run, RunOptionSeedOverridesTheScenarioSeed) {
   RunOptions o = quiet();
   o.seed = 77;
