@@ -53,7 +53,6 @@ struct FlowsWorkload::ChannelPlan {
   std::vector<uint32_t> channel_of;                  // per flow
   std::map<std::string, uint64_t> send_cq, recv_cq;  // entries per host
   std::map<uint32_t, uint64_t> recv_need;            // receives per channel
-  uint64_t receives = 0;
 };
 
 FlowsWorkload::ChannelPlan FlowsWorkload::plan_channels(const WorkloadSpec& spec) {
@@ -75,19 +74,15 @@ FlowsWorkload::ChannelPlan FlowsWorkload::plan_channels(const WorkloadSpec& spec
     } else {
       plan.channel_of[i] = it->second;
     }
-    if (needs_recv(f.op)) {
-      ++plan.receives;
-      ++plan.recv_need[plan.channel_of[i]];
-    }
+    if (needs_recv(f.op)) ++plan.recv_need[plan.channel_of[i]];
   }
   return plan;
 }
 
 FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec& spec)
-    : Workload(world, spec), start_event_([this] { start_due(); }, "flows.start"), path_mtu_(s.path_mtu) {
+    : Workload(world, spec), path_mtu_(s.path_mtu) {
   const ChannelPlan plan = plan_channels(spec);
   channel_of_ = plan.channel_of;
-  expected_receives_ = plan.receives;
   // One side per host: CQs sized for its channels, a buffer with a send region and
   // a receive region of the largest flow each.
   const uint64_t region = (spec.size + 63) / 64 * 64;
@@ -98,32 +93,53 @@ FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec
     flows_[i].spec = spec.flows[i];
     flows_[i].ideal_us = ideal_us(s, spec, flows_[i].spec);
   }
-  order_.resize(spec.flows.size());
-  for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
-  std::stable_sort(order_.begin(), order_.end(),
-                   [&](size_t a, size_t b) { return spec.flows[a].start < spec.flows[b].start; });
+  plan_parts();
+}
+
+// Each host's flows by start time, the completions it waits for, and how far
+// its receive region must come to match its send region (every host sends the
+// same pattern; a read flow's data lands at `from`, a message's at `to`).
+void FlowsWorkload::plan_parts() {
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    const FlowSpec& f = flows_[i].spec;
+    Part& from = parts_.at(f.from);
+    from.order.push_back(i);
+    ++from.sends;
+    if (needs_recv(f.op)) ++parts_.at(f.to).receives;
+    Part& dst = op_row(f.op).shape == OpShape::Read ? from : parts_.at(f.to);
+    dst.reach = std::max(dst.reach, f.size);
+  }
+  for (auto& [host, part] : parts_)
+    std::stable_sort(part.order.begin(), part.order.end(),
+                     [&](size_t a, size_t b) { return flows_[a].spec.start < flows_[b].spec.start; });
+  parts_left_ = parts_.size();
+  for (const FlowSpec& f : spec_.flows)  // the parts in the order of their hosts' first flows
+    for (const std::string* host : {&f.from, &f.to})
+      if (std::find(by_first_flow_.begin(), by_first_flow_.end(), &parts_.at(*host)) == by_first_flow_.end())
+        by_first_flow_.push_back(&parts_.at(*host));
+}
+
+FlowsWorkload::Part& FlowsWorkload::part_of(const Scenario& s, const ChannelPlan& plan, const std::string& host,
+                                            uint64_t region, const std::vector<std::byte>& pattern) {
+  Part& p = parts_[host];
+  if (p.side) return p;
+  Host& h = world_.host(host);
+  p.side = std::make_unique<HostSide>(h, s.host, ring_entries(std::max<uint64_t>(1, count_at(plan.send_cq, host))),
+                                      ring_entries(std::max<uint64_t>(1, count_at(plan.recv_cq, host))), 2 * region);
+  if (data_checked_) std::memcpy(p.side->memory(p.side->buffer(), region).data(), pattern.data(), region);
+  p.side->set_handler([this, &p](const nic::Cqe& c, bool recv) { on_cqe(p, c, recv); });
+  p.start = std::make_unique<sim::Event>([this, &p] { start_due(p); }, "flows.start", h.actor());
+  return p;
 }
 
 void FlowsWorkload::open_channels(const Scenario& s, const ChannelPlan& plan, uint64_t region,
                                   const std::vector<std::byte>& pattern) {
-  auto side = [&](const std::string& host) -> HostSide& {
-    auto& p = sides_[host];
-    if (!p) {
-      p = std::make_unique<HostSide>(world_.host(host), s.host,
-                                     ring_entries(std::max<uint64_t>(1, count_at(plan.send_cq, host))),
-                                     ring_entries(std::max<uint64_t>(1, count_at(plan.recv_cq, host))), 2 * region);
-      if (data_checked_) std::memcpy(p->memory(p->buffer(), region).data(), pattern.data(), region);
-      HostSide* raw = p.get();
-      p->set_handler([this, raw](const nic::Cqe& c, bool recv) { on_cqe(*raw, c, recv); });
-    }
-    return *p;
-  };
   const uint32_t sq = ring_entries(spec_.tx_depth);
   for (uint32_t i = 0; i < plan.channels.size(); ++i) {
     const ChannelPlan::Ends& e = plan.channels[i];
     Channel c;
-    c.from = &side(e.from);
-    c.to = &side(e.to);
+    c.from = part_of(s, plan, e.from, region, pattern).side.get();
+    c.to = part_of(s, plan, e.to, region, pattern).side.get();
     c.recv_total = count_at(plan.recv_need, i);
     const uint32_t rq = ring_entries(std::clamp<uint64_t>(c.recv_total, 1, kRecvAhead));
     c.from_qp = c.from->add_qp(sq, 1);
@@ -140,24 +156,26 @@ FlowsWorkload::~FlowsWorkload() = default;
 
 void FlowsWorkload::start(std::function<void()> on_done) {
   begin(std::move(on_done));
-  next_ = 0;
   for (uint32_t c = 0; c < channels_.size(); ++c)
     while (channels_[c].recv_posted < std::min(channels_[c].recv_total, kRecvAhead)) post_recv(c);
-  start_due();
+  for (Part* p : by_first_flow_) start_due(*p);
+  for (Part* p : by_first_flow_) check_done(*p);  // a host with nothing to wait for is done
 }
 
-void FlowsWorkload::start_due() {
-  while (next_ < order_.size() && start_ + spec_.flows[order_[next_]].start <= now()) {
-    const size_t f = order_[next_++];
-    flows_[f].start = now();
+// Posts the host's flows that are due (or queues them behind its channel's
+// full send queue), and wakes the host for the next.
+void FlowsWorkload::start_due(Part& part) {
+  sim::Scheduler& host_clock = part.side->host().nic->scheduler();
+  while (part.next < part.order.size() && start_ + flows_[part.order[part.next]].spec.start <= host_clock.now()) {
+    const size_t f = part.order[part.next++];
+    flows_[f].start = host_clock.now();
     Channel& c = channels_[channel_of_[f]];
     if (c.outstanding < spec_.tx_depth)
       post_flow(f);
     else
       c.waiting.push_back(f);
   }
-  if (next_ < order_.size())
-    world_.outside().schedule(start_event_, start_ + spec_.flows[order_[next_]].start);
+  if (part.next < part.order.size()) host_clock.schedule(*part.start, start_ + flows_[part.order[part.next]].spec.start);
 }
 
 void FlowsWorkload::post_flow(size_t f) {
@@ -200,7 +218,7 @@ void FlowsWorkload::post_recv(uint32_t channel) {
 
 uint64_t FlowsWorkload::delivered_bytes() const {
   uint64_t bytes = 0;
-  for (const auto& [host, side] : sides_) bytes += side->payload_placed();
+  for (const auto& [host, part] : parts_) bytes += part.side->payload_placed();
   return bytes;
 }
 
@@ -210,53 +228,59 @@ uint64_t FlowsWorkload::expected_bytes() const {
   return bytes;
 }
 
-void FlowsWorkload::on_cqe(HostSide& side, const nic::Cqe& c, bool recv) {
+void FlowsWorkload::on_cqe(Part& part, const nic::Cqe& c, bool recv) {
   if (finished_) return;
   if (c.status != nic::WcStatus::Success) {
-    fail("completion error on " + side.host().name + " (flow " + std::to_string(c.wr_id) + "): " +
+    fail("completion error on " + part.side->host().name + " (flow " + std::to_string(c.wr_id) + "): " +
          nic::to_string(c.status));
     return;
   }
   if (recv) {
-    ++received_;
+    ++part.received;
     const uint32_t channel = static_cast<uint32_t>(c.wr_id);
     if (channels_[channel].recv_posted < channels_[channel].recv_total) post_recv(channel);
-    check_done();
+    check_done(part);
     return;
   }
   FlowResult& r = flows_[c.wr_id];
-  r.end = now();
+  r.end = part.side->host().nic->scheduler().now();
   r.done = true;
   r.fct_us = (r.end - r.start).microseconds();
   r.slowdown = r.ideal_us > 0 ? r.fct_us / r.ideal_us : 0;
-  latency_.record(static_cast<uint64_t>((r.end - r.start).picoseconds()));
-  ++done_;
-  ++messages_;
-  bytes_ += r.spec.size;
+  part.latency.record(static_cast<uint64_t>((r.end - r.start).picoseconds()));
+  ++part.sent;
+  ++part.messages;
+  part.bytes += r.spec.size;
   Channel& ch = channels_[channel_of_[c.wr_id]];
   --ch.outstanding;
   if (ch.next_waiting < ch.waiting.size()) post_flow(ch.waiting[ch.next_waiting++]);
-  check_done();
+  check_done(part);
 }
 
-void FlowsWorkload::check_done() {
-  if (done_ < flows_.size() || received_ < expected_receives_) return;
-  // Every receive region holds the pattern every sender sent (as far as the
-  // largest flow into it reached); read flows leave it in the requester's.
-  std::map<HostSide*, uint64_t> reach;
-  for (size_t i = 0; i < flows_.size(); ++i) {
-    const Channel& c = channels_[channel_of_[i]];
-    HostSide* dst = op_row(flows_[i].spec.op).shape == OpShape::Read ? c.from : c.to;
-    reach[dst] = std::max(reach[dst], flows_[i].spec.size);
-  }
-  for (const auto& [side, len] : reach) {
-    if (!data_checked_) break;
-    const uint64_t region = side->buffer_bytes() / 2;
-    auto sent = side->memory(side->buffer(), len);
-    auto got = side->memory(side->buffer() + region, len);
+// A host is done once it has reaped every completion it waits for.
+void FlowsWorkload::check_done(Part& part) {
+  if (part.finished || part.sent < part.sends || part.received < part.receives) return;
+  part.finished = true;
+  if (--parts_left_ == 0) finish();
+}
+
+// Once every host is done, each receive region holds the pattern every sender
+// sent, as far as the largest flow into it reached: a WRITE's target learns
+// nothing of it, so the regions are read here, with no event running.
+void FlowsWorkload::gather() {
+  messages_ = bytes_ = 0;
+  latency_ = sim::Histogram();
+  for (auto& [host, part] : parts_) {
+    messages_ += part.messages;
+    bytes_ += part.bytes;
+    latency_.add(part.latency);
+    if (!finished_ || failed_ || !data_checked_ || part.reach == 0) continue;
+    HostSide& side = *part.side;
+    const uint64_t region = side.buffer_bytes() / 2;
+    auto sent = side.memory(side.buffer(), part.reach);
+    auto got = side.memory(side.buffer() + region, part.reach);
     if (!std::equal(sent.begin(), sent.end(), got.begin())) data_verified_ = false;
   }
-  finish();
 }
 
 }  // namespace rnicsim::scenario

@@ -3,6 +3,9 @@
 // has its own with qp_per_flow), which keeps tx_depth outstanding and queues the
 // rest. Per flow: FCT = completion reaped - start; slowdown = FCT / ideal, ideal =
 // size / the sender's link rate + base RTT. A read flow's data moves to `from`.
+// Each host's part (its flows' starts, its sends and receives, its counts)
+// runs as that host: nothing one host does touches another's state, so that
+// the hosts may run in separate partitions.
 #pragma once
 
 #include <map>
@@ -23,35 +26,54 @@ public:
   // Every flow's payload placed so far, finished or not.
   uint64_t delivered_bytes() const override;
   uint64_t expected_bytes() const override;
+  void gather() override;
 
 private:
+  // A QP pair; its sender's state and its receiver's, each touched by its host only.
   struct Channel {
     HostSide* from = nullptr;
     HostSide* to = nullptr;
     uint32_t from_qp = 0, to_qp = 0;
     uint32_t outstanding = 0;
-    uint64_t recv_total = 0, recv_posted = 0;  // receives the flows need; posted so far
     std::vector<size_t> waiting;  // flows waiting for room in the send queue
     size_t next_waiting = 0;
+    alignas(64) uint64_t recv_total = 0;  // the receiver's: receives the flows need
+    uint64_t recv_posted = 0;             // posted so far
+  };
+  // One host's part: its side, its flows in start order and what it waits for.
+  struct Part {
+    std::unique_ptr<HostSide> side;
+    std::unique_ptr<sim::Event> start;  // the next of its flows is due
+    std::vector<size_t> order;          // its flows by start time
+    size_t next = 0;
+    uint64_t sends = 0, receives = 0;   // completions it waits for
+    uint64_t sent = 0, received = 0;    // and has reaped
+    uint64_t reach = 0;                 // how far its receive region must match its send region
+    uint64_t messages = 0, bytes = 0;
+    sim::Histogram latency;
+    bool finished = false;
   };
   struct ChannelPlan;
   static ChannelPlan plan_channels(const WorkloadSpec& spec);
   // The hosts' sides (their buffers holding `pattern`) and a QP pair per channel.
   void open_channels(const Scenario& s, const ChannelPlan& plan, uint64_t region,
                      const std::vector<std::byte>& pattern);
-  void start_due();
+  // The host's part, made with its side (CQs for its channels, a buffer
+  // holding `pattern`) when first asked for.
+  Part& part_of(const Scenario& s, const ChannelPlan& plan, const std::string& host, uint64_t region,
+                const std::vector<std::byte>& pattern);
+  void plan_parts();
+  void start_due(Part& part);
   void post_flow(size_t flow);
   void post_recv(uint32_t channel);
-  void on_cqe(HostSide& side, const nic::Cqe& c, bool recv);
-  void check_done();
+  void on_cqe(Part& part, const nic::Cqe& c, bool recv);
+  void check_done(Part& part);
 
-  std::map<std::string, std::unique_ptr<HostSide>> sides_;
+  std::map<std::string, Part> parts_;  // by host name
+  std::vector<Part*> by_first_flow_;    // in the order of their hosts' first flows
   std::vector<Channel> channels_;
   std::vector<uint32_t> channel_of_;  // per flow
-  std::vector<size_t> order_;         // flows by start time
-  size_t next_ = 0;
-  sim::Event start_event_;
-  uint64_t done_ = 0, received_ = 0, expected_receives_ = 0;
+  size_t parts_left_ = 0;
   uint32_t path_mtu_;
 };
 

@@ -335,6 +335,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   if (sampler) sampler->stop();
   if (timeline) timeline->finish();
 
+  for (auto& w : workloads) w->gather();
   Summary sum = summarise(s, world, workloads, run_end, seed, wall_start);
   for (auto& t : taps) t->flush();
   if (!opts.out_dir.empty()) write_outputs(world, workloads, *sampler, sum, opts.out_dir, opts.exact_twins);

@@ -44,6 +44,9 @@ public:
   virtual uint64_t delivered_bytes() const { return bytes_; }
   // What delivered_bytes() comes to when the workload has finished.
   virtual uint64_t expected_bytes() const = 0;
+  // Brings what its parts counted (a flows workload counts per host) into
+  // its own counts; called while no event runs, after the run.
+  virtual void gather() {}
   sim::Duration elapsed() const { return end_ - start_; }
   bool started() const { return started_; }
   // From its start to its end, or to `until` if it has not finished (zero before it starts).

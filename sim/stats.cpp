@@ -1,5 +1,6 @@
 #include "sim/stats.hpp"
 
+#include <algorithm>
 #include <bit>
 
 #include "sim/output.hpp"
@@ -28,6 +29,14 @@ void Histogram::record(uint64_t v) {
   sum_ += v;
   if (v < min_) min_ = v;
   if (v > max_) max_ = v;
+}
+
+void Histogram::add(const Histogram& other) {
+  for (size_t i = 0; i < buckets_.size(); ++i) buckets_[i] += other.buckets_[i];
+  count_ += other.count_;
+  sum_ += other.sum_;
+  min_ = std::min(min_, other.min_);
+  max_ = std::max(max_, other.max_);
 }
 
 uint64_t Histogram::percentile(double p) const {

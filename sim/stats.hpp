@@ -25,6 +25,8 @@ private:
 class Histogram {
 public:
   void record(uint64_t v);
+  // Adds another histogram's samples: as if each had been recorded here.
+  void add(const Histogram& other);
   uint64_t count() const { return count_; }
   uint64_t min() const { return count_ ? min_ : 0; }
   uint64_t max() const { return max_; }

@@ -92,3 +92,22 @@ TEST(Logger, FiltersByLevelAndStampsTime) {
   EXPECT_EQ(parse_log_level("debug"), LogLevel::Debug);
   EXPECT_FALSE(parse_log_level("loud").has_value());
 }
+
+// Histograms added together give what one histogram of every sample gives.
+TEST(Histogram, AddedHistogramsAreOneOfAllTheirSamples) {
+  Histogram all, a, b;
+  for (uint64_t v = 1; v < 200000; v = v * 3 + 7) {
+    all.record(v);
+    (v < 5000 ? a : b).record(v);
+  }
+  Histogram sum;
+  sum.add(a);
+  sum.add(b);
+  sum.add(Histogram());
+  EXPECT_EQ(sum.count(), all.count());
+  EXPECT_EQ(sum.min(), all.min());
+  EXPECT_EQ(sum.max(), all.max());
+  EXPECT_EQ(sum.mean(), all.mean());
+  for (double p : {0.0, 0.25, 0.5, 0.9, 0.99, 1.0}) EXPECT_EQ(sum.percentile(p), all.percentile(p)) << p;
+  EXPECT_NE(a.percentile(0.5), all.percentile(0.5));
+}
