@@ -80,6 +80,7 @@ struct RunArgs {
   uint64_t seed = 0;
   std::string sample = "10us";
   std::string ib_capture;
+  uint32_t partitions = 0;
 };
 
 }  // namespace
@@ -119,8 +120,19 @@ Action add_run(CLI::App& sub, const Program&) {
       ->type_name("SECONDS")
       ->capture_default_str();
   add_log_level(sub, a->opts.log_level);
-  return [a, seed] {
+  CLI::Option* partitions =
+      sub.add_option("--partitions", a->partitions,
+                     "cut the world into N partitions that run side by side (the outputs are the same for any N)")
+          ->check(whole_number(1, 4096))
+          ->type_name("N")
+          ->default_str("the scenario's partitions, else 1");
+  sub.add_option("--threads", a->opts.threads, "threads that run the partitions")
+      ->check(whole_number(1, 1024))
+      ->type_name("T")
+      ->default_str("the machine's cores");
+  return [a, seed, partitions] {
     if (seed->count() > 0) a->opts.seed = a->seed;
+    if (partitions->count() > 0) a->scenario.overrides.push_back("partitions=" + std::to_string(a->partitions));
     a->opts.sample_interval = *sc::parse_duration(a->sample);
     if (!a->ib_capture.empty()) a->scenario.overrides.push_back("ib_capture=" + a->ib_capture);
     return with_runs("run", a->scenario, [&](const std::vector<sc::SweepPoint>& runs) {

@@ -112,11 +112,13 @@ void FlowsWorkload::plan_parts() {
   for (auto& [host, part] : parts_)
     std::stable_sort(part.order.begin(), part.order.end(),
                      [&](size_t a, size_t b) { return flows_[a].spec.start < flows_[b].spec.start; });
-  parts_left_ = parts_.size();
   for (const FlowSpec& f : spec_.flows)  // the parts in the order of their hosts' first flows
-    for (const std::string* host : {&f.from, &f.to})
-      if (std::find(by_first_flow_.begin(), by_first_flow_.end(), &parts_.at(*host)) == by_first_flow_.end())
-        by_first_flow_.push_back(&parts_.at(*host));
+    for (const std::string* host : {&f.from, &f.to}) {
+      Part& p = parts_.at(*host);
+      if (std::find(parts_in_order_.begin(), parts_in_order_.end(), &p) != parts_in_order_.end()) continue;
+      p.index = parts_in_order_.size();
+      parts_in_order_.push_back(&p);
+    }
 }
 
 FlowsWorkload::Part& FlowsWorkload::part_of(const Scenario& s, const ChannelPlan& plan, const std::string& host,
@@ -129,6 +131,11 @@ FlowsWorkload::Part& FlowsWorkload::part_of(const Scenario& s, const ChannelPlan
   if (data_checked_) std::memcpy(p.side->memory(p.side->buffer(), region).data(), pattern.data(), region);
   p.side->set_handler([this, &p](const nic::Cqe& c, bool recv) { on_cqe(p, c, recv); });
   p.start = std::make_unique<sim::Event>([this, &p] { start_due(p); }, "flows.start", h.actor());
+  p.stop = std::make_unique<sim::Event>(
+      [this, &p] {
+        if (!p.finished) finish_part(p);
+      },
+      "flows.stop", h.actor());
   return p;
 }
 
@@ -154,18 +161,18 @@ void FlowsWorkload::open_channels(const Scenario& s, const ChannelPlan& plan, ui
 
 FlowsWorkload::~FlowsWorkload() = default;
 
-void FlowsWorkload::start(std::function<void()> on_done) {
-  begin(std::move(on_done));
+void FlowsWorkload::start(PartDone on_part_done) {
+  begin(std::move(on_part_done));
   for (uint32_t c = 0; c < channels_.size(); ++c)
     while (channels_[c].recv_posted < std::min(channels_[c].recv_total, kRecvAhead)) post_recv(c);
-  for (Part* p : by_first_flow_) start_due(*p);
-  for (Part* p : by_first_flow_) check_done(*p);  // a host with nothing to wait for is done
+  for (Part* p : parts_in_order_) start_due(*p);
+  for (Part* p : parts_in_order_) check_done(*p);  // a host with nothing to wait for is done
 }
 
 // Posts the host's flows that are due (or queues them behind its channel's
 // full send queue), and wakes the host for the next.
 void FlowsWorkload::start_due(Part& part) {
-  sim::Scheduler& host_clock = part.side->host().nic->scheduler();
+  sim::Scheduler& host_clock = clock(part);
   while (part.next < part.order.size() && start_ + flows_[part.order[part.next]].spec.start <= host_clock.now()) {
     const size_t f = part.order[part.next++];
     flows_[f].start = host_clock.now();
@@ -229,10 +236,10 @@ uint64_t FlowsWorkload::expected_bytes() const {
 }
 
 void FlowsWorkload::on_cqe(Part& part, const nic::Cqe& c, bool recv) {
-  if (finished_) return;
+  if (part.finished) return;
   if (c.status != nic::WcStatus::Success) {
-    fail("completion error on " + part.side->host().name + " (flow " + std::to_string(c.wr_id) + "): " +
-         nic::to_string(c.status));
+    fail_part(part, "completion error on " + part.side->host().name + " (flow " + std::to_string(c.wr_id) +
+                        "): " + nic::to_string(c.status));
     return;
   }
   if (recv) {
@@ -243,7 +250,7 @@ void FlowsWorkload::on_cqe(Part& part, const nic::Cqe& c, bool recv) {
     return;
   }
   FlowResult& r = flows_[c.wr_id];
-  r.end = part.side->host().nic->scheduler().now();
+  r.end = clock(part).now();
   r.done = true;
   r.fct_us = (r.end - r.start).microseconds();
   r.slowdown = r.ideal_us > 0 ? r.fct_us / r.ideal_us : 0;
@@ -260,25 +267,72 @@ void FlowsWorkload::on_cqe(Part& part, const nic::Cqe& c, bool recv) {
 // A host is done once it has reaped every completion it waits for.
 void FlowsWorkload::check_done(Part& part) {
   if (part.finished || part.sent < part.sends || part.received < part.receives) return;
+  finish_part(part);
+}
+
+void FlowsWorkload::finish_part(Part& part) {
   part.finished = true;
-  if (--parts_left_ == 0) finish();
+  part.end = clock(part).now();
+  if (on_part_done_) on_part_done_(part.index);
+}
+
+// The other hosts stop a control delay later, as they would once told over
+// the network: word that crosses to their partitions (World::post).
+void FlowsWorkload::fail_part(Part& part, const std::string& why) {
+  part.failed = true;
+  part.failure = why;
+  finish_part(part);
+  const sim::Time when = clock(part).now() + world_.control_delay();
+  const uint32_t from = world_.partition_of(part.side->host());
+  for (Part* other : parts_in_order_) {
+    if (other == &part) continue;
+    const uint64_t key = clock(part).next_key();
+    world_.post(from, world_.partition_of(other->side->host()), [this, other, when, key] { tell_stop(*other, when, key); });
+  }
+}
+
+// Of several failed hosts' words, the earliest stands, in whatever order they came.
+void FlowsWorkload::tell_stop(Part& part, sim::Time when, uint64_t key) {
+  if (part.finished || (part.stop->scheduled() && std::pair(part.stop_when, part.stop_key) < std::pair(when, key)))
+    return;
+  clock(part).cancel(*part.stop);
+  clock(part).schedule_keyed(*part.stop, when, key);
+  part.stop_when = when;
+  part.stop_key = key;
 }
 
 // Once every host is done, each receive region holds the pattern every sender
 // sent, as far as the largest flow into it reached: a WRITE's target learns
-// nothing of it, so the regions are read here, with no event running.
-void FlowsWorkload::gather() {
+// nothing of it, so the regions are read here, with no event running. The
+// workload's failure is its first part's to fail.
+void FlowsWorkload::settle() {
   messages_ = bytes_ = 0;
   latency_ = sim::Histogram();
-  for (auto& [host, part] : parts_) {
-    messages_ += part.messages;
-    bytes_ += part.bytes;
-    latency_.add(part.latency);
-    if (!finished_ || failed_ || !data_checked_ || part.reach == 0) continue;
-    HostSide& side = *part.side;
+  bool all = true;
+  sim::Time end = start_;
+  const Part* first_failure = nullptr;
+  for (const Part* p : parts_in_order_) {
+    messages_ += p->messages;
+    bytes_ += p->bytes;
+    latency_.add(p->latency);
+    all = all && p->finished;
+    if (p->finished) end = std::max(end, p->end);
+    if (p->failed && (first_failure == nullptr || p->end < first_failure->end)) first_failure = p;
+  }
+  if (first_failure != nullptr) {
+    failed_ = true;
+    failure_ = first_failure->failure;
+    data_verified_ = false;
+  }
+  if (!all || finished_) return;
+  finished_ = true;
+  end_ = end;
+  for (Part* p : parts_in_order_) {
+    if (failed_ || !data_checked_ || p->reach == 0) continue;
+    HostSide& side = *p->side;
     const uint64_t region = side.buffer_bytes() / 2;
-    auto sent = side.memory(side.buffer(), part.reach);
-    auto got = side.memory(side.buffer() + region, part.reach);
+    auto sent = side.memory(side.buffer(), p->reach);
+    auto got = side.memory(side.buffer() + region, p->reach);
     if (!std::equal(sent.begin(), sent.end(), got.begin())) data_verified_ = false;
   }
 }

@@ -22,11 +22,14 @@ class FlowsWorkload : public Workload {
 public:
   FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec& spec);
   ~FlowsWorkload() override;
-  void start(std::function<void()> on_done) override;
+  void start(PartDone on_part_done) override;
+  size_t parts() const override { return parts_in_order_.size(); }
+  std::vector<const Host*> part_hosts(size_t part) const override { return {&parts_in_order_[part]->side->host()}; }
+  bool part_done(size_t part) const override { return parts_in_order_[part]->finished; }
   // Every flow's payload placed so far, finished or not.
   uint64_t delivered_bytes() const override;
   uint64_t expected_bytes() const override;
-  void gather() override;
+  void settle() override;
 
 private:
   // A QP pair; its sender's state and its receiver's, each touched by its host only.
@@ -41,7 +44,10 @@ private:
     uint64_t recv_posted = 0;             // posted so far
   };
   // One host's part: its side, its flows in start order and what it waits for.
+  // A part that meets an error completion fails, and tells the others,
+  // which stop a control delay later (World::control_delay).
   struct Part {
+    size_t index = 0;
     std::unique_ptr<HostSide> side;
     std::unique_ptr<sim::Event> start;  // the next of its flows is due
     std::vector<size_t> order;          // its flows by start time
@@ -51,7 +57,12 @@ private:
     uint64_t reach = 0;                 // how far its receive region must match its send region
     uint64_t messages = 0, bytes = 0;
     sim::Histogram latency;
-    bool finished = false;
+    bool finished = false, failed = false;
+    sim::Time end;
+    std::string failure;
+    std::unique_ptr<sim::Event> stop;  // told by a failed part
+    sim::Time stop_when;
+    uint64_t stop_key = 0;
   };
   struct ChannelPlan;
   static ChannelPlan plan_channels(const WorkloadSpec& spec);
@@ -68,12 +79,15 @@ private:
   void post_recv(uint32_t channel);
   void on_cqe(Part& part, const nic::Cqe& c, bool recv);
   void check_done(Part& part);
+  void finish_part(Part& part);
+  void fail_part(Part& part, const std::string& why);
+  void tell_stop(Part& part, sim::Time when, uint64_t key);
+  sim::Scheduler& clock(const Part& part) const { return part.side->host().nic->scheduler(); }
 
   std::map<std::string, Part> parts_;  // by host name
-  std::vector<Part*> by_first_flow_;    // in the order of their hosts' first flows
+  std::vector<Part*> parts_in_order_;   // by their hosts' first flows: part i
   std::vector<Channel> channels_;
   std::vector<uint32_t> channel_of_;  // per flow
-  size_t parts_left_ = 0;
   uint32_t path_mtu_;
 };
 

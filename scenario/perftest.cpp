@@ -174,8 +174,8 @@ uint64_t PerftestWorkload::recv_addr(const HostSide& h, uint32_t qp) const {
   return h.buffer() + (uint64_t{slices_} + slice(qp)) * slot_;
 }
 
-void PerftestWorkload::start(std::function<void()> on_done) {
-  begin(std::move(on_done));
+void PerftestWorkload::start(PartDone on_part_done) {
+  begin(std::move(on_part_done));
   phase_ = 0;
   if (spec_.rdma_cm && !cm_) {
     cm_ = std::make_unique<CmLink>(*this, world_);

@@ -24,7 +24,8 @@ class PerftestWorkload : public Workload {
 public:
   PerftestWorkload(World& world, const Scenario& s, const WorkloadSpec& spec, uint64_t seed);
   ~PerftestWorkload() override;
-  void start(std::function<void()> on_done) override;
+  void start(PartDone on_part_done) override;
+  std::vector<const Host*> part_hosts(size_t) const override { return {&client_->host(), &server_->host()}; }
   uint64_t delivered_bytes() const override;
   uint64_t expected_bytes() const override;
 

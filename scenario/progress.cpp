@@ -51,11 +51,11 @@ Progress::Progress(std::ostream* out, bool tty, ProgressOptions options, const S
   for (const auto& w : workloads) expected_ += w->expected_bytes();
 }
 
-ProgressState Progress::state(const sim::Scheduler& sched, double wall) const {
+ProgressState Progress::state(sim::Time simulated, uint64_t events, double wall) const {
   ProgressState p;
-  p.simulated = sched.now().since_start();
+  p.simulated = simulated.since_start();
   p.wall_s = wall;
-  p.events_per_s = wall > 0 ? static_cast<double>(sched.events_fired()) / wall : 0;
+  p.events_per_s = wall > 0 ? static_cast<double>(events) / wall : 0;
   if (duration_ && duration_->picoseconds() > 0) {
     p.end = *duration_;
     p.done = static_cast<double>(p.simulated.picoseconds()) / static_cast<double>(duration_->picoseconds());
@@ -70,7 +70,7 @@ ProgressState Progress::state(const sim::Scheduler& sched, double wall) const {
   return p;
 }
 
-void Progress::update(const sim::Scheduler& sched) {
+void Progress::update(sim::Time simulated, uint64_t events) {
   if (out_ == nullptr) return;
   const auto now = Clock::now();
   if (options_.mode == ProgressMode::Auto && now - start_ < kAutoDelay) return;
@@ -78,7 +78,7 @@ void Progress::update(const sim::Scheduler& sched) {
                           : std::chrono::duration<double>(options_.interval_s);
   if (shown_ && now - last_ < every) return;
   last_ = now;
-  const std::string line = progress_line(state(sched, std::chrono::duration<double>(now - start_).count()));
+  const std::string line = progress_line(state(simulated, events, std::chrono::duration<double>(now - start_).count()));
   // "\x1b[K" clears what a longer line before left on the terminal.
   *out_ << (tty_ ? "\r" : "") << line << (tty_ ? "\x1b[K" : "\n") << std::flush;
   shown_ = true;

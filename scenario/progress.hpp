@@ -47,13 +47,14 @@ public:
   // `out` null: nothing is shown. `tty`: `out` is a terminal.
   Progress(std::ostream* out, bool tty, ProgressOptions options, const Scenario& s,
            const std::vector<std::unique_ptr<Workload>>& workloads, Clock::time_point start);
-  // Called often (every few thousand events); shows a line when one is due.
-  void update(const sim::Scheduler& sched);
+  // Called often (between the engine's windows) with where the run stands;
+  // shows a line when one is due.
+  void update(sim::Time simulated, uint64_t events);
   // Clears the terminal line.
   void finish();
 
 private:
-  ProgressState state(const sim::Scheduler& sched, double wall) const;
+  ProgressState state(sim::Time simulated, uint64_t events, double wall) const;
 
   std::ostream* out_;
   bool tty_;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "fabric/pcap_tap.hpp"
 #include "scenario/expect.hpp"
@@ -136,15 +137,20 @@ bool all_done(const Workloads& workloads) {
 // Workloads with a start time begin then (the outside starts them); the
 // others one after another, each at the end of the instant the one before it
 // finished in. The run goes in stages (sim::Partitions::Stages): while a
-// workload without a start time is running, until it finishes; then until
-// every workload has finished, and the run ends there.
+// workload without a start time runs and another follows it, until it
+// finishes; then until every workload has finished, and the run ends there.
+// A partition's share of a stage is the stage's workloads' parts on it.
 class Launcher {
 public:
-  Launcher(World& world, Workloads& workloads) : model_(world.sim().scheduler()), workloads_(workloads) {
+  using PartitionOf = std::function<size_t(const Host&)>;
+  Launcher(World& world, Workloads& workloads, size_t partitions, PartitionOf partition_of)
+      : workloads_(workloads), partition_of_(std::move(partition_of)), parts_on_(partitions) {
+    for (auto& w : workloads_)
+      for (size_t i = 0; i < w->parts(); ++i) parts_on_.at(partition_of_(*w->part_hosts(i).front())).push_back({w.get(), i});
     for (auto& w : workloads_) {
       if (!w->spec().start) continue;
       Workload* raw = w.get();
-      starts_.push_back(std::make_unique<sim::Event>([this, raw] { raw->start([this] { on_finish(); }); }, "workload.start"));
+      starts_.push_back(std::make_unique<sim::Event>([this, raw] { start(*raw); }, "workload.start"));
       world.outside().schedule(*starts_.back(), sim::Time::zero() + *w->spec().start);
     }
     start_next_sequential();
@@ -152,14 +158,19 @@ public:
   Launcher(const Launcher&) = delete;
   Launcher& operator=(const Launcher&) = delete;
 
-  // Whether the current stage's work is done.
-  bool stage_done() const {
-    if (current_ != nullptr && !current_->finished()) return false;
-    return next_sequential() < workloads_.size() || all_done(workloads_);
+  // Whether partition `p`'s share of the stage is done; reads its parts only.
+  bool share_done(size_t p) const {
+    for (const auto& [w, part] : parts_on_[p])
+      if ((stage_ == nullptr || w == stage_) && !w->part_done(part)) return false;
+    return true;
   }
-  // The stage is over (every event of its last instant has fired): starts the
-  // next workload, or ends the run.
-  bool end_stage() { return start_next_sequential(); }
+  // The stage is over (every event of its last instant has fired, no event
+  // runs): the workloads take in what their parts did, then the next starts,
+  // or the run ends.
+  bool end_stage() {
+    for (auto& w : workloads_) w->settle();
+    return start_next_sequential();
+  }
 
 private:
   size_t next_sequential() const {
@@ -171,36 +182,42 @@ private:
     next_sequential_ = next_sequential();
     if (next_sequential_ == workloads_.size()) return false;
     Workload& w = *workloads_[next_sequential_++];
-    current_ = &w;
-    w.start([this] { on_finish(); });
+    stage_ = next_sequential() < workloads_.size() ? &w : nullptr;  // the last one's stage is every workload's
+    start(w);
     return true;
   }
-  // In the event that finished a workload: if that ends the stage, the model
-  // stops there (the engine then finishes the instant).
-  void on_finish() {
-    if (stage_done()) model_.stop();
+  void start(Workload& w) {
+    w.start([this, &w](size_t part) { on_part_done(w, part); });
   }
-  sim::Scheduler& model_;
+  // In the event that finished a part: if that ends its partition's share of
+  // the stage, the partition stops there (the engine then waits for the others).
+  void on_part_done(const Workload& w, size_t part) {
+    const Host& home = *w.part_hosts(part).front();
+    if (share_done(partition_of_(home))) home.nic->scheduler().stop();
+  }
   Workloads& workloads_;
+  PartitionOf partition_of_;
+  std::vector<std::vector<std::pair<const Workload*, size_t>>> parts_on_;  // per partition
   std::vector<std::unique_ptr<sim::Event>> starts_;
   size_t next_sequential_ = 0;
-  const Workload* current_ = nullptr;
+  const Workload* stage_ = nullptr;  // the stage's workload; none: every workload
 };
 
-// The longest simulated stretch between progress reports: the run is one
-// partition, whose windows (no link is cut) end only where the outside acts.
+// The longest simulated stretch between progress reports: an uncut world's
+// windows would end only where the outside acts.
 constexpr sim::Duration kProgressWindow = sim::Duration::us(10);
 
 // Runs the world on the engine until its stages end (every workload done),
 // nothing is left or the scenario's duration is reached; where the run ended
-// (at the duration when it cut the run short, else at the last event).
-sim::Time run_events(World& world, Launcher& launcher, sim::Time limit, Progress& progress) {
-  sim::Scheduler& model = world.sim().scheduler();
-  sim::Partitions engine(kProgressWindow, 1);
-  engine.add({&model, [] {}, [] {}});
+// (at the duration when it cut the run short, else at the last event). A cut
+// world's window is the control delay, no longer than any cut link's delay.
+sim::Time run_events(World& world, Launcher& launcher, sim::Time limit, unsigned threads, Progress& progress) {
+  sim::Partitions engine(world.partitions() > 1 ? world.control_delay() : kProgressWindow, threads);
+  for (uint32_t p = 0; p < world.partitions(); ++p)
+    engine.add({&world.sim(p).scheduler(), [&world, p] { world.land(p); }, [&world, p] { world.clear(p); }});
   engine.set_outside(world.outside());
-  engine.set_stages({[&](size_t) { return launcher.stage_done(); }, [&](sim::Time) { return launcher.end_stage(); }});
-  engine.set_between([&] { progress.update(model); });
+  engine.set_stages({[&](size_t p) { return launcher.share_done(p); }, [&](sim::Time) { return launcher.end_stage(); }});
+  engine.set_between([&] { progress.update(world.now(), world.events_fired()); });
   engine.run_until(limit);
   progress.finish();
   return !engine.ended() && world.pending() ? limit : world.now();
@@ -295,7 +312,7 @@ Summary summarise(const Scenario& s, World& world, const Workloads& workloads, s
   summarise_hosts(world, sum);
   summarise_fabric(world, sum);
   sum.sim_seconds = world.now().since_start().seconds();
-  sum.events = world.sim().scheduler().events_fired() + world.outside().events_fired();
+  sum.events = world.events_fired();
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   sum.events_per_sec = sum.wall_seconds > 0 ? static_cast<double>(sum.events) / sum.wall_seconds : 0;
   sum.expectations = check_expectations(s.expect, sum);
@@ -308,20 +325,22 @@ Summary summarise(const Scenario& s, World& world, const Workloads& workloads, s
 Summary run(const Scenario& s, const RunOptions& opts) {
   const auto wall_start = std::chrono::steady_clock::now();
   const uint64_t seed = opts.seed.value_or(s.seed);
-  World world(s, seed, std::cerr, {}, Outside::Apart);
-  world.sim().log().set_level(opts.log_level);
+  World world(s, seed, std::cerr, {}, Outside::Apart, s.partitions);
+  for (uint32_t p = 0; p < world.partitions(); ++p) world.sim(p).log().set_level(opts.log_level);
   if (!opts.defer_writes)
     for (const auto& h : world.hosts()) h->memory.set_deferring(false);
   const auto taps = open_taps(world, s, opts);
   std::unique_ptr<Timeline> timeline;
   if (!opts.timeline.path.empty()) {
+    // Its tracks are numbered and written as the NICs' events come: one thread's order.
+    if (world.partitions() > 1) throw std::invalid_argument("the WQE timeline is written from one partition: run it with --partitions 1");
     timeline = std::make_unique<Timeline>(opts.timeline.path, opts.timeline.filter);
     for (const auto& h : world.hosts()) timeline->attach(*h);
   }
 
   Workloads workloads;
   for (const WorkloadSpec& w : s.workloads) workloads.push_back(make_workload(world, s, w, seed));
-  Launcher launcher(world, workloads);
+  Launcher launcher(world, workloads, world.partitions(), [&world](const Host& h) { return world.partition_of(h); });
 
   Progress progress(opts.quiet ? nullptr : &std::cerr, isatty(STDERR_FILENO) != 0, opts.progress, s, workloads,
                     wall_start);
@@ -331,11 +350,12 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     sampler->start();
   }
   const sim::Time limit = s.duration ? sim::Time::zero() + *s.duration : sim::Time::max();
-  const sim::Time run_end = run_events(world, launcher, limit, progress);
+  const unsigned threads = opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  const sim::Time run_end = run_events(world, launcher, limit, threads, progress);
   if (sampler) sampler->stop();
   if (timeline) timeline->finish();
 
-  for (auto& w : workloads) w->gather();
+  for (auto& w : workloads) w->settle();
   Summary sum = summarise(s, world, workloads, run_end, seed, wall_start);
   for (auto& t : taps) t->flush();
   if (!opts.out_dir.empty()) write_outputs(world, workloads, *sampler, sum, opts.out_dir, opts.exact_twins);

@@ -33,6 +33,8 @@ struct RunOptions {
   // Simulated host memory writes a received payload when somebody looks at it
   // (nic::SimulatedHostMemory, deferred writes); false: at once, as it lands.
   bool defer_writes = true;
+  // Threads that run the world's partitions (0: one per core of the machine).
+  unsigned threads = 0;
 };
 
 Summary run(const Scenario& s, const RunOptions& opts);

@@ -38,6 +38,9 @@ const KeyInfo kTopLevelKeys[] = {
     {"payload", "full", "full | size_only", "",
      "size_only: payload bytes are not materialised (captures hold headers; data not checked)"},
     {"duration", "until the workloads end", "time (10ms)", "", "stop the run at this simulated time"},
+    {"partitions", "1", "count", "1..4096",
+     "cut the world into this many partitions, run side by side on threads (outputs are the same for any count); "
+     "--partitions overrides it"},
     {"hosts", "h0, h1, ... of the topology", "list of hosts", "", "the hosts (required without topology)"},
     {"links", "none", "list of links", "", "point-to-point links between hosts and switches"},
     {"switches", "none", "list of switches", "", "switches joined by links"},
@@ -107,6 +110,7 @@ void read_scenario_keys(const Reader& r, const YAML::Node& root, Scenario& s) {
   if (root["ib_capture"]) s.ib_capture = r.choice(root["ib_capture"], "ib_capture", fabric::kIbCaptureNames);
   if (root["payload"]) s.size_only = r.choice(root["payload"], "payload", kPayloadModes);
   if (root["duration"]) s.duration = r.parsed<sim::Duration>(root["duration"], "duration (a time like 10ms)", parse_duration);
+  if (root["partitions"]) s.partitions = static_cast<uint32_t>(r.integer(root["partitions"], "partitions", 1, 4096));
 }
 
 // The settings every host, NIC and switch shares (before the network: the

@@ -10,8 +10,9 @@ uint32_t ring_entries(uint64_t n) {
   return s;
 }
 
-void Workload::begin(std::function<void()> on_done) {
-  on_done_ = std::move(on_done);
+void Workload::begin(PartDone on_part_done) {
+  on_part_done_ = std::move(on_part_done);
+  clock_ = &part_hosts(0).front()->nic->scheduler();
   start_ = now();
   started_ = true;
 }
@@ -20,7 +21,7 @@ void Workload::finish() {
   if (finished_) return;
   finished_ = true;
   end_ = now();
-  if (on_done_) on_done_();
+  if (on_part_done_) on_part_done_(0);
 }
 
 void Workload::fail(const std::string& why) {

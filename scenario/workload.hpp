@@ -30,8 +30,24 @@ public:
   Workload(const Workload&) = delete;
   Workload& operator=(const Workload&) = delete;
 
-  // Starts at the current simulated time; `on_done` runs when it has finished.
-  virtual void start(std::function<void()> on_done) = 0;
+  // Called in the event that finished part `part` (see parts()).
+  using PartDone = std::function<void(size_t part)>;
+  // Starts at the current simulated time.
+  virtual void start(PartDone on_part_done) = 0;
+
+  // A workload runs in parts, each as one host (sim::Actor): a flows
+  // workload a part per host; a perftest run one part, its client's, whose
+  // server runs in the same partition. A part touches no other's state;
+  // what one tells another crosses as an event.
+  virtual size_t parts() const { return 1; }
+  // The hosts part `part` runs on: the first is its own, the others must
+  // share its partition.
+  virtual std::vector<const Host*> part_hosts(size_t part) const = 0;
+  // Whether part `part` is done (it stays so).
+  virtual bool part_done(size_t part) const {
+    (void)part;
+    return finished_;
+  }
 
   bool finished() const { return finished_; }
   bool failed() const { return failed_; }
@@ -44,9 +60,10 @@ public:
   virtual uint64_t delivered_bytes() const { return bytes_; }
   // What delivered_bytes() comes to when the workload has finished.
   virtual uint64_t expected_bytes() const = 0;
-  // Brings what its parts counted (a flows workload counts per host) into
-  // its own counts; called while no event runs, after the run.
-  virtual void gather() {}
+  // Brings what its parts did into the workload's own state (finished once
+  // every part is, and its counts); called while no event runs: at a
+  // stage's end and after the run.
+  virtual void settle() {}
   sim::Duration elapsed() const { return end_ - start_; }
   bool started() const { return started_; }
   // From its start to its end, or to `until` if it has not finished (zero before it starts).
@@ -72,14 +89,16 @@ public:
   const std::vector<FlowResult>& flows() const { return flows_; }
 
 protected:
-  void begin(std::function<void()> on_done);
+  void begin(PartDone on_part_done);
   void finish();
   void fail(const std::string& why);
-  sim::Time now() const { return world_.sim().now(); }
+  // Its clock: its first part's host's partition's (set at its start).
+  sim::Time now() const { return clock_ != nullptr ? clock_->now() : world_.now(); }
 
   World& world_;
   WorkloadSpec spec_;
-  std::function<void()> on_done_;
+  PartDone on_part_done_;
+  const sim::Scheduler* clock_ = nullptr;
   sim::Time start_, end_;
   uint64_t messages_ = 0, bytes_ = 0;
   WorkloadCounts counts_;

@@ -4,7 +4,9 @@
 
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 namespace rnicsim::scenario {
@@ -82,25 +84,34 @@ packet::LinkKind link_kind_of(const Scenario& s) {
   return packet::LinkKind::RoceV2Ipv4;
 }
 
-// The faults' ports, given each host's port (whose peer is the other end of
-// its link), in a fixed order; a fault on a link that does not exist throws.
+// The faults' ports, given each host's port and the far end of a port's link
+// (null: none), in a fixed order; a fault on a link that does not exist throws.
 std::vector<fabric::Port*> fault_ports(const FaultSpec& f,
-                                       const std::function<fabric::Port*(const std::string&)>& host_port) {
+                                       const std::function<fabric::Port*(const std::string&)>& host_port,
+                                       const std::function<fabric::Port*(const fabric::Port*)>& far_end) {
   std::vector<fabric::Port*> v;
   if (!f.host.empty()) {
     fabric::Port* p = host_port(f.host);
-    if (p == nullptr || p->peer() == nullptr) throw std::invalid_argument("fault host '" + f.host + "' has no link");
+    if (p == nullptr || far_end(p) == nullptr) throw std::invalid_argument("fault host '" + f.host + "' has no link");
     if (f.tx) v.push_back(p);
-    if (f.rx) v.push_back(p->peer());
+    if (f.rx) v.push_back(far_end(p));
     return v;
   }
   fabric::Port* a = host_port(f.link_a);
   fabric::Port* b = host_port(f.link_b);
-  if (a == nullptr || b == nullptr || a->peer() != b)
+  if (a == nullptr || b == nullptr || far_end(a) != b)
     throw std::invalid_argument("no link between '" + f.link_a + "' and '" + f.link_b + "' for the fault");
   v.push_back(a);
   v.push_back(b);
   return v;
+}
+
+// The smallest delay of a link (none without links).
+std::optional<sim::Duration> shortest_delay(const fabric::Topology& t) {
+  std::optional<sim::Duration> shortest;
+  for (const fabric::TopoLink& l : t.links)
+    if (l.delay > sim::Duration::zero()) shortest = std::min(shortest.value_or(l.delay), l.delay);
+  return shortest;
 }
 
 nic::NicConfig nic_config(const Scenario& s, const Host& h, packet::LinkKind link, sim::Actor actor) {
@@ -132,20 +143,22 @@ fabric::PortParams link_port_params(const Scenario& s, const fabric::TopoLink& l
 
 }  // namespace
 
-World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const MemoryFor& memory, Outside outside)
+World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const MemoryFor& memory, Outside outside,
+             uint32_t partitions)
     : outside_apart_(outside == Outside::Apart),
-      sim_(seed, log_sink),
-      pool_(s.nic.mtu + 512),
+      map_(partition_map(s, partitions)),
       link_kind_(link_kind_of(s)),
       size_only_(s.size_only) {
-  if (outside_apart_) sim_.scheduler().take_outside_keys_from(outside_);  // before anything is scheduled
+  if (partitions > 1 && !outside_apart_) throw std::invalid_argument("a world in partitions has its outside apart");
+  for (uint32_t p = 0; p < partitions; ++p) {
+    parts_.push_back(std::make_unique<Partition>(seed, log_sink, s.nic.mtu + 512, partitions));
+    if (outside_apart_) parts_.back()->sim.scheduler().take_outside_keys_from(outside_);  // before anything is scheduled
+  }
   add_hosts(s, memory);
+  control_delay_ = shortest_delay(s.fabric.topology).value_or(control_delay_);
   // The fabric: one port per link end; a switch's port i is its i-th link.
   const std::vector<fabric::Switch*> switch_of = add_switches(s);
-  const std::vector<std::pair<fabric::Port*, fabric::Port*>> wires = add_links(s, switch_of);
-  // Ports of switches live in the switch; connect once every port exists.
-  for (auto& sw : switches_) sw->finish();
-  for (auto [a, b] : wires) fabric::Port::connect(*a, *b);
+  add_links(s, switch_of);
   for (auto& h : hosts_) {
     if (!h->port) continue;
     h->nic->attach(*h->port);
@@ -153,9 +166,68 @@ World::World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const Mem
       h->nic->enable_pfc(s.fabric.switch_params.pfc, s.fabric.nic_rx_buffer_bytes);
   }
   add_routes(s.fabric.topology, switch_of);
+  auto far_end = [this](const fabric::Port* p) -> fabric::Port* {
+    for (auto [a, b] : wires_)
+      if (a == p || b == p) return a == p ? b : a;
+    return nullptr;
+  };
+  auto host_port = [this](const std::string& name) { return host(name).port.get(); };
   for (const FaultSpec& f : s.faults)
-    for (fabric::Port* p : fault_ports(f, [this](const std::string& name) { return host(name).port.get(); }))
-      p->faults().add_rule(f.rule);
+    for (fabric::Port* p : fault_ports(f, host_port, far_end)) p->faults().add_rule(f.rule);
+}
+
+World::~World() = default;
+
+sim::Time World::now() const {
+  sim::Time t = outside_.now();
+  for (const auto& p : parts_) t = std::max(t, p->sim.now());
+  return t;
+}
+
+bool World::pending() const {
+  if (!outside_.empty()) return true;
+  for (const auto& p : parts_)
+    if (!p->sim.scheduler().empty()) return true;
+  return false;
+}
+
+uint64_t World::events_fired() const {
+  uint64_t n = outside_apart_ ? outside_.events_fired() : 0;
+  for (const auto& p : parts_) n += p->sim.scheduler().events_fired();
+  return n;
+}
+
+void World::post(uint32_t from, uint32_t to, std::function<void()> deliver) {
+  if (from == to) {
+    deliver();
+    return;
+  }
+  parts_.at(from)->posts.at(to).push_back(std::move(deliver));
+}
+
+void World::land(uint32_t p) {
+  Partition& here = *parts_.at(p);
+  for (uint32_t q = 0; q < parts_.size(); ++q) {
+    if (q == p) continue;
+    fabric::CrossingReader in(parts_[q]->to[p].bytes(), here.pool, destinations_.get());
+    for (;;) {
+      fabric::CrossingReader::Record r = in.next();
+      if (auto* f = std::get_if<fabric::CrossingFrame>(&r)) {
+        ports_.at(f->port)->land(f->arrival, f->key, std::move(f->frame));
+      } else if (auto* c = std::get_if<fabric::CrossingCredit>(&r)) {
+        ports_.at(c->port)->land_credit(*c);
+      } else {
+        break;
+      }
+    }
+    if (in.malformed()) throw std::logic_error("a crossing record between partitions does not parse");
+    for (const auto& deliver : parts_[q]->posts[p]) deliver();
+  }
+}
+
+void World::clear(uint32_t p) {
+  for (fabric::CrossingWriter& w : parts_.at(p)->to) w.clear();
+  for (auto& posts : parts_.at(p)->posts) posts.clear();
 }
 
 void World::add_hosts(const Scenario& s, const MemoryFor& memory) {
@@ -171,7 +243,9 @@ void World::add_hosts(const Scenario& s, const MemoryFor& memory) {
     // the workloads look through access(), and keep span()s of rings only.
     if (!memory) h->memory.set_deferring(true);
     nic::HostMemory& mem = memory ? memory(i) : static_cast<nic::HostMemory&>(h->memory);
-    h->nic = std::make_unique<nic::Nic>(sim_, pool_, mem, cfg);
+    Partition& part = part_of_node(static_cast<uint32_t>(s.fabric.topology.find(h->name)));
+    host_partition_.push_back(map_.of_node[static_cast<uint32_t>(s.fabric.topology.find(h->name))]);
+    h->nic = std::make_unique<nic::Nic>(part.sim, part.pool, mem, cfg);
     hosts_.push_back(std::move(h));
   }
 }
@@ -181,34 +255,34 @@ std::vector<fabric::Switch*> World::add_switches(const Scenario& s) {
   const bool ib = packet::is_ib(link_kind_);
   std::vector<fabric::Switch*> switch_of(t.nodes.size(), nullptr);
   // One numbering of the hosts for every switch: a frame learns its number once.
-  auto destinations = std::make_shared<fabric::Destinations>();
-  for (size_t n = 0; n < t.nodes.size(); ++n) {
+  destinations_ = std::make_shared<fabric::Destinations>();
+  for (uint32_t n = 0; n < t.nodes.size(); ++n) {
     if (!t.nodes[n].is_switch) continue;
     const sim::Actor actor(static_cast<uint32_t>(hosts_.size() + switches_.size() + 1));
+    Partition& part = part_of_node(n);
     switches_.push_back(std::make_unique<fabric::Switch>(
-        sim_, pool_, t.nodes[n].name, s.fabric.switch_params,
+        part.sim, part.pool, t.nodes[n].name, s.fabric.switch_params,
         ib ? packet::LinkType::Infiniband : packet::LinkType::Ethernet, actor));
-    switches_.back()->share_destinations(destinations);
+    switches_.back()->share_destinations(destinations_);
     switch_of[n] = switches_.back().get();
   }
   return switch_of;
 }
 
-std::vector<std::pair<fabric::Port*, fabric::Port*>> World::add_links(const Scenario& s,
-                                                                      const std::vector<fabric::Switch*>& switch_of) {
+void World::add_links(const Scenario& s, const std::vector<fabric::Switch*>& switch_of) {
   const fabric::Topology& t = s.fabric.topology;
   auto port_at = [&](uint32_t node, const fabric::PortParams& p) -> fabric::Port& {
     if (fabric::Switch* sw = switch_of[node]) return sw->port(sw->add_port(p));
     Host& h = host(t.nodes[node].name);
-    h.port = std::make_unique<fabric::Port>(sim_, h.name + ".port0", p, h.actor());
+    h.port = std::make_unique<fabric::Port>(part_of_node(node).sim, h.name + ".port0", p, h.actor());
     return *h.port;
   };
-  std::vector<std::pair<fabric::Port*, fabric::Port*>> wires;
+  std::vector<std::tuple<fabric::Port*, uint32_t, fabric::Port*, uint32_t, sim::Duration>> links;
   for (const fabric::TopoLink& l : t.links) {
     const fabric::PortParams p = link_port_params(s, l, packet::is_ib(link_kind_));
     fabric::Port& a = port_at(l.a, p);
     fabric::Port& b = port_at(l.b, p);
-    wires.emplace_back(&a, &b);
+    links.emplace_back(&a, l.a, &b, l.b, l.delay);
     for (const auto& [from, to] : l.down)
       for (const auto& [when, up] : {std::pair{from, false}, std::pair{to, true}}) {
         link_events_.push_back(std::make_unique<sim::Event>(
@@ -220,7 +294,28 @@ std::vector<std::pair<fabric::Port*, fabric::Port*>> World::add_links(const Scen
         outside().schedule(*link_events_.back(), sim::Time::zero() + when);
       }
   }
-  return wires;
+  // Ports of switches live in the switch; connect once every port exists.
+  for (auto& sw : switches_) sw->finish();
+  for (auto [a, node_a, b, node_b, delay] : links) wire(*a, node_a, *b, node_b, delay);
+}
+
+void World::wire(fabric::Port& a, uint32_t node_a, fabric::Port& b, uint32_t node_b, sim::Duration delay) {
+  wires_.emplace_back(&a, &b);
+  const uint32_t pa = map_.of_node[node_a], pb = map_.of_node[node_b];
+  if (pa == pb) {
+    fabric::Port::connect(a, b);
+    return;
+  }
+  // Nothing sent across may arrive within the window it was sent in.
+  if (delay < control_delay_)
+    throw std::invalid_argument("the link between " + a.name() + " and " + b.name() +
+                                " is cut between partitions but is shorter than the engine's window");
+  const auto na = static_cast<uint32_t>(ports_.size());
+  ports_.push_back(&a);
+  const auto nb = static_cast<uint32_t>(ports_.size());
+  ports_.push_back(&b);
+  a.connect_across(parts_[pa]->to[pb], nb);
+  b.connect_across(parts_[pb]->to[pa], na);
 }
 
 void World::add_routes(const fabric::Topology& t, const std::vector<fabric::Switch*>& switch_of) {
@@ -257,7 +352,8 @@ cm::ConnectionManager& World::connection_manager(const Host& host) {
       const uint64_t addr = h.memory.allocate(cm::MadAgent::kMemoryBytes, 4096);
       auto resolve = [this](const cm::MadSource& s) { return address_of(s.gid, s.lid); };
       cms_[i] = std::make_unique<cm::ConnectionManager>(
-          sim_, *h.nic, cm::AgentMemory{addr, h.memory.span(addr, cm::MadAgent::kMemoryBytes)}, resolve);
+          sim(partition_of(h)), *h.nic, cm::AgentMemory{addr, h.memory.span(addr, cm::MadAgent::kMemoryBytes)},
+          resolve);
     }
     return *cms_[i];
   }

@@ -17,6 +17,8 @@
 #include "fabric/switch.hpp"
 #include "nic_model/host_memory.hpp"
 #include "nic_model/nic.hpp"
+#include "fabric/crossing.hpp"
+#include "scenario/partition_map.hpp"
 #include "scenario/spec.hpp"
 #include "scenario/workload_counts.hpp"
 #include "sim/simulator.hpp"
@@ -64,20 +66,45 @@ public:
   // Host memory of host i: `memory(i)` if given (emulation: a real process), else
   // the host's simulated memory.
   using MemoryFor = std::function<nic::HostMemory&(size_t host_index)>;
+  // `partitions` > 1 cuts the world (scenario/partition_map.hpp), its
+  // outside apart: each partition has its own simulator and frame pool, and
+  // what crosses a cut link waits in the sender's outbox until the engine
+  // lands it (land, clear).
   World(const Scenario& s, uint64_t seed, std::ostream& log_sink, const MemoryFor& memory = {},
-        Outside outside = Outside::InModel);
-  sim::Simulator& sim() { return sim_; }
-  sim::Scheduler& outside() { return outside_apart_ ? outside_ : sim_.scheduler(); }
-  // The time the run has reached, and whether any event is pending, outside or in.
-  sim::Time now() const { return std::max(sim_.now(), outside_.now()); }
-  bool pending() const { return !outside_.empty() || !sim_.scheduler().empty(); }
+        Outside outside = Outside::InModel, uint32_t partitions = 1);
+  ~World();
+  // Partition 0's simulator (the only one of an uncut world): its log, its
+  // stats registry for the outputs, and its seed.
+  sim::Simulator& sim() { return parts_.front()->sim; }
+  sim::Simulator& sim(size_t partition) { return parts_.at(partition)->sim; }
+  size_t partitions() const { return parts_.size(); }
+  uint32_t partition_of(const Host& h) const { return host_partition_.at(h.actor().id() - 1); }
+  sim::Scheduler& outside() { return outside_apart_ ? outside_ : sim().scheduler(); }
+  // The time the run has reached, whether any event is pending (outside or
+  // in), and how many have fired.
+  sim::Time now() const;
+  bool pending() const;
+  uint64_t events_fired() const;
+  // The engine's hooks for partition `p`: land what the others sent it in the
+  // window just run, and empty its outboxes (sim::Partitions::Partition).
+  void land(uint32_t p);
+  void clear(uint32_t p);
+  // Runs `deliver` in partition `to` (now if `to` is `from`, else when the
+  // window's crossings land there). It may only schedule keyed events of
+  // `to`'s units at least the control delay ahead, so when it runs changes
+  // nothing.
+  void post(uint32_t from, uint32_t to, std::function<void()> deliver);
   Host& host(const std::string& name);
   std::vector<std::unique_ptr<Host>>& hosts() { return hosts_; }
-  fabric::FramePool& pool() { return pool_; }
+  fabric::FramePool& pool() { return parts_.front()->pool; }
   std::vector<std::unique_ptr<fabric::Switch>>& switches() { return switches_; }
   // A host's port (port 0) or a switch's port `port`.
   fabric::Port& capture_port(const std::string& node, uint32_t port);
   packet::LinkKind link_kind() const { return link_kind_; }
+  // How long word between two hosts' programs takes outside the model (a
+  // failed host telling the others): the smallest link delay, no less than
+  // the lookahead of any cut of the world into partitions.
+  sim::Duration control_delay() const { return control_delay_; }
   // The NICs move no payload bytes (scenario payload: size_only).
   bool size_only() const { return size_only_; }
   // The IB CM of a host's port, made when a workload first connects through it
@@ -94,16 +121,32 @@ private:
   // topology node), the links' ports (pairs to connect), the switches' routes.
   void add_hosts(const Scenario& s, const MemoryFor& memory);
   std::vector<fabric::Switch*> add_switches(const Scenario& s);
-  std::vector<std::pair<fabric::Port*, fabric::Port*>> add_links(const Scenario& s,
-                                                                 const std::vector<fabric::Switch*>& switch_of);
+  void add_links(const Scenario& s, const std::vector<fabric::Switch*>& switch_of);
   void add_routes(const fabric::Topology& t, const std::vector<fabric::Switch*>& switch_of);
+
+  struct Partition {
+    Partition(uint64_t seed, std::ostream& log, size_t frame_bytes, size_t partitions)
+        : sim(seed, log), pool(frame_bytes), to(partitions), posts(partitions) {}
+    sim::Simulator sim;
+    fabric::FramePool pool;
+    std::vector<fabric::CrossingWriter> to;                  // frames and credit, per partition
+    std::vector<std::vector<std::function<void()>>> posts;  // per partition
+  };
+  Partition& part_of_node(uint32_t node) { return *parts_[map_.of_node[node]]; }
+  // Joins the two ends of a link: directly, or across partitions.
+  void wire(fabric::Port& a, uint32_t node_a, fabric::Port& b, uint32_t node_b, sim::Duration delay);
 
   sim::Scheduler outside_;  // when apart
   bool outside_apart_ = false;
-  sim::Simulator sim_;
-  fabric::FramePool pool_;
+  PartitionMap map_;
+  std::vector<std::unique_ptr<Partition>> parts_;
+  std::vector<uint32_t> host_partition_;   // per host
+  std::vector<fabric::Port*> ports_;       // the world's numbering of ports, for crossings
+  std::vector<std::pair<fabric::Port*, fabric::Port*>> wires_;  // every link's two ends
+  std::shared_ptr<fabric::Destinations> destinations_;
   packet::LinkKind link_kind_;
   bool size_only_ = false;
+  sim::Duration control_delay_ = sim::Duration::us(1);
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<fabric::Switch>> switches_;
   std::vector<std::unique_ptr<sim::Event>> link_events_;  // links going down and up

@@ -18,6 +18,7 @@
 #include "scenario/keys.hpp"
 #include "scenario/nic_keys.hpp"
 #include "scenario/params.hpp"
+#include "scenario/partition_map.hpp"
 #include "scenario/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/sweep.hpp"
@@ -372,6 +373,45 @@ TEST(Run, SequentialWorkloadsFollowEachOtherAndTheRunEndsWithTheLast) {
   EXPECT_GT(s.workloads[1].seconds, 0.0);
 }
 
+// A flows workload whose host meets an error fails with that host's error;
+// its other hosts stop a control delay (the smallest link delay) later
+// instead of running their flows to the end.
+TEST(Run, AFlowsHostThatFailsStopsTheOthers) {
+  std::string text =
+      "name: failing\n"
+      "duration: 100ms\n"
+      "hosts: [{name: a}, {name: b}, {name: c}, {name: d}]\n"
+      "links:\n"
+      "  - {between: [a, b], rate: 100Gbps, delay: 1us, down: [{from: 5us, to: 1s}]}\n"
+      "  - {between: [c, d], rate: 100Gbps, delay: 100ns}\n"
+      "workloads:\n"
+      "  - name: two\n"
+      "    pattern: flows\n"
+      "    timeout: 1\n"
+      "    retry_cnt: 1\n"
+      "    tx_depth: 1\n"
+      "    flows:\n"
+      "      - {from: a, to: b, op: write, size: 1MiB}\n";
+  for (int i = 0; i < 100; ++i) text += "      - {from: c, to: d, op: write, size: 64KiB}\n";  // 5.3 us each
+  const Summary s = run_text(text, "failing.yaml", quiet());
+  ASSERT_EQ(s.workloads.size(), 1u);
+  const WorkloadSummary& w = s.workloads[0];
+  EXPECT_FALSE(w.completed);
+  EXPECT_NE(w.failure.find("completion error on a (flow 0)"), std::string::npos) << w.failure;
+  ASSERT_EQ(w.flows.size(), 101u);
+  EXPECT_TRUE(w.flows[1].done);
+  EXPECT_FALSE(w.flows[100].done);
+  EXPECT_LT(s.sim_seconds, 100e-6) << "c stopped, not 530 us into its flows";
+  EXPECT_GT(s.sim_seconds, 5e-6);
+  // A shorter link elsewhere shortens the control delay, and with it the run.
+  std::string shorter = text;
+  shorter.replace(shorter.find("{name: d}]"), 10, "{name: d}, {name: e}, {name: f}]");
+  shorter.replace(shorter.find("workloads:"), 0, "  - {between: [e, f], rate: 100Gbps, delay: 50ns}\n");
+  const Summary t = run_text(shorter, "failing.yaml", quiet());
+  EXPECT_EQ(t.workloads[0].failure, w.failure);
+  EXPECT_NEAR(s.sim_seconds - t.sim_seconds, 50e-9, 1e-12) << s.sim_seconds << " " << t.sim_seconds;
+}
+
 TEST(Run, RunOptionSeedOverridesTheScenarioSeed) {
   RunOptions o = quiet();
   o.seed = 77;
@@ -494,6 +534,59 @@ TEST(World, HostsAndSwitchesAreUnitsNumberedInScenarioOrder) {
     EXPECT_EQ(sw.actor(), sim::Actor(static_cast<uint32_t>(17 + i)));
     for (size_t p = 0; p < sw.port_count(); ++p) EXPECT_EQ(sw.port(p).actor(), sw.actor());
   }
+}
+
+// The default cut: a leaf with its hosts is one group, groups fill the
+// partitions in order (balanced by hosts), spines are dealt out in turn, and a
+// perftest run's two hosts stay together.
+TEST(PartitionMap, LeavesGoWithTheirHostsAndPerftestPairsStayTogether) {
+  const Scenario s = parse_scenario(
+      "topology: {kind: leaf_spine, leaves: 4, spines: 2, hosts_per_leaf: 2}\n"
+      "workloads: [{from: h0, to: h7, op: write, pattern: bw}]\n",
+      "ls.yaml");
+  const fabric::Topology& t = s.fabric.topology;
+  auto at = [&](const PartitionMap& m, const char* name) { return m.of_node[static_cast<size_t>(t.find(name))]; };
+  const PartitionMap one = partition_map(s, 1);
+  for (uint32_t p : one.of_node) EXPECT_EQ(p, 0u);
+  const PartitionMap three = partition_map(s, 3);
+  EXPECT_EQ(at(three, "h0"), at(three, "leaf0"));
+  EXPECT_EQ(at(three, "h1"), at(three, "leaf0"));
+  EXPECT_EQ(at(three, "h7"), at(three, "h0")) << "the perftest pair";
+  EXPECT_EQ(at(three, "h6"), at(three, "leaf3"));
+  EXPECT_NE(at(three, "h2"), at(three, "h0"));
+  EXPECT_NE(at(three, "spine0"), at(three, "spine1"));
+  std::set<uint32_t> used(three.of_node.begin(), three.of_node.end());
+  EXPECT_EQ(used.size(), 3u);
+  EXPECT_THROW(partition_map(s, 0), std::invalid_argument);
+}
+
+// A world cut in partitions: each unit on its partition's scheduler, the cut
+// links wired across; a cut link shorter than the window is refused.
+TEST(World, PartitionsHoldTheirUnitsAndCutLinksCross) {
+  const std::string text =
+      "topology: {kind: leaf_spine, leaves: 4, spines: 2, hosts_per_leaf: 2}\n"
+      "workloads: [{pattern: flows, flows: [{from: h0, to: h7, op: write, size: 4KiB}]}]\n";
+  const Scenario s = parse_scenario(text, "ls.yaml");
+  std::ostringstream log;
+  World w(s, 1, log, {}, Outside::Apart, 3);
+  ASSERT_EQ(w.partitions(), 3u);
+  std::set<uint32_t> used;
+  for (const auto& h : w.hosts()) {
+    used.insert(w.partition_of(*h));
+    EXPECT_EQ(&h->nic->scheduler(), &w.sim(w.partition_of(*h)).scheduler());
+  }
+  EXPECT_EQ(used.size(), 3u);
+  for (const auto& h : w.hosts()) EXPECT_TRUE(h->port->connected());
+  size_t across = 0;
+  for (const auto& sw : w.switches())
+    for (size_t i = 0; i < sw->port_count(); ++i) across += sw->port(i).peer() == nullptr;
+  EXPECT_GT(across, 0u) << "some leaf-spine links are cut";
+  EXPECT_THROW(World(s, 1, log, {}, Outside::InModel, 3), std::invalid_argument);
+  // The window: the smallest link delay, which no cut link undercuts.
+  std::string shorter = text;
+  shorter.replace(shorter.find("hosts_per_leaf: 2"), 17, "hosts_per_leaf: 2, fabric_delay: 300ns");
+  EXPECT_EQ(World(parse_scenario(shorter, "ls.yaml"), 1, log, {}, Outside::Apart, 3).control_delay(),
+            sim::Duration::ns(300));
 }
 
 // --- NIC settings and presets -------------------------------------------------------
