@@ -158,6 +158,14 @@ public:
   Launcher(const Launcher&) = delete;
   Launcher& operator=(const Launcher&) = delete;
 
+  // Whether some workload has parts in more than one partition (they may
+  // send each other word: World::post).
+  bool spans_partitions() const {
+    for (const auto& w : workloads_)
+      for (size_t i = 1; i < w->parts(); ++i)
+        if (partition_of_(*w->part_hosts(i).front()) != partition_of_(*w->part_hosts(0).front())) return true;
+    return false;
+  }
   // Whether partition `p`'s share of the stage is done; reads its parts only.
   bool share_done(size_t p) const {
     for (const auto& [w, part] : parts_on_[p])
@@ -207,12 +215,20 @@ private:
 // windows would end only where the outside acts.
 constexpr sim::Duration kProgressWindow = sim::Duration::us(10);
 
+// The engine's window: no longer than a cut link's delay (what crosses it
+// arrives in a later window), nor than the control delay when a workload's
+// parts may send each other word; at most kProgressWindow.
+sim::Duration window(World& world, const Launcher& launcher) {
+  sim::Duration w = std::min(kProgressWindow, world.cut_delay());
+  if (launcher.spans_partitions()) w = std::min(w, world.control_delay());
+  return w;
+}
+
 // Runs the world on the engine until its stages end (every workload done),
 // nothing is left or the scenario's duration is reached; where the run ended
-// (at the duration when it cut the run short, else at the last event). A cut
-// world's window is the control delay, no longer than any cut link's delay.
+// (at the duration when it cut the run short, else at the last event).
 sim::Time run_events(World& world, Launcher& launcher, sim::Time limit, unsigned threads, Progress& progress) {
-  sim::Partitions engine(world.partitions() > 1 ? world.control_delay() : kProgressWindow, threads);
+  sim::Partitions engine(window(world, launcher), threads);
   for (uint32_t p = 0; p < world.partitions(); ++p)
     engine.add({&world.sim(p).scheduler(), [&world, p] { world.land(p); }, [&world, p] { world.clear(p); }});
   engine.set_outside(world.outside());

@@ -310,6 +310,7 @@ void World::wire(fabric::Port& a, uint32_t node_a, fabric::Port& b, uint32_t nod
   if (delay < control_delay_)
     throw std::invalid_argument("the link between " + a.name() + " and " + b.name() +
                                 " is cut between partitions but is shorter than the engine's window");
+  cut_delay_ = std::min(cut_delay_, delay);
   const auto na = static_cast<uint32_t>(ports_.size());
   ports_.push_back(&a);
   const auto nb = static_cast<uint32_t>(ports_.size());

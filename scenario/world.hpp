@@ -105,6 +105,8 @@ public:
   // failed host telling the others): the smallest link delay, no less than
   // the lookahead of any cut of the world into partitions.
   sim::Duration control_delay() const { return control_delay_; }
+  // The smallest delay of a link cut between partitions (none: max()).
+  sim::Duration cut_delay() const { return cut_delay_; }
   // The NICs move no payload bytes (scenario payload: size_only).
   bool size_only() const { return size_only_; }
   // The IB CM of a host's port, made when a workload first connects through it
@@ -147,6 +149,7 @@ private:
   packet::LinkKind link_kind_;
   bool size_only_ = false;
   sim::Duration control_delay_ = sim::Duration::us(1);
+  sim::Duration cut_delay_ = sim::Duration::max();
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<fabric::Switch>> switches_;
   std::vector<std::unique_ptr<sim::Event>> link_events_;  // links going down and up
