@@ -115,7 +115,7 @@ void FlowsWorkload::plan_parts() {
   for (const FlowSpec& f : spec_.flows)  // the parts in the order of their hosts' first flows
     for (const std::string* host : {&f.from, &f.to}) {
       Part& p = parts_.at(*host);
-      if (std::find(parts_in_order_.begin(), parts_in_order_.end(), &p) != parts_in_order_.end()) continue;
+      if (p.index != Part::kUnplaced) continue;
       p.index = parts_in_order_.size();
       parts_in_order_.push_back(&p);
     }
@@ -293,11 +293,10 @@ void FlowsWorkload::fail_part(Part& part, const std::string& why) {
 
 // Of several failed hosts' words, the earliest stands, in whatever order they came.
 void FlowsWorkload::tell_stop(Part& part, sim::Time when, uint64_t key) {
-  if (part.finished || (part.stop->scheduled() && std::pair(part.stop_when, part.stop_key) < std::pair(when, key)))
+  if (part.finished || (part.stop->scheduled() && std::pair(part.stop->when(), part.stop_key) < std::pair(when, key)))
     return;
   clock(part).cancel(*part.stop);
   clock(part).schedule_keyed(*part.stop, when, key);
-  part.stop_when = when;
   part.stop_key = key;
 }
 

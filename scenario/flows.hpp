@@ -47,7 +47,8 @@ private:
   // A part that meets an error completion fails, and tells the others,
   // which stop a control delay later (World::control_delay).
   struct Part {
-    size_t index = 0;
+    static constexpr size_t kUnplaced = SIZE_MAX;
+    size_t index = kUnplaced;  // its place in parts_in_order_
     std::unique_ptr<HostSide> side;
     std::unique_ptr<sim::Event> start;  // the next of its flows is due
     std::vector<size_t> order;          // its flows by start time
@@ -61,8 +62,7 @@ private:
     sim::Time end;
     std::string failure;
     std::unique_ptr<sim::Event> stop;  // told by a failed part
-    sim::Time stop_when;
-    uint64_t stop_key = 0;
+    uint64_t stop_key = 0;             // the key it was told with
   };
   struct ChannelPlan;
   static ChannelPlan plan_channels(const WorkloadSpec& spec);

@@ -243,8 +243,8 @@ void World::add_hosts(const Scenario& s, const MemoryFor& memory) {
     // the workloads look through access(), and keep span()s of rings only.
     if (!memory) h->memory.set_deferring(true);
     nic::HostMemory& mem = memory ? memory(i) : static_cast<nic::HostMemory&>(h->memory);
-    Partition& part = part_of_node(static_cast<uint32_t>(s.fabric.topology.find(h->name)));
     host_partition_.push_back(map_.of_node[static_cast<uint32_t>(s.fabric.topology.find(h->name))]);
+    Partition& part = *parts_[host_partition_.back()];
     h->nic = std::make_unique<nic::Nic>(part.sim, part.pool, mem, cfg);
     hosts_.push_back(std::move(h));
   }

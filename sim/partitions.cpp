@@ -50,8 +50,7 @@ void Partitions::fire_outside(Time end) {
     const Time t = outside_->next_time();
     const std::optional<Time> first = next_start();
     if (first && *first < t) return;
-    for (Partition& p : parts_)
-      if (p.scheduler->now() < t) p.scheduler->move_to(t);
+    move_clocks_to(t);
     outside_->step();
   }
 }
@@ -60,13 +59,15 @@ void Partitions::run_phase(unsigned thread, unsigned threads) {
   for (size_t i = thread; i < parts_.size(); i += threads) {
     parts_[i].clear();  // every landing has read it
     Scheduler& s = *parts_[i].scheduler;
-    const bool staged = static_cast<bool>(stages_.done);
-    waiting_[i] = staged && stages_.done(i);
+    auto share_done = [&] { return stages_.done && stages_.done(i); };
+    waiting_[i] = share_done();
     if (waiting_[i]) continue;  // its share is done: it waits for the others
+    bool done = false;
     do {
       s.run_until(window_bound_);
-    } while (s.stopped() && !(staged && stages_.done(i)));  // a stop meant for another purpose
-    if (!staged || !stages_.done(i)) continue;
+      done = share_done();
+    } while (s.stopped() && !done);  // a stop meant for another purpose
+    if (!done) continue;
     if (!s.stopped()) throw std::logic_error("a partition's share of a stage was done without a stop()");
     waiting_[i] = true;
     finished_[i] = s.now();
@@ -76,15 +77,16 @@ void Partitions::run_phase(unsigned thread, unsigned threads) {
 void Partitions::decide_after_run() {
   const auto waiting = static_cast<size_t>(std::count(waiting_.begin(), waiting_.end(), 1));
   after_ = waiting == parts_.size() && stages_.done ? After::Finish : waiting > 0 ? After::Resume : After::Land;
+  instant_.reset();  // the latest finish of a share: the stage's last instant
+  if (after_ == After::Finish)
+    for (const std::optional<Time>& f : finished_)
+      if (f) instant_ = std::max(instant_.value_or(Time::zero()), *f);
 }
 
 void Partitions::second_phase(unsigned thread, unsigned threads) {
-  std::optional<Time> instant;  // the latest finish of a share: the stage's last instant
-  for (const std::optional<Time>& f : finished_)
-    if (f) instant = std::max(instant.value_or(Time::zero()), *f);
   for (size_t i = thread; i < parts_.size(); i += threads) {
     Scheduler& s = *parts_[i].scheduler;
-    const std::optional<Time> to = after_ == After::Finish ? instant : waiting_[i] ? std::optional(window_bound_) : std::nullopt;
+    const std::optional<Time> to = after_ == After::Finish ? instant_ : waiting_[i] ? std::optional(window_bound_) : std::nullopt;
     if (!to) continue;
     do {
       s.run_until(*to);
@@ -96,15 +98,16 @@ void Partitions::land_phase(unsigned thread, unsigned threads) {
   for (size_t i = thread; i < parts_.size(); i += threads) parts_[i].land();
 }
 
-void Partitions::end_stage() {
-  std::optional<Time> instant;
-  for (const std::optional<Time>& f : finished_)
-    if (f) instant = std::max(instant.value_or(Time::zero()), *f);
-  Time t = Time::zero();
-  for (const Partition& p : parts_) t = std::max(t, p.scheduler->now());
-  t = instant.value_or(t);
+void Partitions::move_clocks_to(Time t) {
   for (Partition& p : parts_)
     if (p.scheduler->now() < t && (p.scheduler->empty() || p.scheduler->next_time() >= t)) p.scheduler->move_to(t);
+}
+
+void Partitions::end_stage() {
+  Time t = Time::zero();  // with no share finished at an event: where the partitions stand
+  for (const Partition& p : parts_) t = std::max(t, p.scheduler->now());
+  t = instant_.value_or(t);
+  move_clocks_to(t);
   std::fill(finished_.begin(), finished_.end(), std::nullopt);
   if (!stages_.end(t)) over_ = ended_ = true;
 }

@@ -98,6 +98,8 @@ private:
   bool next_window(Time end);
   // Fires the outside's events that come before every partition's, up to `end`.
   void fire_outside(Time end);
+  // Moves every partition's clock to `t` where nothing pending is earlier.
+  void move_clocks_to(Time t);
   // The earliest pending event of any partition (what crossed in the last
   // window has landed by then); none when none is.
   std::optional<Time> next_start() const;
@@ -116,6 +118,7 @@ private:
   After after_ = After::Land;
   std::vector<char> waiting_;                   // per partition: its share is done, it ran no further
   std::vector<std::optional<Time>> finished_;  // per partition: when its share of the stage finished
+  std::optional<Time> instant_;                // once every share is: the latest of those
   bool over_ = false, ended_ = false;
   uint64_t windows_ = 0;
 };
