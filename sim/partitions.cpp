@@ -1,12 +1,13 @@
 #include "sim/partitions.hpp"
 
 #include <algorithm>
-#include <barrier>
 #include <exception>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <thread>
+
+#include "sim/window_barrier.hpp"
 
 namespace rnicsim::sim {
 
@@ -173,31 +174,21 @@ void Partitions::run_until(Time end) {
   // after the run (then every outbox is written), after the second run, and
   // after the landing (then every scheduler holds what reached it; the stage
   // ends, the outside acts and the next window starts at the earliest event).
-  enum class Phase : uint8_t { Run, Second, Land } phase = Phase::Run;
-  std::barrier sync(static_cast<std::ptrdiff_t>(threads), [&]() noexcept {
-    switch (phase) {
-      case Phase::Run:
-        decide_after_run();
-        phase = after_ == After::Land ? Phase::Land : Phase::Second;
-        break;
-      case Phase::Second: phase = Phase::Land; break;
-      case Phase::Land:
-        error.run([&] { go = between_windows(end); });
-        go = go && !error.failed();
-        phase = Phase::Run;
-        break;
-    }
-  });
+  WindowBarrier sync(threads);
+  auto after_landing = [&] {
+    error.run([&] { go = between_windows(end); });
+    go = go && !error.failed();
+  };
   auto body = [&](unsigned thread) {
     while (go) {
       error.run([&] { run_phase(thread, threads); });
-      sync.arrive_and_wait();
+      sync.arrive_and_wait([&] { decide_after_run(); });
       if (after_ != After::Land) {
         error.run([&] { second_phase(thread, threads); });
-        sync.arrive_and_wait();
+        sync.arrive_and_wait([] {});
       }
       error.run([&] { land_phase(thread, threads); });
-      sync.arrive_and_wait();
+      sync.arrive_and_wait(after_landing);
     }
   };
   {
