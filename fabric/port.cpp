@@ -331,6 +331,7 @@ void Port::apply_pfc(const packet::PfcFields& pfc) {
     }
     if (!paused(static_cast<uint8_t>(p))) {
       paused_mask_ |= 1u << p;
+      paused_ever_ |= 1u << p;
       paused_since_[p] = now;
     }
     paused_until_[p] = now + quantum * q;  // a refresh restarts the count

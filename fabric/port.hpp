@@ -191,6 +191,8 @@ public:
   bool link_up() const { return link_up_; }
   bool idle() const { return !tx_busy_ && queued_total_ == 0 && control_.empty(); }
   bool paused(uint8_t priority) const { return (paused_mask_ >> priority) & 1; }
+  // Bit p: priority p has stood paused at some time (its paused_time may be above zero).
+  uint32_t ever_paused() const { return paused_ever_; }
   // The receiver of this port's frames freed `bytes` of VL `vl`'s buffer: the
   // credit reaches the peer (the sender) after the propagation delay.
   void return_credit(uint8_t vl, uint64_t bytes);
@@ -264,6 +266,7 @@ private:
   std::array<sim::RingQueue<Frame>, kPriorities> queues_;
   std::array<uint64_t, kPriorities> queued_bytes_{};
   uint64_t queued_total_ = 0;
+  uint32_t paused_ever_ = 0;  // bit p: priority p has been paused (beside the total: what a sample reads)
   uint32_t nonempty_ = 0;  // bit p: queues_[p] holds frames
   uint32_t strict_mask_ = 0;  // bit p: priority p is strict (dwrr_quantum 0)
   std::array<int64_t, kPriorities> deficit_{};  // DWRR

@@ -10,12 +10,16 @@ Sampler::Sampler(World& world, const std::vector<std::unique_ptr<Workload>>& wor
     : world_(world),
       workloads_(workloads),
       interval_(interval),
+      queued_(0),
+      paused_us_(0),
       last_bytes_(workloads.size(), 0),
       tick_([this] { sample(); }, "sampler.tick") {
   for (const auto& h : world.hosts())
     if (h->port) ports_.emplace_back(h->port->name(), h->port.get());
   for (const auto& sw : world.switches())
     for (size_t i = 0; i < sw->port_count(); ++i) ports_.emplace_back(sw->port(i).name(), &sw->port(i));
+  queued_ = ChangeRows<uint64_t>(ports_.size());
+  paused_us_ = ChangeRows<double>(ports_.size());
 }
 
 void Sampler::start() {
@@ -59,37 +63,48 @@ void Sampler::record() {
     last_bytes_[i] = b;
   }
   bytes_.push_back(std::move(delivered));
-  std::vector<uint64_t> q;
-  std::vector<double> p;
-  for (const auto& [name, port] : ports_) {
-    uint64_t bytes = 0;
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    const fabric::Port& port = *ports_[i].second;
+    // Read what lies together in the port: its total and which priorities
+    // were ever paused (adding a priority's zero would leave the sum as it is).
     double us = 0;
-    for (uint8_t prio = 0; prio < fabric::kPriorities; ++prio) {
-      bytes += port->queued_bytes(prio);
-      us += port->paused_time(prio).seconds() * 1e6;
-    }
-    q.push_back(bytes);
-    p.push_back(us);
+    for (uint32_t m = port.ever_paused(); m != 0; m &= m - 1)
+      us += port.paused_time(static_cast<uint8_t>(__builtin_ctz(m))).seconds() * 1e6;
+    queued_.set(i, port.queued_total());
+    paused_us_.set(i, us);
   }
-  queued_.push_back(std::move(q));
-  paused_us_.push_back(std::move(p));
+  queued_.end_row();
+  paused_us_.end_row();
 }
 
 namespace {
 
-// time_us, then a column per name; a row per sample.
-template <class T>
+// time_us, then a column per name; a row per sample. `each_row(f)` calls
+// f(i, values) for each row in order.
+template <class EachRow>
 void write_table(const std::filesystem::path& file, bool exact_twin, const std::vector<std::string>& columns,
-                 const std::vector<double>& times, const std::vector<std::vector<T>>& rows) {
+                 const std::vector<double>& times, EachRow&& each_row) {
   sim::CsvWriter out(file, exact_twin);
   out.text("time_us");
   for (const std::string& c : columns) out.text(c);
   out.end_row();
-  for (size_t i = 0; i < times.size(); ++i) {
+  each_row([&](size_t i, const auto& values) {
     out.number(times[i]);
-    for (T v : rows[i]) out.number(v);
+    for (auto v : values) out.number(v);
     out.end_row();
-  }
+  });
+}
+
+template <class T>
+auto rows_of(const std::vector<std::vector<T>>& rows) {
+  return [&rows](auto&& row) {
+    for (size_t i = 0; i < rows.size(); ++i) row(i, rows[i]);
+  };
+}
+
+template <class T>
+auto rows_of(const ChangeRows<T>& rows) {
+  return [&rows](auto&& row) { rows.each_row(row); };
 }
 
 }  // namespace
@@ -105,10 +120,10 @@ void Sampler::write(const std::filesystem::path& dir, bool exact_twins) const {
     const double span = spans_[s].seconds();
     for (uint64_t b : bytes_[s]) gbps.back().push_back(span > 0 ? static_cast<double>(b) * 8 / span / 1e9 : 0);
   }
-  write_table(dir / "throughput.csv", exact_twins, w, times_, gbps);
-  write_table(dir / "delivered.csv", exact_twins, w, times_, bytes_);
-  write_table(dir / "queues.csv", exact_twins, p, times_, queued_);
-  write_table(dir / "pauses.csv", exact_twins, p, times_, paused_us_);
+  write_table(dir / "throughput.csv", exact_twins, w, times_, rows_of(gbps));
+  write_table(dir / "delivered.csv", exact_twins, w, times_, rows_of(bytes_));
+  write_table(dir / "queues.csv", exact_twins, p, times_, rows_of(queued_));
+  write_table(dir / "pauses.csv", exact_twins, p, times_, rows_of(paused_us_));
 }
 
 }  // namespace rnicsim::scenario

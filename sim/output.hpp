@@ -64,6 +64,7 @@ public:
     return integer({buf.data(), std::to_chars(buf.data(), buf.data() + buf.size(), v).ptr});
   }
   CsvWriter& empty() { return raw("", ""); }
+  // Ends the row and writes it; a row not ended is not written.
   void end_row();
 
 private:
@@ -72,6 +73,7 @@ private:
 
   std::ofstream out_;
   std::optional<std::ofstream> twin_;
+  std::string row_, twin_row_;  // the row being built
   bool row_started_ = false;
 };
 
