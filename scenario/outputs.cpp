@@ -7,6 +7,7 @@
 #include "scenario/timeseries.hpp"
 #include "scenario/workload.hpp"
 #include "scenario/world.hpp"
+#include "sim/tasks.hpp"
 
 namespace rnicsim::scenario {
 namespace {
@@ -310,19 +311,26 @@ void write_perftest_json(const Summary& sum, const std::filesystem::path& dir, b
 }
 
 void write_outputs(World& world, const std::vector<std::unique_ptr<Workload>>& workloads, const Sampler& sampler,
-                   const Summary& sum, const std::filesystem::path& dir, bool exact_twins) {
+                   const Summary& sum, const std::filesystem::path& dir, bool exact_twins, unsigned threads) {
   std::filesystem::create_directories(dir);
-  sim::write_json_file(dir / "summary.json", summary_json(sum), exact_twins);
-  sampler.write(dir, exact_twins);
-  write_qp_csv(world, dir / "qps.csv", exact_twins);
-  sim::Json stats = sim::output_document("rnicsim.stats");
-  stats.update(fill_stats(world, workloads).to_json());
-  sim::write_json_file(dir / "stats.json", stats, exact_twins);
+  // Each piece reads what no other changes (the stats registry is filled by
+  // its own piece only), so the files are the same on any thread count.
+  std::vector<std::function<void()>> tasks = sampler.writers(dir, exact_twins);
+  tasks.insert(tasks.begin() + 2, [&] {
+    sim::Json stats = sim::output_document("rnicsim.stats");
+    stats.update(fill_stats(world, workloads).to_json());
+    sim::write_json_file(dir / "stats.json", stats, exact_twins);
+  });
+  tasks.emplace_back([&] { write_qp_csv(world, dir / "qps.csv", exact_twins); });
+  tasks.emplace_back([&] { sim::write_json_file(dir / "summary.json", summary_json(sum), exact_twins); });
   for (const WorkloadSummary& w : sum.workloads) {
     if (w.flows.empty()) continue;
-    sim::CsvWriter csv(dir / ("flows_" + w.name + ".csv"), exact_twins);
-    write_flows_csv(w, csv);
+    tasks.emplace_back([&] {
+      sim::CsvWriter csv(dir / ("flows_" + w.name + ".csv"), exact_twins);
+      write_flows_csv(w, csv);
+    });
   }
+  sim::run_tasks(tasks, threads);
 }
 
 }  // namespace rnicsim::scenario

@@ -31,8 +31,9 @@ std::string perftest_title(const WorkloadSummary& w);
 sim::Json perftest_out_json(const WorkloadSummary& w);
 // DIR/NAME.json for each perftest workload of `sum`.
 void write_perftest_json(const Summary& sum, const std::filesystem::path& dir, bool exact_twins);
-// Writes every file into `dir` (and exact twins with `exact_twins`).
+// Writes every file into `dir` (and exact twins with `exact_twins`), on up to
+// `threads` threads.
 void write_outputs(World& world, const std::vector<std::unique_ptr<Workload>>& workloads, const Sampler& sampler,
-                   const Summary& sum, const std::filesystem::path& dir, bool exact_twins);
+                   const Summary& sum, const std::filesystem::path& dir, bool exact_twins, unsigned threads = 1);
 
 }  // namespace rnicsim::scenario

@@ -374,7 +374,7 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   for (auto& w : workloads) w->settle();
   Summary sum = summarise(s, world, workloads, run_end, seed, wall_start);
   for (auto& t : taps) t->flush();
-  if (!opts.out_dir.empty()) write_outputs(world, workloads, *sampler, sum, opts.out_dir, opts.exact_twins);
+  if (!opts.out_dir.empty()) write_outputs(world, workloads, *sampler, sum, opts.out_dir, opts.exact_twins, threads);
   if (!opts.perftest_json_dir.empty()) write_perftest_json(sum, opts.perftest_json_dir, opts.exact_twins);
   return sum;
 }

@@ -1,6 +1,7 @@
 #include "scenario/timeseries.hpp"
 
 #include <filesystem>
+#include <memory>
 
 #include "sim/output.hpp"
 
@@ -109,21 +110,29 @@ auto rows_of(const ChangeRows<T>& rows) {
 
 }  // namespace
 
-void Sampler::write(const std::filesystem::path& dir, bool exact_twins) const {
+std::vector<std::function<void()>> Sampler::writers(const std::filesystem::path& dir, bool exact_twins) const {
   std::filesystem::create_directories(dir);
-  std::vector<std::string> w, p;
-  for (const auto& x : workloads_) w.push_back(x->spec().name);
-  for (const auto& [name, port] : ports_) p.push_back(name);
-  std::vector<std::vector<double>> gbps;
-  for (size_t s = 0; s < bytes_.size(); ++s) {
-    gbps.emplace_back();
-    const double span = spans_[s].seconds();
-    for (uint64_t b : bytes_[s]) gbps.back().push_back(span > 0 ? static_cast<double>(b) * 8 / span / 1e9 : 0);
-  }
-  write_table(dir / "throughput.csv", exact_twins, w, times_, rows_of(gbps));
-  write_table(dir / "delivered.csv", exact_twins, w, times_, rows_of(bytes_));
-  write_table(dir / "queues.csv", exact_twins, p, times_, rows_of(queued_));
-  write_table(dir / "pauses.csv", exact_twins, p, times_, rows_of(paused_us_));
+  auto w = std::make_shared<std::vector<std::string>>(), p = std::make_shared<std::vector<std::string>>();
+  for (const auto& x : workloads_) w->push_back(x->spec().name);
+  for (const auto& [name, port] : ports_) p->push_back(name);
+  return {
+      [=, this] { write_table(dir / "queues.csv", exact_twins, *p, times_, rows_of(queued_)); },
+      [=, this] { write_table(dir / "pauses.csv", exact_twins, *p, times_, rows_of(paused_us_)); },
+      [=, this] {
+        std::vector<std::vector<double>> gbps;
+        for (size_t s = 0; s < bytes_.size(); ++s) {
+          gbps.emplace_back();
+          const double span = spans_[s].seconds();
+          for (uint64_t b : bytes_[s]) gbps.back().push_back(span > 0 ? static_cast<double>(b) * 8 / span / 1e9 : 0);
+        }
+        write_table(dir / "throughput.csv", exact_twins, *w, times_, rows_of(gbps));
+        write_table(dir / "delivered.csv", exact_twins, *w, times_, rows_of(bytes_));
+      },
+  };
+}
+
+void Sampler::write(const std::filesystem::path& dir, bool exact_twins) const {
+  for (const auto& write : writers(dir, exact_twins)) write();
 }
 
 }  // namespace rnicsim::scenario

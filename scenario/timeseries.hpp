@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -59,6 +60,8 @@ public:
   void stop();
   // Writes the CSV files into `dir` (and their exact twins: sim/output.hpp).
   void write(const std::filesystem::path& dir, bool exact_twins) const;
+  // The same as pieces that may run side by side (sim/tasks.hpp), the longest first.
+  std::vector<std::function<void()>> writers(const std::filesystem::path& dir, bool exact_twins) const;
   size_t samples() const { return times_.size(); }
 
 private:
