@@ -4,6 +4,7 @@
 // model's context structures; the cache decides what an access costs.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -14,12 +15,11 @@ namespace rnicsim::nic {
 class LruCache {
 public:
   // capacity 0: everything always hits (an unlimited cache).
+  // The memory grows with the keys brought in, not with the capacity: a
+  // world of many NICs, each with caches of thousands of entries that few
+  // QPs or pages reach, would otherwise zero (and fault in) all of them.
   explicit LruCache(uint32_t capacity = 0) : capacity_(capacity) {
-    if (capacity_ > 0) {
-      nodes_.resize(capacity_);
-      // At most half full, so that probe sequences stay short.
-      index_.assign(std::bit_ceil(uint64_t{capacity_} * 2), Entry{});
-    }
+    if (capacity_ > 0) index_.assign(std::min<uint64_t>(kFirstIndex, full_index()), Entry{});
   }
 
   // Touches `key`; true on a hit. A miss brings the key in, evicting the least
@@ -43,6 +43,11 @@ public:
     uint32_t slot;
     if (used_ < capacity_) {
       slot = used_++;
+      nodes_.emplace_back();
+      if (uint64_t{used_} * 2 > index_.size()) {
+        grow_index();
+        at = find(key);
+      }
     } else {
       slot = tail_;
       unlink(slot);
@@ -65,6 +70,8 @@ public:
   }
 
   uint32_t capacity() const { return capacity_; }
+  // The bytes its bookkeeping holds now.
+  size_t memory_bytes() const { return nodes_.capacity() * sizeof(Node) + index_.capacity() * sizeof(Entry); }
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
 
@@ -79,6 +86,15 @@ private:
     uint64_t key = 0;
     uint32_t slot = kNone;  // kNone: empty
   };
+  static constexpr uint64_t kFirstIndex = 16;
+  // At most half full, so that probe sequences stay short.
+  uint64_t full_index() const { return std::bit_ceil(uint64_t{capacity_} * 2); }
+  void grow_index() {
+    std::vector<Entry> old(std::min(index_.size() * 2, full_index()), Entry{});
+    old.swap(index_);
+    for (const Entry& e : old)
+      if (e.slot != kNone) index_[find(e.key)] = e;
+  }
   // Where a key's probe sequence starts. The callers' keys count up in their low
   // 32 bits (pages of a region, QP numbers), which stay in order, so that a
   // stream touching page after page walks the index sequentially; the high bits

@@ -1,5 +1,6 @@
 // A FIFO over a power-of-two ring that grows when full and never shrinks, so that a
 // queue in steady state allocates nothing (std::deque frees and reallocates blocks).
+// An empty queue that was never pushed to holds no ring.
 #pragma once
 
 #include <cstddef>
@@ -15,10 +16,14 @@ namespace rnicsim::sim {
 template <class T>
 class RingQueue {
 public:
-  explicit RingQueue(size_t initial_capacity = 16) : slots_(round_up(initial_capacity)), mask_(slots_.size() - 1) {}
+  // The ring is allocated by the first push: a world of many QPs holds many
+  // queues that never see an entry. Until then mask_ holds the first size - 1.
+  explicit RingQueue(size_t initial_capacity = 16) : mask_(round_up(initial_capacity) - 1) {}
 
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
+  // Slots held now (0 before the first push).
+  size_t capacity() const { return slots_.size(); }
   T& front() { return slots_[head_]; }
   const T& front() const { return slots_[head_]; }
   T& back() { return slots_[(head_ + size_ - 1) & mask_]; }
@@ -35,6 +40,7 @@ public:
     return slot;
   }
   T pop_front() {
+    if (size_ == 0) [[unlikely]] throw std::logic_error("pop from an empty queue");
     T v = std::move(slots_[head_]);
     drop_front();
     return v;
@@ -66,7 +72,7 @@ private:
     --size_;
   }
   void grow() {
-    std::vector<T> bigger(slots_.size() * 2);
+    std::vector<T> bigger(slots_.empty() ? mask_ + 1 : slots_.size() * 2);
     for (size_t i = 0; i < size_; ++i) bigger[i] = std::move((*this)[i]);
     slots_ = std::move(bigger);
     mask_ = slots_.size() - 1;

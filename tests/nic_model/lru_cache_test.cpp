@@ -93,5 +93,16 @@ TEST(LruCache, ErasuresKeepTheIndexConsistent) {
   }
 }
 
+// A large cache that few keys reach keeps little memory; filled, it holds
+// all its keys at once.
+TEST(LruCache, MemoryGrowsWithTheKeysBroughtIn) {
+  LruCache c(65536);
+  for (uint64_t k = 0; k < 10; ++k) c.access(k);
+  EXPECT_LT(c.memory_bytes(), 4096u);
+  for (uint64_t k = 0; k < 65536; ++k) c.access(k << 32 | k);
+  for (uint64_t k = 0; k < 65536; ++k) ASSERT_TRUE(c.access(k << 32 | k)) << k;
+  EXPECT_GE(c.memory_bytes(), 65536u * 16);
+}
+
 }  // namespace
 }  // namespace rnicsim::nic

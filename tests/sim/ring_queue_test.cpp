@@ -51,3 +51,12 @@ TEST(RingQueue, PoppingAnEmptyQueueThrows) {
 
 }  // namespace
 }  // namespace rnicsim::sim
+
+TEST(RingQueue, AQueueHoldsNoRingUntilItsFirstPush) {
+  rnicsim::sim::RingQueue<int> q(5);
+  EXPECT_EQ(q.capacity(), 0u);
+  EXPECT_TRUE(q.empty());
+  for (int i = 0; i < 20; ++i) q.push_back(i);
+  EXPECT_EQ(q.capacity(), 32u);  // 8 first (5 rounded up), then doubled
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(q.pop_front(), i);
+}
