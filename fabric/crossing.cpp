@@ -16,17 +16,24 @@ namespace {
 
 enum class Kind : uint8_t { Frame = 1, Credit = 2 };
 
-template <class T>
-void put(std::vector<std::byte>& out, T v) {
-  static_assert(std::is_integral_v<T>);
-  using U = std::make_unsigned_t<T>;
-  const U u = static_cast<U>(v);
-  // One resize and the field's bytes written in place: a record has a few
-  // dozen fields, and a busy cut link carries millions of records.
-  const size_t at = out.size();
-  out.resize(at + sizeof(T));
-  for (size_t i = 0; i < sizeof(T); ++i) out[at + i] = static_cast<std::byte>(u >> (8 * i));
-}
+// A record's fixed fields, gathered on the stack and appended in one go: a
+// record has a few dozen fields, and a busy cut link carries millions.
+class Fields {
+public:
+  template <class T>
+  void put(T v) {
+    static_assert(std::is_integral_v<T>);
+    using U = std::make_unsigned_t<T>;
+    const U u = static_cast<U>(v);
+    for (size_t i = 0; i < sizeof(T); ++i) bytes_[n_ + i] = static_cast<std::byte>(u >> (8 * i));
+    n_ += sizeof(T);
+  }
+  void append_to(std::vector<std::byte>& out) const { out.insert(out.end(), bytes_.begin(), bytes_.begin() + n_); }
+
+private:
+  std::array<std::byte, 128> bytes_;  // a frame record's head and metadata take 69
+  size_t n_ = 0;
+};
 
 template <class T>
 bool get(std::span<const std::byte>& in, T& v) {
@@ -46,30 +53,30 @@ bool get_flag(std::span<const std::byte>& in, bool& v) {
   return true;
 }
 
-void put_head(std::vector<std::byte>& out, Kind kind, uint32_t port, sim::Time arrival, uint64_t key) {
-  put(out, static_cast<uint8_t>(kind));
-  put(out, port);
-  put(out, arrival.picoseconds());
-  put(out, key);
+void put_head(Fields& out, Kind kind, uint32_t port, sim::Time arrival, uint64_t key) {
+  out.put(static_cast<uint8_t>(kind));
+  out.put(port);
+  out.put(arrival.picoseconds());
+  out.put(key);
 }
 
-void put_meta(std::vector<std::byte>& out, const FrameMeta& m) {
-  put(out, m.priority);
-  put(out, m.flow_id);
-  put(out, m.created.picoseconds());
-  put(out, m.ingress_port);
-  put(out, m.ingress_vl);
-  put(out, static_cast<uint8_t>(m.corrupted));
-  put(out, m.psn.value());
-  put(out, static_cast<uint8_t>(m.request));
-  put(out, static_cast<uint8_t>(m.route.numbering != nullptr));
-  put(out, m.route.destination);
-  put(out, m.route.flow_hash);
-  put(out, m.route.ip_offset);
-  put(out, m.route.markings.dscp);
-  put(out, m.route.markings.pcp);
-  put(out, m.route.markings.sl);
-  put(out, static_cast<uint8_t>(m.route.markings.tagged));
+void put_meta(Fields& out, const FrameMeta& m) {
+  out.put(m.priority);
+  out.put(m.flow_id);
+  out.put(m.created.picoseconds());
+  out.put(m.ingress_port);
+  out.put(m.ingress_vl);
+  out.put(static_cast<uint8_t>(m.corrupted));
+  out.put(m.psn.value());
+  out.put(static_cast<uint8_t>(m.request));
+  out.put(static_cast<uint8_t>(m.route.numbering != nullptr));
+  out.put(m.route.destination);
+  out.put(m.route.flow_hash);
+  out.put(m.route.ip_offset);
+  out.put(m.route.markings.dscp);
+  out.put(m.route.markings.pcp);
+  out.put(m.route.markings.sl);
+  out.put(static_cast<uint8_t>(m.route.markings.tagged));
 }
 
 // Reads the metadata; false if a field is out of its range or missing.
@@ -101,19 +108,23 @@ void CrossingWriter::frame(uint32_t port, sim::Time arrival, uint64_t key, Frame
   const auto sealer = std::find(kSealers.begin(), kSealers.end(), s);
   if (sealer == kSealers.end()) frame.complete_seal();  // a sealer no record names: sealed here
   const std::span<const std::byte> bytes = frame.bytes_as_built();
-  put_head(out_, Kind::Frame, port, arrival, key);
-  put(out_, static_cast<uint32_t>(bytes.size()));
-  put(out_, static_cast<uint32_t>(frame.elided()));
-  put(out_, static_cast<uint8_t>(sealer == kSealers.end() ? 0 : sealer - kSealers.begin()));
-  put_meta(out_, frame.meta());
+  Fields f;
+  put_head(f, Kind::Frame, port, arrival, key);
+  f.put(static_cast<uint32_t>(bytes.size()));
+  f.put(static_cast<uint32_t>(frame.elided()));
+  f.put(static_cast<uint8_t>(sealer == kSealers.end() ? 0 : sealer - kSealers.begin()));
+  put_meta(f, frame.meta());
+  f.append_to(out_);
   out_.insert(out_.end(), bytes.begin(), bytes.end());
   ++records_;
 }
 
 void CrossingWriter::credit(const CrossingCredit& c) {
-  put_head(out_, Kind::Credit, c.port, c.arrival, c.key);
-  put(out_, c.vl);
-  put(out_, c.bytes);
+  Fields f;
+  put_head(f, Kind::Credit, c.port, c.arrival, c.key);
+  f.put(c.vl);
+  f.put(c.bytes);
+  f.append_to(out_);
   ++records_;
 }
 

@@ -95,12 +95,12 @@ private:
     for (const Entry& e : old)
       if (e.slot != kNone) index_[find(e.key)] = e;
   }
-  // Where a key's probe sequence starts. The callers' keys count up in their low
-  // 32 bits (pages of a region, QP numbers), which stay in order, so that a
-  // stream touching page after page walks the index sequentially; the high bits
-  // (which region) are scattered.
+  // Where a key's probe sequence starts: the top bits of the key times the
+  // golden ratio (Fibonacci hashing). The callers' keys count up (pages of a
+  // region, QP numbers); placed in order they would form one long run of
+  // taken entries, which every other key landing in it would walk to its end.
   size_t home(uint64_t key) const {
-    return static_cast<size_t>(key + (key >> 32) * 0x9E3779B97F4A7C15ull) & (index_.size() - 1);
+    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> (64 - std::countr_zero(index_.size())));
   }
   // The entry holding `key`, or the empty one where it would go.
   size_t find(uint64_t key) const {
