@@ -125,7 +125,7 @@ Action add_run(CLI::App& sub, const Program&) {
                      "cut the world into N partitions that run side by side (the outputs are the same for any N)")
           ->check(whole_number(1, 4096))
           ->type_name("N")
-          ->default_str("the scenario's partitions, else 1");
+          ->default_str("the scenario's partitions, else one per thread for 64 hosts or more, else 1");
   sub.add_option("--threads", a->opts.threads, "threads that run the partitions")
       ->check(whole_number(1, 1024))
       ->type_name("T")

@@ -23,4 +23,11 @@ struct PartitionMap {
 // `partitions` >= 1; some partitions may hold nothing when there are fewer groups.
 PartitionMap partition_map(const Scenario& s, uint32_t partitions);
 
+// The partitions a run takes when the scenario does not say: one per thread
+// for a world large enough that a window's work outweighs its barriers
+// (kPartitionedHosts hosts or more, in at least as many groups as threads),
+// else one. Partitions beyond the threads only add waiting at each window.
+inline constexpr uint32_t kPartitionedHosts = 64;
+uint32_t default_partitions(const Scenario& s, unsigned threads);
+
 }  // namespace rnicsim::scenario

@@ -15,6 +15,7 @@
 #include "fabric/pcap_tap.hpp"
 #include "scenario/expect.hpp"
 #include "scenario/outputs.hpp"
+#include "scenario/partition_map.hpp"
 #include "scenario/progress.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/timeseries.hpp"
@@ -341,7 +342,11 @@ Summary summarise(const Scenario& s, World& world, const Workloads& workloads, s
 Summary run(const Scenario& s, const RunOptions& opts) {
   const auto wall_start = std::chrono::steady_clock::now();
   const uint64_t seed = opts.seed.value_or(s.seed);
-  World world(s, seed, std::cerr, {}, Outside::Apart, s.partitions);
+  const unsigned threads = opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  // The WQE timeline needs one partition; asked for with more, it says so below.
+  const uint32_t partitions =
+      s.partitions.value_or(opts.timeline.path.empty() ? default_partitions(s, threads) : 1);
+  World world(s, seed, std::cerr, {}, Outside::Apart, partitions);
   for (uint32_t p = 0; p < world.partitions(); ++p) world.sim(p).log().set_level(opts.log_level);
   if (!opts.defer_writes)
     for (const auto& h : world.hosts()) h->memory.set_deferring(false);
@@ -366,7 +371,6 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     sampler->start();
   }
   const sim::Time limit = s.duration ? sim::Time::zero() + *s.duration : sim::Time::max();
-  const unsigned threads = opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
   const sim::Time run_end = run_events(world, launcher, limit, threads, progress);
   if (sampler) sampler->stop();
   if (timeline) timeline->finish();

@@ -38,7 +38,7 @@ const KeyInfo kTopLevelKeys[] = {
     {"payload", "full", "full | size_only", "",
      "size_only: payload bytes are not materialised (captures hold headers; data not checked)"},
     {"duration", "until the workloads end", "time (10ms)", "", "stop the run at this simulated time"},
-    {"partitions", "1", "count", "1..4096",
+    {"partitions", "one per thread for 64 hosts or more, else 1", "count", "1..4096",
      "cut the world into this many partitions, run side by side on threads (outputs are the same for any count); "
      "--partitions overrides it"},
     {"hosts", "h0, h1, ... of the topology", "list of hosts", "", "the hosts (required without topology)"},

@@ -160,7 +160,7 @@ struct Scenario {
   // size_only: payload bytes are not materialised (fabric::Frame's size-only
   // frames); captures hold the headers, workloads cannot check the data.
   bool size_only = false;
-  uint32_t partitions = 1;  // the world's cut (scenario/partition_map.hpp): outputs are the same for any
+  std::optional<uint32_t> partitions;  // unset: default_partitions(); the world's cut (scenario/partition_map.hpp): outputs are the same for any
   std::optional<sim::Duration> duration;
   std::vector<HostSpec> hosts;
   std::vector<LinkSpec> links;  // as listed under links: (hosts and switches)

@@ -560,6 +560,19 @@ TEST(PartitionMap, LeavesGoWithTheirHostsAndPerftestPairsStayTogether) {
   EXPECT_THROW(partition_map(s, 0), std::invalid_argument);
 }
 
+// Unsaid, a world of 64 hosts or more takes one partition per thread; a
+// smaller one, a single thread or too few groups, one.
+TEST(PartitionMap, LargeWorldsTakeAPartitionPerThreadByDefault) {
+  const Scenario big = parse_scenario("topology: {kind: fat_tree, k: 8}\nworkloads: []\n", "ft.yaml");
+  EXPECT_EQ(default_partitions(big, 2), 2u);
+  EXPECT_EQ(default_partitions(big, 1), 1u);
+  EXPECT_EQ(default_partitions(big, 64), 1u) << "32 edge switches: fewer groups than threads";
+  const Scenario small = parse_scenario("topology: {kind: fat_tree, k: 4}\nworkloads: []\n", "ft.yaml");
+  EXPECT_EQ(default_partitions(small, 2), 1u);
+  const Scenario said = parse_scenario("topology: {kind: fat_tree, k: 4}\npartitions: 3\nworkloads: []\n", "ft.yaml");
+  EXPECT_EQ(said.partitions, std::optional<uint32_t>(3));
+}
+
 // A world cut in partitions: each unit on its partition's scheduler, the cut
 // links wired across; a cut link shorter than the window is refused.
 TEST(World, PartitionsHoldTheirUnitsAndCutLinksCross) {
