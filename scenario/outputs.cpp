@@ -316,7 +316,7 @@ void write_outputs(World& world, const std::vector<std::unique_ptr<Workload>>& w
   // Each piece reads what no other changes (the stats registry is filled by
   // its own piece only), so the files are the same on any thread count.
   std::vector<std::function<void()>> tasks = sampler.writers(dir, exact_twins);
-  tasks.insert(tasks.begin() + 2, [&] {
+  tasks.emplace_back([&] {
     sim::Json stats = sim::output_document("rnicsim.stats");
     stats.update(fill_stats(world, workloads).to_json());
     sim::write_json_file(dir / "stats.json", stats, exact_twins);

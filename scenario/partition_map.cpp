@@ -31,10 +31,6 @@ uint32_t node_of(const fabric::Topology& t, const std::string& name) {
   return static_cast<uint32_t>(n);
 }
 
-}  // namespace
-
-namespace {
-
 // The groups of nodes that go whole into a partition: a switch with its hosts,
 // a perftest run's two hosts. `order`: the groups with hosts, in the order of
 // their first host; `hosts`: per group root, its hosts.

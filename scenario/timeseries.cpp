@@ -1,27 +1,34 @@
 #include "scenario/timeseries.hpp"
 
 #include <filesystem>
-#include <memory>
 
 #include "sim/output.hpp"
 
 namespace rnicsim::scenario {
 
+namespace {
+
+// Every port of the world, hosts' first, then each switch's in order.
+std::vector<std::pair<std::string, const fabric::Port*>> ports_of(World& world) {
+  std::vector<std::pair<std::string, const fabric::Port*>> ports;
+  for (const auto& h : world.hosts())
+    if (h->port) ports.emplace_back(h->port->name(), h->port.get());
+  for (const auto& sw : world.switches())
+    for (size_t i = 0; i < sw->port_count(); ++i) ports.emplace_back(sw->port(i).name(), &sw->port(i));
+  return ports;
+}
+
+}  // namespace
+
 Sampler::Sampler(World& world, const std::vector<std::unique_ptr<Workload>>& workloads, sim::Duration interval)
     : world_(world),
       workloads_(workloads),
       interval_(interval),
-      queued_(0),
-      paused_us_(0),
+      ports_(ports_of(world)),
+      queued_(ports_.size()),
+      paused_us_(ports_.size()),
       last_bytes_(workloads.size(), 0),
-      tick_([this] { sample(); }, "sampler.tick") {
-  for (const auto& h : world.hosts())
-    if (h->port) ports_.emplace_back(h->port->name(), h->port.get());
-  for (const auto& sw : world.switches())
-    for (size_t i = 0; i < sw->port_count(); ++i) ports_.emplace_back(sw->port(i).name(), &sw->port(i));
-  queued_ = ChangeRows<uint64_t>(ports_.size());
-  paused_us_ = ChangeRows<double>(ports_.size());
-}
+      tick_([this] { sample(); }, "sampler.tick") {}
 
 void Sampler::start() {
   last_time_ = world_.now();
@@ -112,27 +119,27 @@ auto rows_of(const ChangeRows<T>& rows) {
 
 std::vector<std::function<void()>> Sampler::writers(const std::filesystem::path& dir, bool exact_twins) const {
   std::filesystem::create_directories(dir);
-  auto w = std::make_shared<std::vector<std::string>>(), p = std::make_shared<std::vector<std::string>>();
-  for (const auto& x : workloads_) w->push_back(x->spec().name);
-  for (const auto& [name, port] : ports_) p->push_back(name);
+  auto port_names = [this] {
+    std::vector<std::string> p;
+    for (const auto& [name, port] : ports_) p.push_back(name);
+    return p;
+  };
   return {
-      [=, this] { write_table(dir / "queues.csv", exact_twins, *p, times_, rows_of(queued_)); },
-      [=, this] { write_table(dir / "pauses.csv", exact_twins, *p, times_, rows_of(paused_us_)); },
+      [=, this] { write_table(dir / "queues.csv", exact_twins, port_names(), times_, rows_of(queued_)); },
+      [=, this] { write_table(dir / "pauses.csv", exact_twins, port_names(), times_, rows_of(paused_us_)); },
       [=, this] {
+        std::vector<std::string> w;
+        for (const auto& x : workloads_) w.push_back(x->spec().name);
         std::vector<std::vector<double>> gbps;
         for (size_t s = 0; s < bytes_.size(); ++s) {
           gbps.emplace_back();
           const double span = spans_[s].seconds();
           for (uint64_t b : bytes_[s]) gbps.back().push_back(span > 0 ? static_cast<double>(b) * 8 / span / 1e9 : 0);
         }
-        write_table(dir / "throughput.csv", exact_twins, *w, times_, rows_of(gbps));
-        write_table(dir / "delivered.csv", exact_twins, *w, times_, rows_of(bytes_));
+        write_table(dir / "throughput.csv", exact_twins, w, times_, rows_of(gbps));
+        write_table(dir / "delivered.csv", exact_twins, w, times_, rows_of(bytes_));
       },
   };
-}
-
-void Sampler::write(const std::filesystem::path& dir, bool exact_twins) const {
-  for (const auto& write : writers(dir, exact_twins)) write();
 }
 
 }  // namespace rnicsim::scenario

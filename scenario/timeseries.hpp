@@ -33,7 +33,6 @@ public:
   }
   void end_row() { row_ends_.push_back(changes_.size()); }
   size_t rows() const { return row_ends_.size(); }
-  size_t columns() const { return last_.size(); }
   size_t changes() const { return changes_.size(); }
   // Calls `row(i, values)` for each row in order, with every column's value.
   template <class F>
@@ -58,9 +57,9 @@ public:
   void start();
   // Ends the series with the run: the bytes since the last sample go in a last row.
   void stop();
-  // Writes the CSV files into `dir` (and their exact twins: sim/output.hpp).
-  void write(const std::filesystem::path& dir, bool exact_twins) const;
-  // The same as pieces that may run side by side (sim/tasks.hpp), the longest first.
+  // What writes the CSV files into `dir` (and their exact twins:
+  // sim/output.hpp), as pieces that may run side by side (sim/tasks.hpp), the
+  // longest first.
   std::vector<std::function<void()>> writers(const std::filesystem::path& dir, bool exact_twins) const;
   size_t samples() const { return times_.size(); }
 

@@ -1,12 +1,11 @@
 #include "sim/partitions.hpp"
 
 #include <algorithm>
-#include <exception>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <thread>
 
+#include "sim/first_error.hpp"
 #include "sim/window_barrier.hpp"
 
 namespace rnicsim::sim {
@@ -128,37 +127,6 @@ bool Partitions::between_windows(Time end) {
   if (between_) between_();
   return next_window(end);
 }
-
-namespace {
-
-// The first exception a thread met; the others go on through the barriers
-// doing nothing, so that none waits for a thread that left.
-class FirstError {
-public:
-  template <class F>
-  void run(F&& f) {
-    if (failed()) return;
-    try {
-      f();
-    } catch (...) {
-      std::lock_guard lock(mutex_);
-      if (!error_) error_ = std::current_exception();
-    }
-  }
-  bool failed() const {
-    std::lock_guard lock(mutex_);
-    return error_ != nullptr;
-  }
-  void rethrow() const {
-    if (error_) std::rethrow_exception(error_);
-  }
-
-private:
-  mutable std::mutex mutex_;
-  std::exception_ptr error_;
-};
-
-}  // namespace
 
 void Partitions::run_until(Time end) {
   if (parts_.empty()) return;

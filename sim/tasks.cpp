@@ -2,28 +2,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <exception>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "sim/first_error.hpp"
 
 namespace rnicsim::sim {
 
 void run_tasks(std::span<const std::function<void()>> tasks, unsigned threads) {
   std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex mutex;
-  std::exception_ptr error;
+  FirstError error;
   auto work = [&] {
-    for (size_t i = next++; i < tasks.size() && !failed; i = next++) {
-      try {
-        tasks[i]();
-      } catch (...) {
-        std::lock_guard lock(mutex);
-        if (!error) error = std::current_exception();
-        failed = true;
-      }
-    }
+    for (size_t i = next++; i < tasks.size() && !error.failed(); i = next++) error.run(tasks[i]);
   };
   {
     std::vector<std::jthread> helpers;
@@ -31,7 +21,7 @@ void run_tasks(std::span<const std::function<void()>> tasks, unsigned threads) {
     for (size_t t = 1; t < n; ++t) helpers.emplace_back(work);
     work();
   }
-  if (error) std::rethrow_exception(error);
+  error.rethrow();
 }
 
 }  // namespace rnicsim::sim
