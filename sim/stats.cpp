@@ -56,14 +56,27 @@ uint64_t Histogram::percentile(double p) const {
   return max_;
 }
 
+namespace {
+// Appends without the search that Json's operator[] makes per key (the keys of
+// a std::map are unique already): a world's thousands of counters would
+// otherwise cost a quadratic number of name comparisons.
+Json::object_t& object_of(Json& j, size_t n) {
+  auto& o = j.get_ref<Json::object_t&>();
+  o.reserve(n);
+  return o;
+}
+}  // namespace
+
 Json Stats::to_json() const {
   Json counters = Json::object(), histograms = Json::object();
-  for (const auto& [name, c] : counters_) counters[name] = c.value();
+  auto& cs = object_of(counters, counters_.size());
+  for (const auto& [name, c] : counters_) cs.emplace_back(name, c.value());
+  auto& hs = object_of(histograms, histograms_.size());
   for (const auto& [name, h] : histograms_)
-    histograms[name] = {{"count", h.count()},          {"min", h.min()},
-                        {"mean", h.mean()},            {"p50", h.percentile(0.5)},
-                        {"p90", h.percentile(0.9)},    {"p99", h.percentile(0.99)},
-                        {"p999", h.percentile(0.999)}, {"max", h.max()}};
+    hs.emplace_back(name, Json{{"count", h.count()},          {"min", h.min()},
+                               {"mean", h.mean()},            {"p50", h.percentile(0.5)},
+                               {"p90", h.percentile(0.9)},    {"p99", h.percentile(0.99)},
+                               {"p999", h.percentile(0.999)}, {"max", h.max()}});
   return {{"counters", std::move(counters)}, {"histograms", std::move(histograms)}};
 }
 

@@ -1,3 +1,4 @@
+#include <string>
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -81,6 +82,23 @@ TEST(Stats, AsJson) {
   EXPECT_EQ(j["histograms"]["lat"]["p99"], 6u);
   EXPECT_EQ(j["histograms"]["lat"]["mean"], 5.5);
   EXPECT_TRUE(j["histograms"]["lat"]["mean"].is_number_float());
+}
+
+// A world's stats hold tens of thousands of counters: each lands once, in
+// name order (the document is built by appending, not by keyed insertion).
+TEST(Stats, ManyCountersLandOnceInNameOrder) {
+  Stats s;
+  for (int i = 0; i < 20000; ++i) s.counter("host" + std::to_string(19999 - i) + ".tx").add(static_cast<uint64_t>(i));
+  const Json j = s.to_json();
+  const Json& c = j["counters"];
+  ASSERT_EQ(c.size(), 20000u);
+  std::string last;
+  for (const auto& [name, value] : c.items()) {
+    EXPECT_LT(last, name);
+    last = name;
+  }
+  EXPECT_EQ(c["host0.tx"], 19999u);
+  EXPECT_EQ(c["host19999.tx"], 0u);
 }
 
 TEST(Logger, FiltersByLevelAndStampsTime) {
