@@ -5,8 +5,8 @@
 namespace rnicsim::nic {
 
 ContextCache::ContextCache(const NicParams& params, PcieLink& pcie, MemoryTranslation& translation)
-    : params_(params), pcie_(pcie), translation_(translation), qpc_(params.qpc_cache_entries) {
-  translation_.set_cache(params.mtt_cache_entries, params.mtt_page_bytes);
+    : params_(params), pcie_(pcie), translation_(translation), qpc_(params.qpc_cache_entries, params.qpc_cache_ways) {
+  translation_.set_cache(params.mtt_cache_entries, params.mtt_cache_ways, params.mtt_page_bytes);
 }
 
 sim::Time ContextCache::context_ready(Qpn qpn, sim::Time now) {

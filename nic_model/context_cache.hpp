@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "nic_model/lru_cache.hpp"
+#include "nic_model/set_cache.hpp"
 #include "nic_model/memory_translation.hpp"
 #include "nic_model/nic_params.hpp"
 #include "nic_model/pcie_link.hpp"
@@ -21,13 +21,13 @@ public:
   // How long the block that just made translation-cache misses waits for them.
   sim::Duration translation_stall(sim::Time now);
   void forget(Qpn qpn) { qpc_.erase(qpn.value()); }
-  const LruCache& qpc() const { return qpc_; }
+  const SetCache& qpc() const { return qpc_; }
 
 private:
   const NicParams& params_;
   PcieLink& pcie_;
   MemoryTranslation& translation_;
-  LruCache qpc_;
+  SetCache qpc_;
 };
 
 }  // namespace rnicsim::nic

@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "nic_model/dma_engine.hpp"
-#include "nic_model/lru_cache.hpp"
+#include "nic_model/set_cache.hpp"
 #include "nic_model/queue_format.hpp"
 #include "nic_model/types.hpp"
 
@@ -42,8 +42,8 @@ public:
   MemoryTranslation& operator=(const MemoryTranslation&) = delete;
   // Models the NIC's translation cache: every checked access touches the pages it
   // covers; misses are counted until the block that made them takes them.
-  void set_cache(uint32_t entries, uint32_t page_bytes) {
-    cache_ = LruCache(entries);
+  void set_cache(uint32_t entries, uint32_t ways, uint32_t page_bytes) {
+    cache_ = SetCache(entries, ways);
     page_bytes_ = page_bytes == 0 ? 4096 : page_bytes;
     page_shift_ = std::has_single_bit(page_bytes_) ? std::countr_zero(page_bytes_) : -1;
   }
@@ -53,7 +53,7 @@ public:
     pending_misses_ = 0;
     return m;
   }
-  const LruCache& cache() const { return cache_; }
+  const SetCache& cache() const { return cache_; }
 
   // Registers a region; keys are derived from an index and a rolling tag.
   const MemoryRegion& add(Pdn pd, uint64_t addr, uint64_t length, uint64_t iova, uint32_t access);
@@ -86,7 +86,7 @@ private:
   std::unordered_map<Lkey, MemoryRegion> by_lkey_;
   std::unordered_map<Rkey, Lkey> rkey_to_lkey_;
   uint32_t next_index_ = 1;
-  mutable LruCache cache_;
+  mutable SetCache cache_;
   mutable uint32_t pending_misses_ = 0;
   uint32_t page_bytes_ = 4096;
   int page_shift_ = 12;  // log2(page_bytes_), -1 if it is not a power of two

@@ -154,7 +154,7 @@ public:
   CqeWriter& cqe_writer() { return cqe_writer_; }
   RxPipeline& rx_pipeline() { return rx_; }
   TxPipeline& tx_pipeline() { return tx_; }
-  const LruCache& qpc_cache() const { return cache_.qpc(); }
+  const SetCache& qpc_cache() const { return cache_.qpc(); }
   packet::LinkType capture_link_type() const { return ctx_.capture_link_type(); }
   // The congestion control block, or nullptr when the NIC runs none (set when
   // the NIC is attached to its port, whose line rate it needs).

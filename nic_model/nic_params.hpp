@@ -60,9 +60,12 @@ struct NicParams {
   uint32_t mtu = 4096;  // path MTU is per QP
   uint32_t eth_mtu = 0;  // RoCE: the port's Ethernet MTU (0: see ethernet_mtu)
   // On-chip caches: a miss is a DMA read of the entry, and the block that needed it waits.
+  // Each is set-associative (set_cache.hpp), `ways` entries to a set.
   uint32_t qpc_cache_entries = 2048;
+  uint32_t qpc_cache_ways = 8;
   uint32_t qpc_entry_bytes = 256;
   uint32_t mtt_cache_entries = 8192;
+  uint32_t mtt_cache_ways = 8;
   uint32_t mtt_page_bytes = 4096;
   uint32_t mtt_entry_bytes = 64;
   // Completion events: one per `cq_moderation_count` CQEs of an armed CQ, or
