@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -39,8 +40,12 @@ void restart_with_huge_pages(int argc, char** argv) {
   if (!tunables) return;
   const char* before = std::getenv("GLIBC_TUNABLES");
   const std::optional<std::string> saved = before == nullptr ? std::nullopt : std::optional<std::string>(before);
-  if (setenv("GLIBC_TUNABLES", tunables->c_str(), 1) != 0) return;
-  execv("/proc/self/exe", argv);
+  // The program's own path, not /proc/self/exe: the process's name is the
+  // file's name, which ps and top show.
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec || setenv("GLIBC_TUNABLES", tunables->c_str(), 1) != 0) return;
+  execv(self.c_str(), argv);
   // Not restarted: on as before, without huge pages.
   if (saved) setenv("GLIBC_TUNABLES", saved->c_str(), 1); else unsetenv("GLIBC_TUNABLES");
 }
