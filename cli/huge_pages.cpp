@@ -36,9 +36,9 @@ void restart_with_huge_pages(int argc, char** argv) {
   if (!kGlibcMalloc || argc < 2 || std::strcmp(argv[1], "run") != 0) return;
   std::ifstream mode_file("/sys/kernel/mm/transparent_hugepage/enabled");
   const std::string mode((std::istreambuf_iterator<char>(mode_file)), std::istreambuf_iterator<char>());
-  const std::optional<std::string> tunables = tunables_for_huge_pages(mode, std::getenv("GLIBC_TUNABLES"));
-  if (!tunables) return;
   const char* before = std::getenv("GLIBC_TUNABLES");
+  const std::optional<std::string> tunables = tunables_for_huge_pages(mode, before);
+  if (!tunables) return;
   const std::optional<std::string> saved = before == nullptr ? std::nullopt : std::optional<std::string>(before);
   // The program's own path, not /proc/self/exe: the process's name is the
   // file's name, which ps and top show.

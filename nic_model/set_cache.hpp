@@ -37,9 +37,7 @@ public:
       return true;
     }
     if (keys_ == nullptr) allocate();
-    const size_t set = set_of(key);
-    uint64_t* k = keys_.get() + set * ways_;
-    uint8_t& n = fill_[set];
+    auto [k, n] = set_for(key);
     for (uint32_t i = 0; i < n; ++i) {
       if (k[i] != key) continue;
       std::memmove(k + 1, k, i * sizeof *k);  // to the front: the most recent
@@ -56,9 +54,7 @@ public:
   // Forgets `key` (its context is gone); a no-op if it is not resident.
   void erase(uint64_t key) {
     if (sets_ == 0 || keys_ == nullptr) return;
-    const size_t set = set_of(key);
-    uint64_t* k = keys_.get() + set * ways_;
-    uint8_t& n = fill_[set];
+    auto [k, n] = set_for(key);
     for (uint32_t i = 0; i < n; ++i) {
       if (k[i] != key) continue;
       std::memmove(k + i, k + i + 1, (n - i - 1) * sizeof *k);
@@ -87,6 +83,15 @@ private:
   struct LineDelete {
     void operator()(uint64_t* p) const { ::operator delete[](p, kLine); }
   };
+  // The keys of `key`'s set, most recent first, and how many it holds.
+  struct Set {
+    uint64_t* keys;
+    uint8_t& fill;
+  };
+  Set set_for(uint64_t key) {
+    const size_t set = set_of(key);
+    return {keys_.get() + set * ways_, fill_[set]};
+  }
   void allocate() {
     keys_.reset(static_cast<uint64_t*>(::operator new[](size_t{sets_} * ways_ * sizeof(uint64_t), kLine)));
     fill_.assign(sets_, 0);
