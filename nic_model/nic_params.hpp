@@ -44,6 +44,10 @@ struct NicParams {
   uint32_t wqe_fetch_outstanding = 8;
   uint32_t requester_cycles_per_packet = 20;
   uint32_t requester_cycles_per_wqe = 8;
+  // Processing units (processing_units.hpp): the requester's, and the receive
+  // side's (inbound requests and responses, and the answers they make).
+  uint32_t requester_units = 1;
+  uint32_t responder_units = 1;
   uint32_t datapath_bytes_per_cycle = 64;
   uint32_t tx_latency_cycles = 0;  // latency apart from occupancy (which bounds rates)
   uint32_t rx_latency_cycles = 0;

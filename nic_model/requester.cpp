@@ -61,7 +61,7 @@ uint32_t message_length(const SendWqe& w) {
 }  // namespace
 
 Requester::Requester(NicContext& ctx)
-    : ctx_(ctx), step_([this] { step(); }, "requester.step", ctx.actor()),
+    : ctx_(ctx), units_(ctx.params().requester_units, this),
       pace_([this] { release_paced(); }, "requester.pace", ctx.actor()) {}
 
 void Requester::accept_wqe(QpContext& qp, const SendWqe& wqe) {
@@ -113,20 +113,26 @@ bool Requester::can_send(const QpContext& qp) const {
 }
 
 void Requester::kick(QpContext& qp) {
+  Unit& unit = units_.of(qp.qpn);
   if (!qp.in_requester_list && !qp.cc_paced && can_send(qp)) {
     qp.in_requester_list = true;
-    ready_.push_back(qp.qpn);
+    unit.ready.push_back(qp.qpn);
   }
-  room_available();
+  wake(unit);
 }
 
 void Requester::room_available() {
-  if (ready_.empty() || step_.scheduled()) return;
+  for (Unit& unit : units_) wake(unit);
+}
+
+void Requester::wake(Unit& unit) {
+  if (unit.ready.empty() || unit.step.scheduled()) return;
   // A step only when the pipeline can take the first ready QP's packet: has_room()
   // remembers a refusal, and the pipeline's or the port's wake-up resumes us.
-  if (const QpContext* qp = ctx_.qp(ready_.front()); qp != nullptr && !ports_.transmit->has_room(qp->path_mtu + 128))
+  if (const QpContext* qp = ctx_.qp(unit.ready.front());
+      qp != nullptr && !ports_.transmit->has_room(qp->path_mtu + 128))
     return;
-  ctx_.scheduler().schedule(step_, std::max(ctx_.now(), next_free_));
+  ctx_.scheduler().schedule(unit.step, std::max(ctx_.now(), unit.next_free));
 }
 
 void Requester::rewind(QpContext& qp, Psn psn) {
@@ -162,23 +168,23 @@ void Requester::resend(QpContext& qp, Psn psn) {
   kick(qp);
 }
 
-void Requester::step() {
-  while (!ready_.empty()) {
-    QpContext* qp = ctx_.qp(ready_.front());
+void Requester::step(Unit& unit) {
+  while (!unit.ready.empty()) {
+    QpContext* qp = ctx_.qp(unit.ready.front());
     if (qp == nullptr || !can_send(*qp)) {
       if (qp != nullptr) qp->in_requester_list = false;
-      ready_.pop_front();
+      unit.ready.pop_front();
       continue;
     }
     if (!ports_.transmit->has_room(qp->path_mtu + 128)) return;  // resumed when room frees
     // The QP's context must be on the NIC: a miss stalls the requester until it is.
     const sim::Time ctx = ctx_.context_ready(qp->qpn);
     if (ctx > ctx_.now()) {
-      next_free_ = ctx;
-      ctx_.scheduler().schedule(step_, ctx);
+      unit.next_free = ctx;
+      ctx_.scheduler().schedule(unit.step, ctx);
       return;
     }
-    ready_.pop_front();
+    unit.ready.pop_front();
     qp->in_requester_list = false;
     if (CongestionControl* cc = ctx_.congestion) {
       const sim::Time when = cc->send_time(*qp->cc, ctx_.now());
@@ -207,7 +213,7 @@ void Requester::step() {
     // has room) comes at once; the packet's cycles delay a step that waits for
     // work or room (room_available()).
     kick(*qp);
-    next_free_ = ctx_.now() + ctx_.cycles(cycles) + ctx_.translation_stall();
+    unit.next_free = ctx_.now() + ctx_.cycles(cycles) + ctx_.translation_stall();
     return;
   }
 }

@@ -2,9 +2,10 @@
 // messages at the path MTU, sends one request for an RDMA READ (whose responses
 // take its PSNs) or an atomic, assigns PSNs, hands each frame with the host
 // memory pieces of its payload to the transmit pipeline, and keeps RC WQEs until
-// the completer retires them. It serves the QPs that have work round-robin, one
-// packet per `requester_cycles_per_packet`, within the ORD limit and the PSN
-// window, and stops while the transmit pipeline or the port is full. With
+// the completer retires them. Each of its processing units (`requester_units`)
+// serves the QPs steered to it that have work round-robin, one packet per
+// `requester_cycles_per_packet`, within the ORD limit and the PSN window; the
+// units stop while the transmit pipeline or the port is full. With
 // congestion control, a QP whose rate limiter says "not yet" waits aside until
 // its send time and does not hold up the others.
 #pragma once
@@ -17,6 +18,7 @@
 
 #include "nic_model/nic_context.hpp"
 #include "nic_model/ports.hpp"
+#include "nic_model/processing_units.hpp"
 #include "nic_model/qp_context.hpp"
 #include "sim/ring_queue.hpp"
 #include "sim/scheduler.hpp"
@@ -45,8 +47,18 @@ public:
   uint64_t packets_sent() const { return packets_; }
 
 private:
+  // One processing unit: the QPs it serves that have work, in turn.
+  struct Unit {
+    Unit(uint32_t index, Requester* r)
+        : step([r, index] { r->step(r->units_[index]); }, "requester.step", r->ctx_.actor()) {}
+    sim::RingQueue<Qpn> ready;
+    sim::Event step;
+    sim::Time next_free;
+  };
   bool can_send(const QpContext& qp) const;
-  void step();
+  void step(Unit& unit);
+  // Schedules the unit's step if it has a QP whose packet the pipeline can take.
+  void wake(Unit& unit);
   // Both return the cycles the packet costs the requester.
   uint32_t build_packet(QpContext& qp);
   // Builds and queues packet `index` of send entry `entry` with PSN `psn`;
@@ -65,14 +77,12 @@ private:
 
   NicContext& ctx_;
   Ports ports_;
-  sim::RingQueue<Qpn> ready_;
-  sim::Event step_;
+  ProcessingUnits<Unit> units_;
   // QPs waiting for their send time, earliest first (ties by QPN).
   std::priority_queue<std::pair<sim::Time, Qpn>, std::vector<std::pair<sim::Time, Qpn>>,
                       std::greater<>>
       paced_;
   sim::Event pace_;
-  sim::Time next_free_;
   uint64_t packets_ = 0;
 };
 

@@ -33,7 +33,7 @@ static_assert(static_cast<int>(packet::LinkKind::RoceV2Ipv4) == 0 && static_cast
 constexpr const UdL3& ud_l3(packet::LinkKind k) { return kUdL3[static_cast<int>(k)]; }
 }  // namespace
 
-Responder::Responder(NicContext& ctx) : ctx_(ctx), respond_([this] { step_responses(); }, "responder.respond", ctx.actor()) {}
+Responder::Responder(NicContext& ctx) : ctx_(ctx), units_(ctx.params().responder_units, this) {}
 
 // Every answer of a QP leaves in PSN order (IBTA 9.7.5.1.1): an ACK or NAK
 // behind READ responses or an atomic's answer still queued waits for them,
@@ -253,8 +253,9 @@ bool Responder::execute_write(QpContext& qp, const packet::ParsedPacket& p, fabr
 // a responder's ring of IRD answer slots overwrites its oldest.
 bool Responder::answer_slot(QpContext& qp) {
   if (qp.responses_queued < qp.max_dest_rd_atomic) return true;
-  for (size_t i = 0; i < responses_.size(); ++i) {
-    ResponseJob& job = responses_[i];
+  sim::RingQueue<ResponseJob>& responses = answers(qp);
+  for (size_t i = 0; i < responses.size(); ++i) {
+    ResponseJob& job = responses[i];
     if (job.qpn != qp.qpn || job.cancelled || job.ack || !job.replay) continue;
     job.cancelled = true;
     --qp.responses_queued;
@@ -325,13 +326,14 @@ void Responder::queue_atomic_answer(QpContext& qp, Psn psn, uint64_t original) {
   queue_answer(qp, {.atomic = true, .first_psn = psn, .atomic_original = original});
 }
 
-// Every answer of `qp` joins the one queue, behind all that are waiting, and
+// Every answer of `qp` joins its unit's queue, behind all that are waiting, and
 // carries the MSN of the moment it was queued.
 void Responder::queue_answer(QpContext& qp, ResponseJob job) {
   job.qpn = qp.qpn;
   job.msn = qp.msn;
-  responses_.push_back(job);
-  room_available();
+  Unit& unit = units_.of(qp.qpn);
+  unit.responses.push_back(job);
+  wake(unit);
 }
 
 void Responder::dma_done(uint64_t, bool ok) {
@@ -379,27 +381,33 @@ void Responder::release_reordered(QpContext& qp) {
 void Responder::recv_wqes_arrived(std::optional<Qpn> qpn) { ports_.receive->resume(qpn); }
 
 void Responder::room_available() {
-  if (!responses_.empty() && !respond_.scheduled())
-    ctx_.scheduler().schedule(respond_, std::max(ctx_.now(), next_free_));
+  for (Unit& unit : units_) wake(unit);
+}
+
+void Responder::wake(Unit& unit) {
+  if (!unit.responses.empty() && !unit.respond.scheduled())
+    ctx_.scheduler().schedule(unit.respond, std::max(ctx_.now(), unit.next_free));
 }
 
 void Responder::cancel_responses_from(QpContext& qp, Psn psn) {
-  for (size_t i = 0; i < responses_.size(); ++i) {
-    ResponseJob& job = responses_[i];
+  sim::RingQueue<ResponseJob>& responses = answers(qp);
+  for (size_t i = 0; i < responses.size(); ++i) {
+    ResponseJob& job = responses[i];
     if (job.qpn != qp.qpn || job.cancelled || Psn::distance(psn, job.first_psn + job.packets) <= 0) continue;
     job.cancelled = true;
     if (!job.ack && qp.responses_queued > 0) --qp.responses_queued;
   }
 }
 
-void Responder::step_responses() {
-  while (!responses_.empty()) {
-    ResponseJob& job = responses_.front();
+void Responder::step_responses(Unit& unit) {
+  sim::RingQueue<ResponseJob>& responses = unit.responses;
+  while (!responses.empty()) {
+    ResponseJob& job = responses.front();
     QpContext* qp = ctx_.qp(job.qpn);
     // A NAK still goes out from a QP it broke; answers do not.
     if (job.cancelled || qp == nullptr || qp->state == QpState::Reset || (qp->state == QpState::Err && !job.ack)) {
       if (qp != nullptr && job.ack) --qp->acks_queued;
-      responses_.pop_front();
+      responses.pop_front();
       continue;
     }
     if (!ports_.transmit->has_room(qp->path_mtu + 128)) return;  // resumed when room frees
@@ -440,12 +448,12 @@ void Responder::step_responses() {
     if (++job.next_packet >= job.packets) {
       if (job.ack) --qp->acks_queued;
       else if (qp->responses_queued > 0) --qp->responses_queued;
-      responses_.pop_front();
+      responses.pop_front();
     }
     ports_.transmit->submit(std::move(frame), *layout, std::span(&piece, len > 0 ? 1 : 0), qpn, TxOrigin::Response);
-    next_free_ = ctx_.now() + ctx_.cycles(ctx_.params().responder_cycles_per_packet);
-    if (!responses_.empty() && !respond_.scheduled() && ports_.transmit->has_room(qp->path_mtu + 128))
-      ctx_.scheduler().schedule(respond_, next_free_);
+    unit.next_free = ctx_.now() + ctx_.cycles(ctx_.params().responder_cycles_per_packet);
+    if (!responses.empty() && !unit.respond.scheduled() && ports_.transmit->has_room(qp->path_mtu + 128))
+      ctx_.scheduler().schedule(unit.respond, unit.next_free);
     return;
   }
 }
@@ -622,7 +630,7 @@ std::optional<Responder::Verdict> Responder::execute(Request& r) {
       break;
     case Operation::RdmaReadRequest:
       if (!rc || !queue_read(qp, r.p)) return Verdict::Done;
-      r.psns = responses_.back().packets;
+      r.psns = answers(qp).back().packets;
       break;
     case Operation::Atomic:
       if (!rc) return Verdict::Done;
@@ -654,7 +662,7 @@ std::optional<Responder::Verdict> Responder::acknowledge(Request& r) {
   if (r.ends) ++qp.msn;
   if (!qp.reorder.empty()) release_reordered(qp);
   if (op == Operation::RdmaReadRequest) {
-    responses_.back().msn = qp.msn;  // the responses acknowledge this request
+    answers(qp).back().msn = qp.msn;  // the responses acknowledge this request
     return Verdict::Done;
   }
   if (qp.type == QpType::Rc) {

@@ -15,6 +15,7 @@
 #include "nic_model/ports.hpp"
 #include "fabric/frame.hpp"
 #include "nic_model/dma_engine.hpp"
+#include "nic_model/processing_units.hpp"
 #include "nic_model/qp_context.hpp"
 #include "packet/packet.hpp"
 #include "sim/ring_queue.hpp"
@@ -104,7 +105,19 @@ private:
   bool remote_access_ok(const QpContext& qp, const packet::RethFields& r, uint32_t needed, uint64_t& host) const;
   Verdict start_atomic(QpContext& qp, const packet::ParsedPacket& p);
   const AtomicReplay* replayed_atomic(const QpContext& qp, Psn psn) const;
-  void step_responses();
+  // A receive-side processing unit's answers (READ responses, atomic answers,
+  // ACKs queued behind them), made one packet per responder_cycles_per_packet.
+  struct Unit {
+    Unit(uint32_t index, Responder* r)
+        : respond([r, index] { r->step_responses(r->units_[index]); }, "responder.respond", r->ctx_.actor()) {}
+    sim::RingQueue<ResponseJob> responses;
+    sim::Event respond;
+    sim::Time next_free;
+  };
+  // The queue of `qp`'s answers: its unit's.
+  sim::RingQueue<ResponseJob>& answers(const QpContext& qp) { return units_.of(qp.qpn).responses; }
+  void step_responses(Unit& unit);
+  void wake(Unit& unit);
   // Drops the queued answers of `qp` from `psn` on (a duplicate request came).
   void cancel_responses_from(QpContext& qp, Psn psn);
   // Queues the ATOMIC ACK of `psn` carrying `original` (the caller counts it in
@@ -116,9 +129,7 @@ private:
   NicContext& ctx_;
   Ports ports_;
   Counters counters_;
-  sim::RingQueue<ResponseJob> responses_;
-  sim::Event respond_;
-  sim::Time next_free_;
+  ProcessingUnits<Unit> units_;
   // The atomic being executed (the receive pipeline waits for it).
   struct PendingAtomic {
     Qpn qpn{};

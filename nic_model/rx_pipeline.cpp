@@ -48,26 +48,33 @@ bool crc_fails(const fabric::Frame& frame, std::span<const std::byte> bytes, con
 }
 }  // namespace
 
-RxPipeline::RxPipeline(NicContext& ctx) : ctx_(ctx), process_([this] { process(); }, "rx.process", ctx.actor()) {}
+RxPipeline::RxPipeline(NicContext& ctx)
+    : ctx_(ctx), process_([this] { process(); }, "rx.process", ctx.actor()), units_(ctx.params().responder_units) {}
+
+sim::Time RxPipeline::next_start() const {
+  sim::Time unit = units_[0].free;
+  for (const Unit& u : units_) unit = std::min(unit, u.free);
+  return std::max(busy_until_, unit);
+}
 
 void RxPipeline::receive(fabric::Frame&& frame) {
   const sim::Time effective = ctx_.now() + ctx_.cycles(ctx_.params().rx_latency_cycles);
   ports_.rx_buffer->buffered(frame.meta().priority, static_cast<int64_t>(frame.size()));
   queue_.push_back(std::move(frame));
   effective_.push_back(effective);
-  if (!stalled_ && !process_.scheduled()) ctx_.scheduler().schedule(process_, std::max(effective, busy_until_));
+  if (!stalled_ && !process_.scheduled()) ctx_.scheduler().schedule(process_, std::max(effective, next_start()));
 }
 
 void RxPipeline::resume(std::optional<Qpn> qpn) {
   if (!stalled_ || (qpn && *qpn != stalled_qpn_)) return;
   stalled_ = false;
   if (!(queue_.empty() && reinjected_.empty()) && !process_.scheduled())
-    ctx_.scheduler().schedule(process_, std::max(ctx_.now(), busy_until_));
+    ctx_.scheduler().schedule(process_, std::max(ctx_.now(), next_start()));
 }
 
 void RxPipeline::reinject(fabric::Frame&& frame) {
   reinjected_.push_back(std::move(frame));
-  if (!stalled_ && !process_.scheduled()) ctx_.scheduler().schedule(process_, std::max(ctx_.now(), busy_until_));
+  if (!stalled_ && !process_.scheduled()) ctx_.scheduler().schedule(process_, std::max(ctx_.now(), next_start()));
 }
 
 void RxPipeline::notify_congestion(QpContext& qp) {
@@ -115,14 +122,25 @@ void RxPipeline::process() {
   Outcome o{ctx_.params().rx_parse_cycles};
   const std::span<const std::byte> bytes = frame.bytes_as_built();
   const auto& parsed = prediction_.parse(bytes, ctx_.capture_link_type(), frame.size(), /*read_crcs=*/!frame.intact());
+  Unit* unit = nullptr;  // none for a packet dropped before its QP is known
   if (!parsed) {
     ++counters_.malformed;
   } else if (crc_fails(frame, bytes, *parsed)) {
     ++counters_.bad_icrc;
+  } else if (unit = &units_.of(parsed->fields.dest_qp); unit->free > ctx_.now()) {
+    ctx_.scheduler().schedule(process_, unit->free);  // its unit is busy: it waits at the head
+    return;
   } else if (!deliver(*parsed, frame, o)) {
     return;  // waits at the head for its QP's context
   }
-  busy_until_ = ctx_.now() + ctx_.cycles(o.cycles) + ctx_.translation_stall();
+  // The front is taken for the parse, the packet's unit for all of it.
+  const sim::Time done = ctx_.now() + ctx_.cycles(o.cycles) + ctx_.translation_stall();
+  if (unit != nullptr) {
+    unit->free = done;
+    busy_until_ = ctx_.now() + ctx_.cycles(ctx_.params().rx_parse_cycles);
+  } else {
+    busy_until_ = done;
+  }
   if (o.done) {
     source.pop_front();
     if (&source == &queue_) {
@@ -130,7 +148,7 @@ void RxPipeline::process() {
       ports_.rx_buffer->buffered(frame_priority, -frame_size);
     }
   }
-  if (!stalled_ && !(queue_.empty() && reinjected_.empty())) ctx_.scheduler().reschedule(process_, busy_until_);
+  if (!stalled_ && !(queue_.empty() && reinjected_.empty())) ctx_.scheduler().reschedule(process_, next_start());
 }
 
 bool RxPipeline::deliver(const packet::ParsedPacket& p, fabric::Frame& frame, Outcome& o) {

@@ -5,14 +5,19 @@
 // exists, the opcode is of the QP's service, the P_Key matches, and a connected
 // QP's packets come from its peer; a packet failing one is counted and dropped
 // silently, leaving the QP as it was. Good packets go to the completer (responses) or the responder
-// (requests), one at a time, each costing its cycles. A request waiting for a
-// receive WQE from host memory stalls the pipeline, as in a simple in-order NIC.
+// (requests), one at a time. Parsing occupies the pipeline's shared front
+// (`rx_parse_cycles`); the rest of a packet's cycles occupy the processing unit
+// its destination QP is steered to (`responder_units`), so packets of QPs on
+// other units go on meanwhile, while a packet whose unit is busy waits at the
+// head. A request waiting for a receive WQE from host memory stalls the
+// pipeline, as in a simple in-order NIC.
 #pragma once
 
 #include <cstdint>
 
 #include "nic_model/nic_context.hpp"
 #include "nic_model/ports.hpp"
+#include "nic_model/processing_units.hpp"
 #include "fabric/frame.hpp"
 #include "packet/header_prediction.hpp"
 #include "packet/packet.hpp"
@@ -64,6 +69,12 @@ private:
   // The transport header checks: false (and counted) if the packet is dropped.
   bool admit(const QpContext* qp, const packet::ParsedPacket& p);
   uint32_t payload_cycles(uint32_t bytes) const;
+  // When the head may start: the front is free and so is some unit.
+  sim::Time next_start() const;
+  struct Unit {
+    explicit Unit(uint32_t /*index*/) {}
+    sim::Time free;  // busy with its last packet until then
+  };
   NicContext& ctx_;
   Ports ports_;
   packet::HeaderPrediction prediction_;  // parse(), answered from the QP's last packet where it can be
@@ -71,7 +82,8 @@ private:
   sim::RingQueue<sim::Time> effective_;  // when each frame of queue_ may take effect (rx latency)
   sim::RingQueue<fabric::Frame> reinjected_;
   sim::Event process_;
-  sim::Time busy_until_;
+  sim::Time busy_until_;  // the shared front's
+  ProcessingUnits<Unit> units_;
   bool stalled_ = false;
   Qpn stalled_qpn_;
   Counters counters_;

@@ -9,33 +9,14 @@ using namespace rnicsim::nictest;
 
 namespace {
 
-// Time to complete `rounds` rounds of one 64-byte WRITE on each of `qps` QPs,
-// posted round-robin, with a QP-context cache of `cache` entries.
+// round_robin_ops's 64-byte WRITEs with a QP-context cache of `cache` entries.
 sim::Duration round_robin_writes(uint32_t qps, uint32_t cache, uint64_t* misses = nullptr) {
   NicParams p;
   p.qpc_cache_entries = cache;
   TestBed bed(0, 0, 7, 100'000'000'000, sim::Duration::ns(100), p);
-  std::vector<std::unique_ptr<Endpoint>> xs, ys;
-  QpOptions o;
-  o.buffer_size = 4096;
-  o.sq_entries = 512;
-  for (uint32_t i = 0; i < qps; ++i) {
-    auto [x, y] = bed.pair(o);
-    xs.push_back(std::move(x));
-    ys.push_back(std::move(y));
-  }
-  const sim::Time start = bed.sim.now();
-  const uint32_t rounds = 512 / qps;
-  for (uint32_t r = 0; r < rounds; ++r)
-    for (uint32_t i = 0; i < qps; ++i) xs[i]->post_send(xs[i]->write_wqe(r, 0, 64, *ys[i], 0));
-  bed.run();
-  sim::Time end = start;
-  for (auto& x : xs) {
-    EXPECT_EQ(x->cqes.size(), rounds);
-    for (auto& c : x->cqes) end = std::max(end, c.at);
-  }
+  const sim::Duration d = round_robin_ops(bed, qps);
   if (misses) *misses = bed.a().nic->qpc_cache().misses() + bed.b().nic->qpc_cache().misses();
-  return end - start;
+  return d;
 }
 
 TEST(QpContextCache, ThroughputFallsWhenQpsOutgrowTheCache) {

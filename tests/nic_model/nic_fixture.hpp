@@ -243,6 +243,19 @@ public:
     return {std::move(x), std::move(y)};
   }
   std::pair<std::unique_ptr<Endpoint>, std::unique_ptr<Endpoint>> pair(const QpOptions& o = {}) { return pair(o, o); }
+  // `n` connected pairs: senders[i] on host a, receivers[i] on host b.
+  struct Pairs {
+    std::vector<std::unique_ptr<Endpoint>> senders, receivers;
+  };
+  Pairs pairs(uint32_t n, const QpOptions& o) {
+    Pairs p;
+    for (uint32_t i = 0; i < n; ++i) {
+      auto [x, y] = pair(o);
+      p.senders.push_back(std::move(x));
+      p.receivers.push_back(std::move(y));
+    }
+    return p;
+  }
 
   // Runs until nothing is pending (or `limit` of simulated time from now).
   void run(sim::Duration limit = sim::Duration::s(1)) { sim.scheduler().run_until(sim.now() + limit); }
@@ -252,6 +265,34 @@ public:
   fabric::FramePool pool;
   std::unique_ptr<TestHost> hosts[2];
 };
+
+// Time for 512 signaled operations of 64 bytes, spread round-robin over `qps`
+// new QP pairs of `bed` (512 / qps each, posted at once, each its own
+// doorbell), until the last completes; `opcode` names the operation.
+inline sim::Duration round_robin_ops(TestBed& bed, uint32_t qps, WrOpcode opcode = WrOpcode::RdmaWrite) {
+  QpOptions o;
+  o.buffer_size = 4096;
+  o.sq_entries = 512;
+  auto [xs, ys] = bed.pairs(qps, o);
+  const sim::Time start = bed.sim.now();
+  const uint32_t rounds = 512 / qps;
+  for (uint32_t r = 0; r < rounds; ++r)
+    for (uint32_t i = 0; i < qps; ++i) {
+      SendWqe w = xs[i]->write_wqe(r, 0, 64, *ys[i], 0);
+      w.opcode = opcode;
+      xs[i]->post_send(w);
+    }
+  bed.run();
+  sim::Time end = start;
+  for (auto& x : xs) {
+    EXPECT_EQ(x->cqes.size(), rounds);
+    for (auto& c : x->cqes) {
+      EXPECT_EQ(c.cqe.status, WcStatus::Success);
+      end = std::max(end, c.at);
+    }
+  }
+  return end - start;
+}
 
 inline void fill_random(std::span<std::byte> s, uint64_t seed) {
   sim::RandomStream r(seed, "test.data");
