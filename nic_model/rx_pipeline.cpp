@@ -48,33 +48,45 @@ bool crc_fails(const fabric::Frame& frame, std::span<const std::byte> bytes, con
 }
 }  // namespace
 
-RxPipeline::RxPipeline(NicContext& ctx)
-    : ctx_(ctx), process_([this] { process(); }, "rx.process", ctx.actor()), units_(ctx.params().responder_units) {}
+RxPipeline::RxPipeline(NicContext& ctx) : ctx_(ctx), units_(ctx.params().responder_units, this) {}
 
-sim::Time RxPipeline::next_start() const {
-  sim::Time unit = units_[0].free;
-  for (const Unit& u : units_) unit = std::min(unit, u.free);
-  return std::max(busy_until_, unit);
+RxPipeline::Unit& RxPipeline::unit_for(const fabric::Frame& frame) {
+  if (units_.count() == 1) return units_[0];
+  // A frame with no BTH to read goes to the first unit, which drops it.
+  const std::optional<Qpn> qpn = packet::dest_qp_of(frame.bytes_as_built(), ctx_.capture_link_type());
+  return qpn ? units_.of(*qpn) : units_[0];
+}
+
+void RxPipeline::wake(Unit& u, sim::Time earliest) {
+  if (held_ || u.stalled || (u.queue.empty() && u.reinjected.empty()) || u.process.scheduled()) return;
+  ctx_.scheduler().schedule(u.process, std::max(earliest, u.busy_until));
 }
 
 void RxPipeline::receive(fabric::Frame&& frame) {
   const sim::Time effective = ctx_.now() + ctx_.cycles(ctx_.params().rx_latency_cycles);
   ports_.rx_buffer->buffered(frame.meta().priority, static_cast<int64_t>(frame.size()));
-  queue_.push_back(std::move(frame));
-  effective_.push_back(effective);
-  if (!stalled_ && !process_.scheduled()) ctx_.scheduler().schedule(process_, std::max(effective, next_start()));
+  Unit& u = unit_for(frame);
+  u.queue.push_back(std::move(frame));
+  u.effective.push_back(effective);
+  wake(u, effective);
 }
 
 void RxPipeline::resume(std::optional<Qpn> qpn) {
-  if (!stalled_ || (qpn && *qpn != stalled_qpn_)) return;
-  stalled_ = false;
-  if (!(queue_.empty() && reinjected_.empty()) && !process_.scheduled())
-    ctx_.scheduler().schedule(process_, std::max(ctx_.now(), next_start()));
+  if (held_ && (!qpn || *qpn == held_qpn_)) {
+    held_ = false;
+    for (Unit& u : units_) wake(u, ctx_.now());
+  }
+  for (Unit& u : units_) {
+    if (!u.stalled || (qpn && *qpn != u.stalled_qpn)) continue;
+    u.stalled = false;
+    wake(u, ctx_.now());
+  }
 }
 
 void RxPipeline::reinject(fabric::Frame&& frame) {
-  reinjected_.push_back(std::move(frame));
-  if (!stalled_ && !process_.scheduled()) ctx_.scheduler().schedule(process_, std::max(ctx_.now(), next_start()));
+  Unit& u = unit_for(frame);
+  u.reinjected.push_back(std::move(frame));
+  wake(u, ctx_.now());
 }
 
 void RxPipeline::notify_congestion(QpContext& qp) {
@@ -108,12 +120,12 @@ uint32_t RxPipeline::payload_cycles(uint32_t bytes) const {
   return (bytes + width - 1) / width;
 }
 
-void RxPipeline::process() {
+void RxPipeline::process(Unit& u) {
   // Frames given back by the responder go first: they are next in PSN order.
-  sim::RingQueue<fabric::Frame>& source = reinjected_.empty() ? queue_ : reinjected_;
-  if (source.empty() || stalled_) return;
-  if (&source == &queue_ && effective_.front() > ctx_.now()) {  // still in the receive pipeline
-    ctx_.scheduler().schedule(process_, effective_.front());
+  sim::RingQueue<fabric::Frame>& source = u.reinjected.empty() ? u.queue : u.reinjected;
+  if (source.empty() || u.stalled || held_) return;
+  if (&source == &u.queue && u.effective.front() > ctx_.now()) {  // still in the receive pipeline
+    ctx_.scheduler().schedule(u.process, u.effective.front());
     return;
   }
   fabric::Frame& frame = source.front();
@@ -122,43 +134,33 @@ void RxPipeline::process() {
   Outcome o{ctx_.params().rx_parse_cycles};
   const std::span<const std::byte> bytes = frame.bytes_as_built();
   const auto& parsed = prediction_.parse(bytes, ctx_.capture_link_type(), frame.size(), /*read_crcs=*/!frame.intact());
-  Unit* unit = nullptr;  // none for a packet dropped before its QP is known
   if (!parsed) {
     ++counters_.malformed;
   } else if (crc_fails(frame, bytes, *parsed)) {
     ++counters_.bad_icrc;
-  } else if (unit = &units_.of(parsed->fields.dest_qp); unit->free > ctx_.now()) {
-    ctx_.scheduler().schedule(process_, unit->free);  // its unit is busy: it waits at the head
-    return;
-  } else if (!deliver(*parsed, frame, o)) {
+  } else if (!deliver(u, *parsed, frame, o)) {
     return;  // waits at the head for its QP's context
   }
-  // The front is taken for the parse, the packet's unit for all of it.
-  const sim::Time done = ctx_.now() + ctx_.cycles(o.cycles) + ctx_.translation_stall();
-  if (unit != nullptr) {
-    unit->free = done;
-    busy_until_ = ctx_.now() + ctx_.cycles(ctx_.params().rx_parse_cycles);
-  } else {
-    busy_until_ = done;
-  }
+  u.busy_until = ctx_.now() + ctx_.cycles(o.cycles) + ctx_.translation_stall();
   if (o.done) {
     source.pop_front();
-    if (&source == &queue_) {
-      effective_.pop_front();
+    if (&source == &u.queue) {
+      u.effective.pop_front();
       ports_.rx_buffer->buffered(frame_priority, -frame_size);
     }
   }
-  if (!stalled_ && !(queue_.empty() && reinjected_.empty())) ctx_.scheduler().reschedule(process_, next_start());
+  if (!u.stalled && !held_ && !(u.queue.empty() && u.reinjected.empty()))
+    ctx_.scheduler().reschedule(u.process, u.busy_until);
 }
 
-bool RxPipeline::deliver(const packet::ParsedPacket& p, fabric::Frame& frame, Outcome& o) {
+bool RxPipeline::deliver(Unit& u, const packet::ParsedPacket& p, fabric::Frame& frame, Outcome& o) {
   const packet::PacketFields& f = p.fields;
   QpContext* qp = ctx_.qp(f.dest_qp);
   const sim::Time ctx = qp != nullptr ? ctx_.context_ready(f.dest_qp) : ctx_.now();
   if (ctx > ctx_.now()) {
     // QP-context miss: the packet waits at the head until the context is on the NIC.
-    busy_until_ = ctx;
-    ctx_.scheduler().schedule(process_, ctx);
+    u.busy_until = ctx;
+    ctx_.scheduler().schedule(u.process, ctx);
     return false;
   }
   ++counters_.packets;
@@ -175,7 +177,7 @@ bool RxPipeline::deliver(const packet::ParsedPacket& p, fabric::Frame& frame, Ou
     on_cnp(*qp);
   } else {
     o.cycles += ctx_.params().responder_cycles_per_packet + payload_cycles(f.payload_length);
-    o.done = to_responder(*qp, p, frame);
+    o.done = to_responder(u, *qp, p, frame);
   }
   return true;
 }
@@ -188,16 +190,16 @@ void RxPipeline::on_cnp(QpContext& qp) {
   if (CongestionControl* cc = ctx_.congestion) cc->on_cnp(*qp.cc, ctx_.now());
 }
 
-bool RxPipeline::to_responder(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) {
+bool RxPipeline::to_responder(Unit& u, QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) {
   switch (ports_.requests->receive(qp, p, frame)) {
     case RequestVerdict::Done: return true;
     case RequestVerdict::Stall:  // keep the packet, retry it on resume
-      stalled_ = true;
-      stalled_qpn_ = p.fields.dest_qp;
+      u.stalled = true;
+      u.stalled_qpn = p.fields.dest_qp;
       return false;
-    case RequestVerdict::Wait:  // consumed; take nothing until resume
-      stalled_ = true;
-      stalled_qpn_ = p.fields.dest_qp;
+    case RequestVerdict::Wait:  // consumed (an atomic): no unit takes anything until resume
+      held_ = true;
+      held_qpn_ = p.fields.dest_qp;
       return true;
   }
   return true;

@@ -5,12 +5,13 @@
 // exists, the opcode is of the QP's service, the P_Key matches, and a connected
 // QP's packets come from its peer; a packet failing one is counted and dropped
 // silently, leaving the QP as it was. Good packets go to the completer (responses) or the responder
-// (requests), one at a time. Parsing occupies the pipeline's shared front
-// (`rx_parse_cycles`); the rest of a packet's cycles occupy the processing unit
-// its destination QP is steered to (`responder_units`), so packets of QPs on
-// other units go on meanwhile, while a packet whose unit is busy waits at the
-// head. A request waiting for a receive WQE from host memory stalls the
-// pipeline, as in a simple in-order NIC.
+// (requests). Each packet goes to the processing unit its destination QP is
+// steered to (`responder_units`, by QPN, read from the BTH before parsing); a
+// unit takes its packets in order, one at a time, each costing its cycles
+// (parse, checks, then responder or completer), side by side with the other
+// units. A request waiting for a receive WQE from host memory stalls its unit,
+// as in a simple in-order NIC; an atomic holds every unit until it is done, so
+// that it is atomic with respect to every request the NIC executes.
 #pragma once
 
 #include <cstdint>
@@ -53,7 +54,23 @@ public:
   const Counters& counters() const { return counters_; }
 
 private:
-  void process();
+  // One processing unit: its frames in arrival order (with when each may take
+  // effect: rx latency) and those the responder gave back, which go first.
+  struct Unit {
+    Unit(uint32_t index, RxPipeline* r)
+        : process([r, index] { r->process(r->units_[index]); }, "rx.process", r->ctx_.actor()) {}
+    sim::RingQueue<fabric::Frame> queue;
+    sim::RingQueue<sim::Time> effective;
+    sim::RingQueue<fabric::Frame> reinjected;
+    sim::Event process;
+    sim::Time busy_until;
+    bool stalled = false;  // its head waits for a receive WQE of stalled_qpn
+    Qpn stalled_qpn;
+  };
+  Unit& unit_for(const fabric::Frame& frame);
+  // Schedules the unit's next packet no earlier than `earliest`, if it has one and may go.
+  void wake(Unit& u, sim::Time earliest);
+  void process(Unit& u);
   // What taking the head frame costs, and whether it leaves the queue.
   struct Outcome {
     uint32_t cycles = 0;
@@ -61,31 +78,20 @@ private:
   };
   // A parsed packet with good CRCs to the block that takes it, after its QP's
   // context and the header checks; false when the context is not on the NIC yet.
-  bool deliver(const packet::ParsedPacket& p, fabric::Frame& frame, Outcome& o);
+  bool deliver(Unit& u, const packet::ParsedPacket& p, fabric::Frame& frame, Outcome& o);
   void on_cnp(QpContext& qp);
   // A request to the responder: false when the packet stays at the head (a stall).
-  bool to_responder(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame);
+  bool to_responder(Unit& u, QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame);
   void notify_congestion(QpContext& qp);
   // The transport header checks: false (and counted) if the packet is dropped.
   bool admit(const QpContext* qp, const packet::ParsedPacket& p);
   uint32_t payload_cycles(uint32_t bytes) const;
-  // When the head may start: the front is free and so is some unit.
-  sim::Time next_start() const;
-  struct Unit {
-    explicit Unit(uint32_t /*index*/) {}
-    sim::Time free;  // busy with its last packet until then
-  };
   NicContext& ctx_;
   Ports ports_;
   packet::HeaderPrediction prediction_;  // parse(), answered from the QP's last packet where it can be
-  sim::RingQueue<fabric::Frame> queue_;
-  sim::RingQueue<sim::Time> effective_;  // when each frame of queue_ may take effect (rx latency)
-  sim::RingQueue<fabric::Frame> reinjected_;
-  sim::Event process_;
-  sim::Time busy_until_;  // the shared front's
   ProcessingUnits<Unit> units_;
-  bool stalled_ = false;
-  Qpn stalled_qpn_;
+  bool held_ = false;  // an atomic of held_qpn_ executes: no unit takes a packet
+  Qpn held_qpn_;
   Counters counters_;
 };
 

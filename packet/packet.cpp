@@ -602,6 +602,38 @@ std::optional<ParseError> parse_ib(std::span<const std::byte> frame, std::size_t
 
 }  // namespace
 
+std::optional<Qpn> dest_qp_of(std::span<const std::byte> frame, LinkType link_type) noexcept {
+  std::size_t bth = 0;
+  if (link_type == LinkType::Infiniband) {
+    const auto lrh = try_view<ConstLrh>(frame);
+    if (!lrh || lrh->lnh() < 2) return std::nullopt;
+    bth = Lrh::kSize + (lrh->lnh() == 3 ? Grh::kSize : 0);
+  } else {
+    const auto eth = try_view<ConstEthernet>(frame);
+    if (!eth) return std::nullopt;
+    std::uint16_t type = eth->ether_type();
+    std::size_t off = Ethernet::kSize;
+    if (type == kEtherTypeVlan) {
+      const auto tag = try_view<ConstVlanTag>(frame, off);
+      if (!tag) return std::nullopt;
+      type = tag->ether_type();
+      off += VlanTag::kSize;
+    }
+    if (type == kEtherTypeIpv4) {
+      const auto ip = try_view<ConstIpv4>(frame, off);
+      if (!ip) return std::nullopt;
+      bth = off + std::size_t{ip->ihl()} * 4 + Udp::kSize;
+    } else if (type == kEtherTypeIpv6) {
+      bth = off + Ipv6::kSize + Udp::kSize;
+    } else {
+      return std::nullopt;
+    }
+  }
+  const auto b = try_view<ConstBth>(frame, bth);
+  if (!b) return std::nullopt;
+  return b->dest_qp();
+}
+
 void parse(std::span<const std::byte> frame, LinkType link_type, std::size_t wire_length, bool read_crcs,
            ParseResult<ParsedPacket>& r) noexcept {
   const std::size_t size = std::max(wire_length, frame.size());

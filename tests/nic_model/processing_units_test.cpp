@@ -40,14 +40,15 @@ sim::Duration small_ops(uint32_t qps, uint32_t units, WrOpcode op) {
 TEST(ProcessingUnits, SmallWriteRateRisesWithUnitsOverManyQps) {
   const sim::Duration one = small_ops(16, 1, WrOpcode::RdmaWrite);
   const sim::Duration four = small_ops(16, 4, WrOpcode::RdmaWrite);
-  // Four units do not make it four times: the WQE fetches and the wire take over.
-  EXPECT_LT(four.picoseconds() * 7, one.picoseconds() * 4) << "four units take the 16 QPs' packets side by side";
+  // Four units do not make it four times: the WQE fetches take over. A unit
+  // busy with one QP's packet holds no other unit's (each has its own queue).
+  EXPECT_LT(four.picoseconds() * 5, one.picoseconds() * 2) << "four units take the 16 QPs' packets side by side";
 }
 
 TEST(ProcessingUnits, SmallReadRateRisesWithUnitsOverManyQps) {
   const sim::Duration one = small_ops(16, 1, WrOpcode::RdmaRead);
   const sim::Duration four = small_ops(16, 4, WrOpcode::RdmaRead);
-  EXPECT_LT(four.picoseconds() * 3, one.picoseconds() * 2) << "READ requests and their responses spread over the units";
+  EXPECT_LT(four.picoseconds() * 5, one.picoseconds() * 2) << "READ requests and their responses spread over the units";
 }
 
 TEST(ProcessingUnits, OneQpGoesNoFasterWithMoreUnits) {

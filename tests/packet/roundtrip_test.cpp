@@ -158,6 +158,26 @@ TEST(Truncation, EveryLengthOfEveryOpcodeIsRejected) {
 // A frame cut anywhere after its headers, told its length on the wire, parses to
 // the same fields; cut inside its headers it is rejected. (Captures cut by a snap
 // length and size-only frames, see fabric::Frame.)
+TEST(DestQp, ReadFromTheBthOfEveryLinkWithoutParsing) {
+  for (const auto& lv : all_link_variants()) {
+    for (Opcode op : {Opcode::RcRdmaWriteOnly, Opcode::RcAcknowledge, Opcode::UdSendOnly}) {
+      SCOPED_TRACE(std::string(to_string(op)) + " over " + lv.name());
+      PacketFields f = sample_fields(op, lv);
+      f.dest_qp = Qpn(0xABCDEF);
+      const auto frame = sample_frame(f, 1);
+      const ExactBuffer whole(frame);
+      EXPECT_EQ(dest_qp_of(whole.span(), link_type_of(lv.link)), Qpn(0xABCDEF));
+      const auto r = parse(whole.span(), link_type_of(lv.link));
+      ASSERT_TRUE(r);
+      // Cut inside the BTH: no QP to read.
+      const ExactBuffer cut(std::span<const std::byte>(frame).first(r->layout.bth_offset + 7));
+      EXPECT_EQ(dest_qp_of(cut.span(), link_type_of(lv.link)), std::nullopt);
+    }
+  }
+  const std::byte arp[14] = {std::byte{0xFF}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, std::byte{0x08}, std::byte{0x06}};
+  EXPECT_EQ(dest_qp_of(arp, LinkType::Ethernet), std::nullopt) << "not IP";
+}
+
 TEST(Truncation, CutAfterTheHeadersParsesWithTheWireLength) {
   std::size_t parsed = 0;
   for (const auto& lv : all_link_variants()) {
