@@ -10,8 +10,20 @@ ContextCache::ContextCache(const NicParams& params, PcieLink& pcie, MemoryTransl
 }
 
 sim::Time ContextCache::context_ready(Qpn qpn, sim::Time now) {
-  if (qpc_.access(qpn.value())) return now;
+  if (qpc_.access(qpn.value())) return arriving_.empty() ? now : landing(qpn, now);
   return pcie_.read(now, params_.qpc_entry_bytes);
+}
+
+void ContextCache::prefetch(Qpn qpn, sim::Time now) {
+  if (qpc_.access(qpn.value())) return;
+  arriving_.push_back({qpn, pcie_.read(now, params_.qpc_entry_bytes)});
+}
+
+sim::Time ContextCache::landing(Qpn qpn, sim::Time now) {
+  std::erase_if(arriving_, [&](const Arriving& a) { return a.at <= now; });
+  for (const Arriving& a : arriving_)
+    if (a.qpn == qpn) return a.at;
+  return now;
 }
 
 sim::Duration ContextCache::translation_stall(sim::Time now) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "nic_model/set_cache.hpp"
 #include "nic_model/memory_translation.hpp"
@@ -16,8 +17,14 @@ namespace rnicsim::nic {
 class ContextCache {
 public:
   ContextCache(const NicParams& params, PcieLink& pcie, MemoryTranslation& translation);
-  // When the context of `qpn` is on the NIC: `now` on a hit, else when its read lands.
+  // When the context of `qpn` is on the NIC: `now` on a hit, else when its read
+  // lands (also for a context a prefetch is still reading).
   sim::Time context_ready(Qpn qpn, sim::Time now);
+  // The scheduler's look-ahead: a block that waits for one context reads the
+  // contexts of the next QPs it will serve meanwhile (`qpc_prefetch` of them),
+  // so misses overlap instead of following each other.
+  uint32_t prefetch_depth() const { return params_.qpc_prefetch; }
+  void prefetch(Qpn qpn, sim::Time now);
   // How long the block that just made translation-cache misses waits for them.
   sim::Duration translation_stall(sim::Time now);
   void forget(Qpn qpn) { qpc_.erase(qpn.value()); }
@@ -28,6 +35,15 @@ private:
   PcieLink& pcie_;
   MemoryTranslation& translation_;
   SetCache qpc_;
+  // Contexts whose read has not landed yet, and when it lands; at most a few
+  // (the misses under way), dropped once landed.
+  struct Arriving {
+    Qpn qpn;
+    sim::Time at;
+  };
+  std::vector<Arriving> arriving_;
+  // When a resident context is there: its prefetch's landing, or `now`.
+  sim::Time landing(Qpn qpn, sim::Time now);
 };
 
 }  // namespace rnicsim::nic

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "fabric/frame.hpp"
@@ -69,6 +70,13 @@ struct NicContext {
   sim::Actor actor() const { return config.actor; }
   QpContext* qp(Qpn qpn) const { return tables.qp(qpn); }
   sim::Time context_ready(Qpn qpn) const { return cache.context_ready(qpn, now()); }
+  // A block waits for a context: it reads those of the next QPs it will serve,
+  // `qpns(i)` for i = 1, 2, ... while i < count, up to the preset's depth.
+  template <class Qpns>
+  void prefetch_contexts(size_t count, Qpns qpns) const {
+    for (size_t i = 1; i < count && i <= cache.prefetch_depth(); ++i)
+      if (const std::optional<Qpn> q = qpns(i)) cache.prefetch(*q, now());
+  }
   sim::Duration translation_stall() const { return cache.translation_stall(now()); }
   packet::LinkType capture_link_type() const { return packet::link_type(config.link); }
   // Headers every packet of `qp` shares (addresses, ports, QPN); opcode and the

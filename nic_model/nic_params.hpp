@@ -68,6 +68,7 @@ struct NicParams {
   uint32_t qpc_cache_entries = 2048;
   uint32_t qpc_cache_ways = 8;
   uint32_t qpc_entry_bytes = 256;
+  uint32_t qpc_prefetch = 0;  // contexts read ahead while a block waits for one
   uint32_t mtt_cache_entries = 8192;
   uint32_t mtt_cache_ways = 8;
   uint32_t mtt_page_bytes = 4096;

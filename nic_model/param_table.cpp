@@ -27,6 +27,7 @@ const ParamKey<NicParams> kNicKeys[] = {
     {"qpc_cache_entries", ParamKind::Count, 0, 1u << 24, &NicParams::qpc_cache_entries, false, "QP contexts held on the NIC (0: unlimited)"},
     {"qpc_cache_ways", ParamKind::Count, 1, 64, &NicParams::qpc_cache_ways, false, "QP-context cache entries per set (LRU within a set; ways >= entries: one exact LRU)"},
     {"qpc_entry_bytes", ParamKind::Bytes, 16, 4096, &NicParams::qpc_entry_bytes, false, "bytes read from host memory on a QP-context miss"},
+    {"qpc_prefetch", ParamKind::Count, 0, 64, &NicParams::qpc_prefetch, false, "QP contexts a unit reads ahead for the next QPs it serves while it waits for a missing one (0: none)"},
     {"mtt_cache_entries", ParamKind::Count, 0, 1u << 24, &NicParams::mtt_cache_entries, false, "memory translation entries (pages) held (0: unlimited)"},
     {"mtt_cache_ways", ParamKind::Count, 1, 64, &NicParams::mtt_cache_ways, false, "translation cache entries per set (LRU within a set)"},
     {"mtt_page_bytes", ParamKind::Bytes, 4096, 1u << 30, &NicParams::mtt_page_bytes, true, "bytes one translation entry maps"},

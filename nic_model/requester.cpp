@@ -180,6 +180,7 @@ void Requester::step(Unit& unit) {
     // The QP's context must be on the NIC: a miss stalls the requester until it is.
     const sim::Time ctx = ctx_.context_ready(qp->qpn);
     if (ctx > ctx_.now()) {
+      ctx_.prefetch_contexts(unit.ready.size(), [&](size_t i) { return std::optional<Qpn>(unit.ready[i]); });
       unit.next_free = ctx;
       ctx_.scheduler().schedule(unit.step, ctx);
       return;

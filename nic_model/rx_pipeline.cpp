@@ -158,7 +158,11 @@ bool RxPipeline::deliver(Unit& u, const packet::ParsedPacket& p, fabric::Frame& 
   QpContext* qp = ctx_.qp(f.dest_qp);
   const sim::Time ctx = qp != nullptr ? ctx_.context_ready(f.dest_qp) : ctx_.now();
   if (ctx > ctx_.now()) {
-    // QP-context miss: the packet waits at the head until the context is on the NIC.
+    // QP-context miss: the packet waits at the head until the context is on the
+    // NIC, and those of the packets behind it are read meanwhile.
+    ctx_.prefetch_contexts(u.queue.size(), [&](size_t i) {
+      return packet::dest_qp_of(u.queue[i].bytes_as_built(), ctx_.capture_link_type());
+    });
     u.busy_until = ctx;
     ctx_.scheduler().schedule(u.process, ctx);
     return false;

@@ -9,10 +9,12 @@ using namespace rnicsim::nictest;
 
 namespace {
 
-// round_robin_ops's 64-byte WRITEs with a QP-context cache of `cache` entries.
-sim::Duration round_robin_writes(uint32_t qps, uint32_t cache, uint64_t* misses = nullptr) {
+// round_robin_ops's 64-byte WRITEs with a QP-context cache of `cache` entries
+// (and `prefetch` contexts read ahead on a miss).
+sim::Duration round_robin_writes(uint32_t qps, uint32_t cache, uint64_t* misses = nullptr, uint32_t prefetch = 0) {
   NicParams p;
   p.qpc_cache_entries = cache;
+  p.qpc_prefetch = prefetch;
   TestBed bed(0, 0, 7, 100'000'000'000, sim::Duration::ns(100), p);
   const sim::Duration d = round_robin_ops(bed, qps);
   if (misses) *misses = bed.a().nic->qpc_cache().misses() + bed.b().nic->qpc_cache().misses();
@@ -30,6 +32,33 @@ TEST(QpContextCache, ThroughputFallsWhenQpsOutgrowTheCache) {
   EXPECT_GT(misses_spill, 512u);
   EXPECT_GT(spills.picoseconds(), fits.picoseconds() * 3 / 2) << "the same 512 writes take much longer";
   EXPECT_LT(unlimited.picoseconds(), spills.picoseconds());
+}
+
+TEST(QpContextCache, PrefetchedContextsArriveWhenTheirReadLands) {
+  NicParams p;
+  p.qpc_cache_entries = 64;
+  PcieLink pcie(p.pcie);
+  MemoryTranslation translation;
+  ContextCache cache(p, pcie, translation);
+  const sim::Time t0 = sim::Time::zero();
+  const sim::Time first = cache.context_ready(Qpn(1), t0);  // a miss: a DMA read
+  EXPECT_GT(first, t0);
+  cache.prefetch(Qpn(2), t0);
+  const sim::Time second = cache.context_ready(Qpn(2), t0);
+  EXPECT_GT(second, t0) << "prefetched, but its read has not landed";
+  EXPECT_LT(second - t0, (first - t0) * 2) << "the two reads overlap";
+  EXPECT_EQ(cache.context_ready(Qpn(2), second), second) << "landed: a hit";
+  EXPECT_EQ(cache.qpc().misses(), 2u);
+}
+
+TEST(QpContextCache, PrefetchOverlapsTheMissesOfQpsThatOutgrowTheCache) {
+  uint64_t misses = 0, misses_prefetching = 0;
+  const sim::Duration waiting = round_robin_writes(128, 64, &misses);
+  const sim::Duration prefetching = round_robin_writes(128, 64, &misses_prefetching, 7);
+  EXPECT_GT(misses_prefetching, 512u) << "as many misses";
+  EXPECT_LT(prefetching.picoseconds() * 2, waiting.picoseconds()) << "but read side by side";
+  // QPs that fit miss once each, at the start: those first reads overlap too.
+  EXPECT_LE(round_robin_writes(32, 64, nullptr, 7).picoseconds(), round_robin_writes(32, 64).picoseconds());
 }
 
 TEST(TranslationCache, ManyPagesCostMisses) {
