@@ -203,6 +203,7 @@ private:
   ContextTables tables_;
   ContextCache cache_;
   NicCounters counters_;
+  Jitter jitter_;
   std::unique_ptr<CongestionControl> congestion_;
   NicContext ctx_;
   Doorbell doorbell_;

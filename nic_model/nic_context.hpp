@@ -13,6 +13,7 @@
 #include "nic_model/context_cache.hpp"
 #include "nic_model/context_tables.hpp"
 #include "nic_model/dma_engine.hpp"
+#include "nic_model/jitter.hpp"
 #include "nic_model/memory_translation.hpp"
 #include "nic_model/nic_params.hpp"
 #include "nic_model/pcie_link.hpp"
@@ -57,6 +58,7 @@ struct NicContext {
   ContextTables& tables;
   ContextCache& cache;
   NicCounters& stats;
+  Jitter& jitter;
   // nullptr when the NIC runs none (set when the NIC is attached to its port).
   CongestionControl* congestion = nullptr;
   TimelineSink* timeline = nullptr;  // the WQE timeline's observer, null when off

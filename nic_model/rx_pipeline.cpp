@@ -63,7 +63,7 @@ void RxPipeline::wake(Unit& u, sim::Time earliest) {
 }
 
 void RxPipeline::receive(fabric::Frame&& frame) {
-  const sim::Time effective = ctx_.now() + ctx_.cycles(ctx_.params().rx_latency_cycles);
+  const sim::Time effective = ctx_.now() + ctx_.cycles(ctx_.params().rx_latency_cycles) + ctx_.jitter.draw();
   ports_.rx_buffer->buffered(frame.meta().priority, static_cast<int64_t>(frame.size()));
   Unit& u = unit_for(frame);
   u.queue.push_back(std::move(frame));

@@ -21,7 +21,7 @@ void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout
   p.reads_left = static_cast<uint32_t>(pieces.size());
   p.failed = false;
   p.submitted = ctx_.now();
-  p.ready_at = p.submitted + ctx_.cycles(ctx_.params().tx_latency_cycles);
+  p.ready_at = p.submitted + ctx_.cycles(ctx_.params().tx_latency_cycles) + ctx_.jitter.draw();
   bytes_ += p.frame.size();
   if (p.frame.elided() > 0) {
     for (const DmaPiece& piece : pieces) ctx_.dma.read_elided(piece.host_addr, piece.length, this, id);

@@ -169,7 +169,9 @@ struct BlockContext {
         pcie(config.params.pcie),
         dma(sim, pcie, memory),
         cache(config.params, pcie, translation),
-        ctx{sim, config, sim::ClockDomain(config.params.clock_hz), pool, pcie, dma, translation, tables, cache, stats} {}
+        jitter(config.params.jitter_mean, sim.random("nic.jitter")),
+        ctx{sim, config, sim::ClockDomain(config.params.clock_hz), pool, pcie, dma, translation, tables, cache, stats,
+            jitter} {}
 
   // A QP with rings of `entries` WQEs in host memory, in `state`.
   QpContext& add_qp(uint32_t qpn, QpState state, uint32_t entries = 64) {
@@ -206,6 +208,7 @@ struct BlockContext {
   ContextTables tables;
   ContextCache cache;
   NicCounters stats;
+  Jitter jitter;
   NicContext ctx;
 };
 
