@@ -51,6 +51,9 @@ struct NicParams {
   uint32_t datapath_bytes_per_cycle = 64;
   uint32_t tx_latency_cycles = 0;  // latency apart from occupancy (which bounds rates)
   uint32_t rx_latency_cycles = 0;
+  // More receive latency for a request that names remote memory (RETH or
+  // AtomicETH: its R_Key validated, the address translated).
+  uint32_t rkey_check_cycles = 0;
   // The mean of an exponential delay drawn for each packet's pass through the
   // transmit and receive pipelines (jitter.hpp); zero: none, the model exact.
   sim::Duration jitter_mean = sim::Duration::zero();

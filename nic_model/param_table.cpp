@@ -15,6 +15,7 @@ const ParamKey<NicParams> kNicKeys[] = {
     {"datapath_bytes_per_cycle", ParamKind::Bytes, 1, 4096, &NicParams::datapath_bytes_per_cycle, false, "payload bytes the requester and responder move per cycle"},
     {"tx_latency_cycles", ParamKind::Cycles, 0, 1'000'000, &NicParams::tx_latency_cycles, false, "transmit pipeline latency from build to wire (beyond occupancy)"},
     {"rx_latency_cycles", ParamKind::Cycles, 0, 1'000'000, &NicParams::rx_latency_cycles, false, "receive pipeline latency from last bit to effect (beyond occupancy)"},
+    {"rkey_check_cycles", ParamKind::Cycles, 0, 1'000'000, &NicParams::rkey_check_cycles, false, "receive latency a request naming remote memory adds (RDMA WRITE first/only, READ, atomics: R_Key check and translation)"},
     {"jitter_mean", ParamKind::Time, 0, 0, &NicParams::jitter_mean, false, "mean of the exponential delay each packet draws in the transmit and in the receive pipeline (0: none, exact)"},
     {"responder_cycles_per_packet", ParamKind::Cycles, 1, 1'000'000, &NicParams::responder_cycles_per_packet, false, "responder occupancy per request (checks, DMA set-up)"},
     {"completer_cycles_per_packet", ParamKind::Cycles, 0, 1'000'000, &NicParams::completer_cycles_per_packet, false, "completer occupancy per ACK/NAK/response"},

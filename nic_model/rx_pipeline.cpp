@@ -50,11 +50,24 @@ bool crc_fails(const fabric::Frame& frame, std::span<const std::byte> bytes, con
 
 RxPipeline::RxPipeline(NicContext& ctx) : ctx_(ctx), units_(ctx.params().responder_units, this) {}
 
-RxPipeline::Unit& RxPipeline::unit_for(const fabric::Frame& frame) {
-  if (units_.count() == 1) return units_[0];
+std::optional<packet::ConstBth> RxPipeline::peek(const fabric::Frame& frame) const {
+  if (units_.count() == 1 && ctx_.params().rkey_check_cycles == 0) return std::nullopt;
+  return packet::bth_of(frame.bytes_as_built(), ctx_.capture_link_type());
+}
+
+RxPipeline::Unit& RxPipeline::unit_for(const std::optional<packet::ConstBth>& bth) {
   // A frame with no BTH to read goes to the first unit, which drops it.
-  const std::optional<Qpn> qpn = packet::dest_qp_of(frame.bytes_as_built(), ctx_.capture_link_type());
-  return qpn ? units_.of(*qpn) : units_[0];
+  return bth ? units_.of(bth->dest_qp()) : units_[0];
+}
+
+sim::Duration RxPipeline::latency_of(const std::optional<packet::ConstBth>& bth) {
+  const NicParams& params = ctx_.params();
+  const auto names_remote = [](const packet::OpcodeInfo& info) {
+    return info.has(packet::Hdr::Reth) || info.has(packet::Hdr::AtomicEth);
+  };
+  const uint32_t cycles =
+      params.rx_latency_cycles + (bth && names_remote(packet::opcode_info(bth->opcode())) ? params.rkey_check_cycles : 0);
+  return ctx_.cycles(cycles) + ctx_.jitter.draw();
 }
 
 void RxPipeline::wake(Unit& u, sim::Time earliest) {
@@ -63,9 +76,10 @@ void RxPipeline::wake(Unit& u, sim::Time earliest) {
 }
 
 void RxPipeline::receive(fabric::Frame&& frame) {
-  const sim::Time effective = ctx_.now() + ctx_.cycles(ctx_.params().rx_latency_cycles) + ctx_.jitter.draw();
+  const std::optional<packet::ConstBth> bth = peek(frame);
+  const sim::Time effective = ctx_.now() + latency_of(bth);
   ports_.rx_buffer->buffered(frame.meta().priority, static_cast<int64_t>(frame.size()));
-  Unit& u = unit_for(frame);
+  Unit& u = unit_for(bth);
   u.queue.push_back(std::move(frame));
   u.effective.push_back(effective);
   wake(u, effective);
@@ -84,7 +98,7 @@ void RxPipeline::resume(std::optional<Qpn> qpn) {
 }
 
 void RxPipeline::reinject(fabric::Frame&& frame) {
-  Unit& u = unit_for(frame);
+  Unit& u = unit_for(peek(frame));
   u.reinjected.push_back(std::move(frame));
   wake(u, ctx_.now());
 }

@@ -67,7 +67,12 @@ private:
     bool stalled = false;  // its head waits for a receive WQE of stalled_qpn
     Qpn stalled_qpn;
   };
-  Unit& unit_for(const fabric::Frame& frame);
+  // The unit of a frame's destination QP (by its BTH, read without parsing).
+  Unit& unit_for(const std::optional<packet::ConstBth>& bth);
+  // The frame's receive latency: the pipeline's, its opcode's, a jitter draw.
+  sim::Duration latency_of(const std::optional<packet::ConstBth>& bth);
+  // The frame's BTH, where the units or the opcode's latency need it.
+  std::optional<packet::ConstBth> peek(const fabric::Frame& frame) const;
   // Schedules the unit's next packet no earlier than `earliest`, if it has one and may go.
   void wake(Unit& u, sim::Time earliest);
   void process(Unit& u);

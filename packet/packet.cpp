@@ -602,7 +602,7 @@ std::optional<ParseError> parse_ib(std::span<const std::byte> frame, std::size_t
 
 }  // namespace
 
-std::optional<Qpn> dest_qp_of(std::span<const std::byte> frame, LinkType link_type) noexcept {
+std::optional<ConstBth> bth_of(std::span<const std::byte> frame, LinkType link_type) noexcept {
   std::size_t bth = 0;
   if (link_type == LinkType::Infiniband) {
     const auto lrh = try_view<ConstLrh>(frame);
@@ -629,7 +629,11 @@ std::optional<Qpn> dest_qp_of(std::span<const std::byte> frame, LinkType link_ty
       return std::nullopt;
     }
   }
-  const auto b = try_view<ConstBth>(frame, bth);
+  return try_view<ConstBth>(frame, bth);
+}
+
+std::optional<Qpn> dest_qp_of(std::span<const std::byte> frame, LinkType link_type) noexcept {
+  const auto b = bth_of(frame, link_type);
   if (!b) return std::nullopt;
   return b->dest_qp();
 }

@@ -287,9 +287,12 @@ ParseResult<ParsedPacket> parse(std::span<const std::byte> frame, LinkType link_
 /// The same, decoded into `out` (which it resets first): no copy of the result.
 void parse(std::span<const std::byte> frame, LinkType link_type, std::size_t wire_length, bool read_crcs,
            ParseResult<ParsedPacket>& out) noexcept;
-/// The destination QP of a frame, read from its BTH past the link and network
-/// headers, without checking anything else (the NIC steers a received packet
-/// to a processing unit by it before parsing it); nullopt if no BTH is there.
+/// A frame's BTH, found past the link and network headers without checking
+/// anything else (the NIC steers a received packet to a processing unit by its
+/// destination QP, and times it by its opcode, before parsing it); nullopt if
+/// no BTH is there.
+std::optional<ConstBth> bth_of(std::span<const std::byte> frame, LinkType link_type) noexcept;
+/// The destination QP of bth_of's BTH.
 std::optional<Qpn> dest_qp_of(std::span<const std::byte> frame, LinkType link_type) noexcept;
 
 /// The ICRC recomputed over `frame` equals the one received.

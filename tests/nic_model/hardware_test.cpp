@@ -177,23 +177,36 @@ namespace {
 
 // Pipeline latency is separate from occupancy: it delays each packet by a fixed
 // time without changing what the pipelines can carry.
-sim::Duration one_write_time(uint32_t tx_latency, uint32_t rx_latency) {
+// Post to completion of one 8-byte inline WRITE (or SEND), caches warm.
+sim::Duration one_write_time(uint32_t tx_latency, uint32_t rx_latency, uint32_t rkey_check = 0,
+                             WrOpcode op = WrOpcode::RdmaWrite) {
   NicParams p;
   p.tx_latency_cycles = tx_latency;
   p.rx_latency_cycles = rx_latency;
+  p.rkey_check_cycles = rkey_check;
   TestBed bed(0, 0, 7, 100'000'000'000, sim::Duration::ns(100), p);
   auto [x, y] = bed.pair();
-  x->post_send(x->write_wqe(0, 0, 8, *y, 0));  // warms the caches
+  for (uint64_t i = 0; i < 2; ++i) y->post_recv(y->recv_wqe(i, 0, 64));
+  SendWqe w = x->write_wqe(0, 0, 8, *y, 0);
+  w.opcode = op;
+  x->post_send(w);  // warms the caches
   bed.run();
   const sim::Time start = bed.sim.now();
   // Inline: no payload DMA for the transmit latency to overlap with.
-  SendWqe w = x->write_wqe(1, 0, 8, *y, 0);
+  w.wr_id = 1;
   w.send_flags |= kSendInline;
   w.inline_len = 8;
   x->post_send(w);
   bed.run();
   EXPECT_EQ(x->cqes.size(), 2u);
   return x->cqes.back().at - start;
+}
+
+TEST(PipelineLatency, ARequestNamingRemoteMemoryTakesItsRkeyCheckLonger) {
+  // 50 cycles at 500 MHz, once: at the responder, for the WRITE (its ACK names no memory).
+  EXPECT_EQ(one_write_time(0, 0, 50) - one_write_time(0, 0), sim::Duration::ns(100));
+  EXPECT_EQ(one_write_time(0, 0, 50, WrOpcode::Send), one_write_time(0, 0, 0, WrOpcode::Send))
+      << "a SEND's buffer comes with its receive WQE";
 }
 
 TEST(PipelineLatency, AddsExactlyItsTimeToEachPacket) {
