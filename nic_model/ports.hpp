@@ -103,6 +103,8 @@ public:
   virtual ~ReceivePort() = default;
   // A stalled request of `qpn` (of any QP if nullopt) may go on.
   virtual void resume(std::optional<Qpn> qpn) = 0;
+  // The atomic that holds every unit (RequestVerdict::Wait) is done: they may go on.
+  virtual void atomic_done() = 0;
   // A packet kept out of order whose turn has come: processed before the frames still waiting.
   virtual void reinject(fabric::Frame&& frame) = 0;
 };

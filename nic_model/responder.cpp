@@ -355,7 +355,7 @@ void Responder::dma_done(uint64_t, bool ok) {
     --qp->responses_queued;
     nak(*qp, NakCode::RemoteOperationalError, atomic_.psn);
   }
-  ports_.receive->resume(atomic_.qpn);
+  ports_.receive->atomic_done();
 }
 
 void Responder::release_reordered(QpContext& qp) {

@@ -85,11 +85,13 @@ void RxPipeline::receive(fabric::Frame&& frame) {
   wake(u, effective);
 }
 
+void RxPipeline::atomic_done() {
+  held_ = false;
+  for (Unit& u : units_) wake(u, ctx_.now());
+}
+
 void RxPipeline::resume(std::optional<Qpn> qpn) {
-  if (held_ && (!qpn || *qpn == held_qpn_)) {
-    held_ = false;
-    for (Unit& u : units_) wake(u, ctx_.now());
-  }
+  // Receive WQEs arriving free a stalled unit, never one held by an atomic.
   for (Unit& u : units_) {
     if (!u.stalled || (qpn && *qpn != u.stalled_qpn)) continue;
     u.stalled = false;
@@ -215,9 +217,8 @@ bool RxPipeline::to_responder(Unit& u, QpContext& qp, const packet::ParsedPacket
       u.stalled = true;
       u.stalled_qpn = p.fields.dest_qp;
       return false;
-    case RequestVerdict::Wait:  // consumed (an atomic): no unit takes anything until resume
+    case RequestVerdict::Wait:  // consumed (an atomic): no unit takes anything until atomic_done
       held_ = true;
-      held_qpn_ = p.fields.dest_qp;
       return true;
   }
   return true;

@@ -42,6 +42,7 @@ public:
   void connect(const Ports& ports) { ports_ = ports; }
   void receive(fabric::Frame&& frame);
   void resume(std::optional<Qpn> qpn) override;
+  void atomic_done() override;
   void reinject(fabric::Frame&& frame) override;
 
   struct Counters {
@@ -95,8 +96,7 @@ private:
   Ports ports_;
   packet::HeaderPrediction prediction_;  // parse(), answered from the QP's last packet where it can be
   ProcessingUnits<Unit> units_;
-  bool held_ = false;  // an atomic of held_qpn_ executes: no unit takes a packet
-  Qpn held_qpn_;
+  bool held_ = false;  // an atomic executes: no unit takes a packet
   Counters counters_;
 };
 

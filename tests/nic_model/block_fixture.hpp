@@ -134,7 +134,9 @@ struct FakeFetch : FetchPort {
 struct FakeReceive : ReceivePort {
   std::vector<uint32_t> resumed;     // QPNs (0: any)
   std::vector<uint32_t> reinjected;  // the frames' PSNs
+  int atomics_done = 0;
   void resume(std::optional<Qpn> qpn) override { resumed.push_back(qpn ? qpn->value() : 0); }
+  void atomic_done() override { ++atomics_done; }
   void reinject(fabric::Frame&& frame) override { reinjected.push_back(parse_sent(frame).fields.psn.value()); }
 };
 
