@@ -16,8 +16,16 @@ pids=()
 run() {  # run NAME HOST ARGS...: a program on HOST, in the background
   local name=$1 host=$2
   shift 2
-  timeout 60 "$rnicsim" exec --socket "$sock" --host "$host" -- "$@" > "$out/$name.log" 2>&1 &
+  timeout 60 "$rnicsim" exec --socket "$sock" --host "$host" -- stdbuf -oL "$@" > "$out/$name.log" 2>&1 &
   pids+=($!)
+}
+# Waits until every pair is in its transfer: a program still setting up when
+# the daemon dies may be blocked in a TCP exchange with its peer, where no
+# verbs call can tell it (as on hardware). A slow machine takes seconds to
+# get there.
+in_transfer() {
+  grep -q "remote address" "$out/pingpong_server.log" && grep -q "remote address" "$out/pingpong_client.log" &&
+    grep -q "#bytes" "$out/write_bw_client.log" && grep -q "#bytes" "$out/write_bw_server.log"
 }
 run write_bw_server h0 ib_write_bw -p "$port" -n 2000000 -s 65536
 wait_listen "$port"
@@ -25,7 +33,9 @@ run write_bw_client h1 ib_write_bw -p "$port" -n 2000000 -s 65536 localhost
 run pingpong_server h2 ibv_rc_pingpong -p $((port + 1)) -g 0 -n 100000000
 wait_listen $((port + 1))
 run pingpong_client h3 ibv_rc_pingpong -p $((port + 1)) -g 0 -n 100000000 localhost
-sleep 2
+for _ in $(seq 600); do in_transfer && break; sleep 0.1; done
+in_transfer || { echo "FAIL: the pairs did not start their transfers in 60 s"; tail "$out"/*.log; exit 1; }
+sleep 1
 for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null || { echo "FAIL: a program ended before the daemon died"; tail "$out"/*.log; exit 1; }; done
 kill -9 "$daemon"
 start=$(date +%s%N)
