@@ -78,4 +78,6 @@ rc=$?
 
 cat "$out/refused.txt"
 [ $fail -eq 0 ] && echo PASS
+# On a failure, the daemon's account of which process went on which host.
+[ $fail -eq 0 ] || { kill -INT "$daemon"; wait "$daemon"; echo "--- daemon"; cat "$out/daemon.log"; }
 exit $fail
