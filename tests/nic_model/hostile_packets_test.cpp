@@ -153,8 +153,13 @@ const std::vector<Counter>& all_counters() {
   return all;
 }
 
-TEST(HostilePackets, EachIsCountedUnderItsFaultAndDropped) {
-  TestBed bed;
+// Each hostile packet through a NIC of `units` receive units (steered by the
+// BTH read before parsing, which a hostile frame may not have).
+void each_counted_and_dropped(uint32_t units) {
+  NicParams p;
+  p.responder_units = units;
+  p.rkey_check_cycles = 10;  // the opcode read before parsing, too
+  TestBed bed(0, 0, 7, 100'000'000'000, sim::Duration::us(1), p);
   auto [x, y] = bed.pair();
   y->post_recv(y->recv_wqe(1, 0, 4096));  // a hostile SEND that got through would take it
   const Target t{bed, *y};
@@ -187,6 +192,9 @@ TEST(HostilePackets, EachIsCountedUnderItsFaultAndDropped) {
   EXPECT_TRUE(same(y->bytes(0, 256 * 1024), x->bytes(0, 256 * 1024)));
   EXPECT_EQ(x->nic().stats().retransmitted_packets, 0u);
 }
+
+TEST(HostilePackets, EachIsCountedUnderItsFaultAndDropped) { each_counted_and_dropped(1); }
+TEST(HostilePackets, EachIsCountedAndDroppedWithProcessingUnits) { each_counted_and_dropped(4); }
 
 // The peer's own packets pass the same checks: nothing legitimate is refused.
 TEST(HostilePackets, ThePeersTrafficPassesEveryCheck) {
