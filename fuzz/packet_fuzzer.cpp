@@ -61,7 +61,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     require(p.payload.size() == p.fields.payload_length, "payload span matches payload_length");
     checks = all_checks_pass(frame, p);
     check_rebuild(p);
+    // The BTH a NIC reads before parsing (to steer the packet) is the parsed one.
+    const auto bth = bth_of(frame, link);
+    require(bth && bth->dest_qp() == p.fields.dest_qp && bth->opcode() == static_cast<std::uint8_t>(p.fields.opcode),
+            "bth_of finds the BTH parse() found");
   } else {
+    (void)bth_of(frame, link);  // never reads outside the frame, whatever it holds
     require(!to_string(parsed.error()).empty(), "every parse error has a name");
   }
   if (link == LinkType::Ethernet) {
