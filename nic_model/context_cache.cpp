@@ -16,11 +16,16 @@ sim::Time ContextCache::context_ready(Qpn qpn, sim::Time now) {
 
 void ContextCache::prefetch(Qpn qpn, sim::Time now) {
   if (qpc_.access(qpn.value())) return;
+  drop_landed(now);  // else a run of misses, which never asks landing(), would grow the list
   arriving_.push_back({qpn, pcie_.read(now, params_.qpc_entry_bytes)});
 }
 
-sim::Time ContextCache::landing(Qpn qpn, sim::Time now) {
+void ContextCache::drop_landed(sim::Time now) {
   std::erase_if(arriving_, [&](const Arriving& a) { return a.at <= now; });
+}
+
+sim::Time ContextCache::landing(Qpn qpn, sim::Time now) {
+  drop_landed(now);
   for (const Arriving& a : arriving_)
     if (a.qpn == qpn) return a.at;
   return now;

@@ -44,6 +44,7 @@ private:
   std::vector<Arriving> arriving_;
   // When a resident context is there: its prefetch's landing, or `now`.
   sim::Time landing(Qpn qpn, sim::Time now);
+  void drop_landed(sim::Time now);
 };
 
 }  // namespace rnicsim::nic
