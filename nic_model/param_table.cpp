@@ -49,6 +49,7 @@ const ParamKey<PcieParams> kPcieKeys[] = {
     {"max_read_request_bytes", ParamKind::Bytes, 128, 4096, &PcieParams::max_read_request_bytes, true, "max read request size (MRRS)"},
     {"tlp_overhead_bytes", ParamKind::Bytes, 0, 256, &PcieParams::tlp_overhead_bytes, false, "header, framing and DLLP share per TLP"},
     {"max_read_tags", ParamKind::Count, 0, 1024, &PcieParams::max_read_tags, false, "non-posted read requests outstanding (0: unlimited)"},  // 0: unlimited
+    {"mmio_line_time", ParamKind::Time, 0, 0, &PcieParams::mmio_line_time, false, "least time per 64-byte line of MMIO writes: the write-combining rate (0: the link's rate)"},
 };
 
 const ParamKey<CongestionParams> kCongestionKeys[] = {

@@ -79,7 +79,10 @@ sim::Time PcieLink::mmio_write(sim::Time now, uint64_t bytes) {
   // back in turn, which overstates the link by one small TLP per MMIO write.
   const uint64_t wire = bytes + p_.tlp_overhead_bytes;
   down_bytes_ += wire;
-  return reserve(mmio_free_, now, wire, mmio_time_) + p_.latency;
+  const auto lines = static_cast<int64_t>((bytes + 63) / 64);
+  const sim::Time begin = std::max(now, mmio_free_);
+  mmio_free_ = begin + std::max(mmio_time_(wire), p_.mmio_line_time * lines);
+  return mmio_free_ + p_.latency;
 }
 
 }  // namespace rnicsim::nic

@@ -45,6 +45,7 @@ double slowdown_quantile(const WorkloadSummary& w, double q) {
 constexpr WorkloadMetric kWorkloadMetrics[] = {
     {"throughput", Unit::Rate, "goodput of the workload's messages", [](const WorkloadSummary& w) { return w.gbps * 1e9; }},
     {"message_rate", Unit::Count, "messages per second", [](const WorkloadSummary& w) { return w.mmsg_per_s * 1e6; }},
+    {"post_cpu_busy", Unit::Ratio, "the busiest posting core's share of the run", [](const WorkloadSummary& w) { return w.post_cpu_busy; }},
     {"messages", Unit::Count, "messages completed", [](const WorkloadSummary& w) { return static_cast<double>(w.messages); }},
     {"latency_p50", Unit::Time, "median latency", [](const WorkloadSummary& w) { return ps_to_s(w.lat_p50_ps); }},
     {"latency_p99", Unit::Time, "99th percentile latency", [](const WorkloadSummary& w) { return ps_to_s(w.lat_p99_ps); }},

@@ -168,6 +168,7 @@ sim::Json workload_json(const WorkloadSummary& w) {
                  {"seconds", w.seconds},
                  {"gbps", w.gbps},
                  {"mmsg_per_s", w.mmsg_per_s},
+                 {"post_cpu_busy", w.post_cpu_busy},
                  {"latency_ps", {{"min", w.lat_min_ps}, {"p50", w.lat_p50_ps}, {"p99", w.lat_p99_ps},
                                  {"max", w.lat_max_ps}, {"mean", w.lat_mean_ps}}},
                  {"completed", w.completed},

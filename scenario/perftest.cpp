@@ -65,8 +65,9 @@ PerftestWorkload::PerftestWorkload(World& world, const Scenario& s, const Worklo
   const uint32_t send_cq = ring_entries(uint64_t{qps} * spec.tx_depth);
   const uint32_t recv_cq = recv ? ring_entries(uint64_t{qps} * spec.rx_depth) : 0;
   // In a bw test the server only receives.
-  client_ = std::make_unique<HostSide>(world.host(spec.from), timing_, send_cq, recv_cq, buffer_bytes);
-  server_ = std::make_unique<HostSide>(world.host(spec.to), timing_, latency ? send_cq : 1, recv_cq, buffer_bytes);
+  client_ = std::make_unique<HostSide>(world.host(spec.from), timing_, send_cq, recv_cq, buffer_bytes, spec.processes);
+  server_ = std::make_unique<HostSide>(world.host(spec.to), timing_, latency ? send_cq : 1, recv_cq, buffer_bytes,
+                                       spec.processes);
   for (uint32_t q = 0; q < qps; ++q) {
     client_->add_qp(sq_entries_, rq_entries);
     server_->add_qp(latency ? sq_entries_ : 1, rq_entries);
@@ -350,13 +351,13 @@ void PerftestWorkload::bw_pump(uint32_t qp) {
   const uint64_t iters = spec_.iterations;
   const uint32_t pl = spec_.post_list;
   while (scnt_[qp] < iters && scnt_[qp] + pl <= spec_.tx_depth + ccnt_[qp]) {
-    const sim::Time t = now();
     for (uint32_t k = 0; k < pl; ++k) {
       const uint64_t s = scnt_[qp] + k;
       const bool signaled = s % spec_.cq_mod == spec_.cq_mod - 1 || s == iters - 1;
+      // perftest takes the time as it posts: when the QP's core gets to it.
+      const sim::Time t = client_->post_send(qp, make_wqe(*client_, qp, s, signaled), k + 1 == pl, pl == 1);
       tposted_[totscnt_ + k] = t;
       post_time_[size_t{qp} * sq_entries_ + s % sq_entries_] = t;
-      client_->post_send(qp, make_wqe(*client_, qp, s, signaled), k + 1 == pl, pl == 1);
     }
     counts_.sends_posted += pl;
     if (needs_recv(spec_.op)) counts_.receives_expected += pl;

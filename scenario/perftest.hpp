@@ -4,6 +4,7 @@
 // scenario's `host:` (HostTiming); posting itself takes no simulated time.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <span>
 #include <vector>
@@ -28,6 +29,9 @@ public:
   std::vector<const Host*> part_hosts(size_t) const override { return {&client_->host(), &server_->host()}; }
   uint64_t delivered_bytes() const override;
   uint64_t expected_bytes() const override;
+  sim::Duration posting_busy() const override {
+    return std::max(client_->cores().busiest(), server_->cores().busiest());
+  }
 
 private:
   struct LatSide;

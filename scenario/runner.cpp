@@ -286,6 +286,7 @@ WorkloadSummary summarise_workload(const Scenario& s, packet::LinkKind link, con
   if (ws.seconds > 0) {
     ws.gbps = static_cast<double>(ws.bytes) * 8 / ws.seconds / 1e9;
     ws.mmsg_per_s = static_cast<double>(ws.messages) / ws.seconds / 1e6;
+    ws.post_cpu_busy = w.posting_busy().seconds() / ws.seconds;
   }
   const sim::Histogram& h = w.latency_ps();
   ws.lat_p50_ps = h.percentile(0.5);

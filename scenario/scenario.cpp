@@ -68,6 +68,8 @@ const KeyInfo kHostTimingKeys[] = {
     {"poll_delay", "50ns", "time (50ns)", "", "from a CQE or polled byte landing in host memory to the host acting on it"},
     {"mem_poll_interval", "10ns", "time (10ns)", ">= 100ps", "how often a host spinning on memory reads it"},
     {"blueflame", "true", "true | false", "", "a WQE posted alone goes with its doorbell (no WQE fetch)"},
+    {"post_cost", "0ns", "time", "", "a core's time to build one WQE (ibv_post_send's own work)"},
+    {"mmio_cost", "0ns", "time", "", "a core's time to write one 64-byte line by MMIO (a doorbell: one; BlueFlame: the WQE's lines)"},
 };
 
 void read_nic(const Reader& r, const YAML::Node& n, Scenario& s) {
@@ -90,6 +92,8 @@ void read_host_timing(const Reader& r, const YAML::Node& n, HostTiming& h) {
   if (n["blueflame"]) h.blueflame = r.boolean(n["blueflame"], "host.blueflame");
   if (n["poll_delay"])
     h.poll_delay = r.parsed<sim::Duration>(n["poll_delay"], "host.poll_delay (a time like 50ns)", parse_duration);
+  if (n["post_cost"]) h.post_cost = r.parsed<sim::Duration>(n["post_cost"], "host.post_cost (a time like 40ns)", parse_duration);
+  if (n["mmio_cost"]) h.mmio_cost = r.parsed<sim::Duration>(n["mmio_cost"], "host.mmio_cost (a time like 20ns)", parse_duration);
   if (n["mem_poll_interval"]) {
     h.mem_poll_interval =
         r.parsed<sim::Duration>(n["mem_poll_interval"], "host.mem_poll_interval (a time like 10ns)", parse_duration);

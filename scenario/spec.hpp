@@ -64,6 +64,7 @@ struct WorkloadSpec {
   bool all_sizes = false;
   uint64_t iterations = 1000;       // per QP (`count` is an alias)
   uint32_t qps = 1;                 // QP pairs; each runs `iterations`
+  uint32_t processes = 1;           // the client's cores posting, QP i on core i mod processes
   uint32_t tx_depth = 128;          // send queue depth: WQEs outstanding per QP at most
   uint32_t rx_depth = 512;          // receive WQEs kept posted per QP (send, write_imm)
   uint32_t cq_mod = 100;            // bw: every cq_mod-th WQE is signaled
@@ -98,6 +99,11 @@ struct HostTiming {
   // the NIC does not fetch it; a post list rings a plain doorbell. mlx5 does this
   // unless MLX5_SHUT_UP_BF=1.
   bool blueflame = true;
+  // A core's time to build one WQE in the ring (ibv_post_send's own work), and
+  // to write one 64-byte line by MMIO (a doorbell is one; a BlueFlame WQE its
+  // lines): the host side of posting (host_cores.hpp). Zero: posting is free.
+  sim::Duration post_cost = sim::Duration::zero();
+  sim::Duration mmio_cost = sim::Duration::zero();
 };
 
 // The network: every form a scenario gives it in (point-to-point links, switches

@@ -47,6 +47,7 @@ struct WorkloadSummary {
   double seconds = 0, gbps = 0, mmsg_per_s = 0;
   uint64_t lat_p50_ps = 0, lat_p99_ps = 0, lat_min_ps = 0, lat_max_ps = 0;
   double lat_mean_ps = 0;
+  double post_cpu_busy = 0;  // the busiest posting core's share of the run (1: the host bounds the rate)
   bool completed = false, data_verified = false;
   bool data_checked = true;  // false: payload bytes not materialised (size-only run)
   WorkloadCounts counts;

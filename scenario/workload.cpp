@@ -35,7 +35,7 @@ void Workload::fail(const std::string& why) {
 // --- HostSide ---------------------------------------------------------------------
 
 HostSide::HostSide(Host& host, const HostTiming& timing, uint32_t send_cq_entries, uint32_t recv_cq_entries,
-                   uint64_t buffer_bytes)
+                   uint64_t buffer_bytes, uint32_t cores)
     : host_(host),
       timing_(timing),
       poll_([this] { poll(); }, "host.poll_cq", host.actor()),
@@ -47,6 +47,7 @@ HostSide::HostSide(Host& host, const HostTiming& timing, uint32_t send_cq_entrie
             fn();
           },
           "host.poll_mem_seen", host.actor()),
+      cores_(*host.nic, host.actor(), cores, {timing.post_cost, timing.mmio_cost}),
       buffer_bytes_(buffer_bytes) {
   nic::Nic& n = *host.nic;
   pd_ = n.alloc_pd();
@@ -129,19 +130,16 @@ void HostSide::connect_to(uint32_t qp, const nic::AddressVector& peer, nic::Qpn 
                         nic::kQpMaxQpRdAtomic));
 }
 
-void HostSide::post_send(uint32_t qp, const nic::SendWqe& w, bool ring, bool alone) {
+sim::Time HostSide::post_send(uint32_t qp, const nic::SendWqe& w, bool ring, bool alone) {
   Qp& q = qps_[qp];
   const uint64_t producer = q.sq.post(w);
-  if (!ring) return;
-  if (alone && timing_.blueflame)
-    host_.nic->ring_doorbell_with_wqe(q.qpn, producer, w);
-  else
-    host_.nic->ring_doorbell(nic::WorkQueue::send(q.qpn), producer);
+  const bool blueflame = ring && alone && timing_.blueflame;
+  return cores_.post(qp, nic::WorkQueue::send(q.qpn), producer, ring, blueflame ? &w : nullptr);
 }
 
 void HostSide::post_recv(uint32_t qp, const nic::RecvWqe& w) {
   Qp& q = qps_[qp];
-  host_.nic->ring_doorbell(nic::WorkQueue::recv(q.qpn), q.rq.post(w));
+  cores_.post_recv(qp, nic::WorkQueue::recv(q.qpn), q.rq.post(w));
 }
 
 void HostSide::on_completion(nic::Cqn) {

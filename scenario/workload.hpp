@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "nic_model/host_queues.hpp"
+#include "scenario/host_cores.hpp"
 #include "scenario/spec.hpp"
 #include "scenario/summary.hpp"
 #include "scenario/workload_counts.hpp"
@@ -60,6 +61,8 @@ public:
   virtual uint64_t delivered_bytes() const { return bytes_; }
   // What delivered_bytes() comes to when the workload has finished.
   virtual uint64_t expected_bytes() const = 0;
+  // The time its busiest posting core spent posting (HostCores); zero where posting is free.
+  virtual sim::Duration posting_busy() const { return sim::Duration::zero(); }
   // Brings what its parts did into the workload's own state (finished once
   // every part is, and its counts); called while no event runs: at a
   // stage's end and after the run.
@@ -119,8 +122,9 @@ public:
   // Called for every CQE the host reaps; `recv` says from which CQ.
   using CqeHandler = std::function<void(const nic::Cqe&, bool recv)>;
 
+  // `cores`: the cores that post, QP i on core i mod cores (one per perftest process).
   HostSide(Host& host, const HostTiming& timing, uint32_t send_cq_entries, uint32_t recv_cq_entries,
-           uint64_t buffer_bytes);
+           uint64_t buffer_bytes, uint32_t cores = 1);
   ~HostSide() override;
   HostSide(const HostSide&) = delete;
   HostSide& operator=(const HostSide&) = delete;
@@ -145,9 +149,11 @@ public:
                   const Connection& c);
   // Writes the WQE into the send ring; rings the doorbell if `ring` (a post list
   // rings once, after its last WQE). A WQE posted on its own (`alone`) goes with
-  // the doorbell (BlueFlame) when the host's settings say so.
-  void post_send(uint32_t qp, const nic::SendWqe& w, bool ring = true, bool alone = true);
+  // the doorbell (BlueFlame) when the host's settings say so. Returns when the
+  // QP's core started on it (later than now while it is busy: HostCores).
+  sim::Time post_send(uint32_t qp, const nic::SendWqe& w, bool ring = true, bool alone = true);
   void post_recv(uint32_t qp, const nic::RecvWqe& w);
+  const HostCores& cores() const { return cores_; }
 
   // Calls `fn` once the byte at `addr` reads `value`: the host reads it every
   // mem_poll_interval and acts poll_delay after the read that sees it.
@@ -184,6 +190,7 @@ private:
   HostTiming timing_;
   CqeHandler handler_;
   sim::Event poll_, mem_poll_, mem_act_;
+  HostCores cores_;
   nic::Pdn pd_;
   nic::Cqn send_cqn_, recv_cqn_;
   std::optional<nic::CqRingReader> send_cq_, recv_cq_;

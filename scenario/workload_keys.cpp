@@ -41,6 +41,7 @@ const KeyInfo kPerftestKeys[] = {
     {"iterations", "bw 5000, lat 1000", "count", "1..2^40", "messages per QP (-n)"},
     {"count", "", "count", "1..2^40", "another name for iterations"},
     {"qps", "1", "count", "1..65536 (lat: 1)", "QP pairs, each running iterations (-q)"},
+    {"processes", "1", "count", "1..qps", "bw: perftest processes sharing the QPs, each on a core of its own (QP i in process i mod N)"},
     {"tx_depth", "bw 128, lat 1 (at most iterations)", "count", "1..8192", "send queue depth (-t)"},
     {"rx_depth", "512 (at most iterations)", "count", "1..16384", "send, send_imm, write_imm: receives kept posted per QP (-r)"},
     {"cq_mod", "100; 1 above 8KiB messages; post_list with one; at most tx_depth", "count", "1..1024",
@@ -458,6 +459,10 @@ void read_depths(const Reader& r, const YAML::Node& w, bool lat, WorkloadSpec& s
 
   if (w["qps"]) spec.qps = static_cast<uint32_t>(r.integer(w["qps"], "qps", 1, 65536));
   if (lat && spec.qps != 1) r.fail(w["qps"], "latency tests use one QP (perftest's *_lat): qps must be 1");
+  if (w["processes"]) {
+    spec.processes = static_cast<uint32_t>(r.integer(w["processes"], "processes", 1, 65536));
+    if (spec.processes > spec.qps) r.fail(w["processes"], "processes must not exceed qps (each process has a QP at least)");
+  }
 
   spec.tx_depth = lat ? 1 : 128;
   if (w["tx_depth"]) spec.tx_depth = static_cast<uint32_t>(r.integer(w["tx_depth"], "tx_depth", 1, 8192));

@@ -135,3 +135,32 @@ TEST(PcieOrdering, MmioWritePassesBookedReadCompletions) {
 }
 
 }  // namespace
+
+namespace {
+
+// The write-combining rate: MMIO writes of whole lines follow each other no
+// faster than mmio_line_time per 64-byte line, where the link alone would
+// take them faster; a zero line time leaves the link's rate.
+TEST(PcieOrdering, MmioWritesKeepTheWriteCombiningRate) {
+  using rnicsim::sim::Duration;
+  using rnicsim::sim::Time;
+  rnicsim::nic::PcieParams p;
+  p.mmio_line_time = Duration::ps(5700);  // 175 M lines/s
+  rnicsim::nic::PcieLink link(p);
+  rnicsim::nic::PcieLink plain(rnicsim::nic::PcieParams{});
+  Time last, plain_last;
+  for (int i = 0; i < 100; ++i) {
+    last = link.mmio_write(Time::zero(), 128);  // a two-line BlueFlame WQE
+    plain_last = plain.mmio_write(Time::zero(), 128);
+  }
+  // 100 WQEs of two lines: 200 x 5.7 ns, where 100 TLPs of 152 bytes take about 1 us at PCIe 3.0 x16.
+  EXPECT_EQ(last - Time::zero(), p.latency + Duration::ps(5700) * 200);
+  EXPECT_LT(plain_last - Time::zero(), p.latency + Duration::ns(1100));
+  // A doorbell is one line.
+  rnicsim::nic::PcieLink doorbells(p);
+  Time d;
+  for (int i = 0; i < 10; ++i) d = doorbells.mmio_write(Time::zero(), 8);
+  EXPECT_EQ(d - Time::zero(), p.latency + Duration::ps(5700) * 10);
+}
+
+}  // namespace
