@@ -48,6 +48,11 @@ struct NicParams {
   // side's (inbound requests and responses, and the answers they make).
   uint32_t requester_units = 1;
   uint32_t responder_units = 1;
+  // Atomics lock their target by address bucket (the 8-byte word's address
+  // modulo the count): two on one bucket run one after the other, on different
+  // buckets at once (Kalia et al., ATC 2016: ConnectX-3 serialises all, one
+  // bucket; Connect-IB has 4096).
+  uint32_t atomic_buckets = 1;
   uint32_t datapath_bytes_per_cycle = 64;
   uint32_t tx_latency_cycles = 0;  // latency apart from occupancy (which bounds rates)
   uint32_t rx_latency_cycles = 0;

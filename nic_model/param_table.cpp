@@ -12,6 +12,7 @@ const ParamKey<NicParams> kNicKeys[] = {
     {"requester_cycles_per_wqe", ParamKind::Cycles, 0, 1'000'000, &NicParams::requester_cycles_per_wqe, false, "requester occupancy to decode a WQE, on its first packet"},
     {"requester_units", ParamKind::Count, 1, 256, &NicParams::requester_units, false, "requester processing units side by side, each QP on one (by QPN)"},
     {"responder_units", ParamKind::Count, 1, 256, &NicParams::responder_units, false, "receive-side processing units (requests, responses, answers), each QP on one (by QPN)"},
+    {"atomic_buckets", ParamKind::Count, 1, 65536, &NicParams::atomic_buckets, false, "atomics lock their target by address bucket: on one bucket one at a time, on different ones at once"},
     {"datapath_bytes_per_cycle", ParamKind::Bytes, 1, 4096, &NicParams::datapath_bytes_per_cycle, false, "payload bytes the requester and responder move per cycle"},
     {"tx_latency_cycles", ParamKind::Cycles, 0, 1'000'000, &NicParams::tx_latency_cycles, false, "transmit pipeline latency from build to wire (beyond occupancy)"},
     {"rx_latency_cycles", ParamKind::Cycles, 0, 1'000'000, &NicParams::rx_latency_cycles, false, "receive pipeline latency from last bit to effect (beyond occupancy)"},

@@ -34,8 +34,8 @@ public:
 };
 
 // What the responder makes of a request. Done: consumed. Stall: keep it and
-// retry after a resume (a receive WQE is on its way). Wait: consumed, but take
-// no packet until a resume (an atomic is reading host memory).
+// retry after a resume (a receive WQE is on its way). Wait: keep it and retry
+// when an atomic is done (its QP's atomic, or one on its bucket, executes).
 enum class RequestVerdict : uint8_t { Done, Stall, Wait };
 
 // Into the responder: requests, and receive WQEs that arrived for them.
@@ -103,7 +103,7 @@ public:
   virtual ~ReceivePort() = default;
   // A stalled request of `qpn` (of any QP if nullopt) may go on.
   virtual void resume(std::optional<Qpn> qpn) = 0;
-  // The atomic that holds every unit (RequestVerdict::Wait) is done: they may go on.
+  // An atomic is done: requests that waited for one (RequestVerdict::Wait) may go on.
   virtual void atomic_done() = 0;
   // A packet kept out of order whose turn has come: processed before the frames still waiting.
   virtual void reinject(fabric::Frame&& frame) = 0;

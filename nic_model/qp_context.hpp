@@ -68,6 +68,7 @@ struct ResponseJob {
   uint32_t packets = 1;
   uint32_t next_packet = 0;
   uint64_t atomic_original = 0;
+  bool pending = false;        // atomic: its target not read yet (the answer waits for it)
   Msn msn{};                   // the MSN the answer's AETH carries
   bool cancelled = false;      // a duplicate request asked for it again: not sent
   bool replay = false;         // a READ executed again for a duplicate request
@@ -178,6 +179,9 @@ struct QpContext {
   // modular order is a strict order over them, across the wrap too.
   std::map<packet::Psn, fabric::Frame> reorder;
   std::array<AtomicReplay, 16> atomic_replay{};
+  // Its atomics whose read-modify-write is under way: its later requests but
+  // atomics wait for them (an atomic's write must land before what follows).
+  uint32_t atomics_executing = 0;
   uint32_t atomic_replay_next = 0;
 
   uint64_t tx_packets = 0, rx_packets = 0, retransmitted_packets = 0;

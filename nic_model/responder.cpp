@@ -33,7 +33,8 @@ static_assert(static_cast<int>(packet::LinkKind::RoceV2Ipv4) == 0 && static_cast
 constexpr const UdL3& ud_l3(packet::LinkKind k) { return kUdL3[static_cast<int>(k)]; }
 }  // namespace
 
-Responder::Responder(NicContext& ctx) : ctx_(ctx), units_(ctx.params().responder_units, this) {}
+Responder::Responder(NicContext& ctx)
+    : ctx_(ctx), units_(ctx.params().responder_units, this), bucket_locked_(std::max(ctx.params().atomic_buckets, 1u)) {}
 
 // Every answer of a QP leaves in PSN order (IBTA 9.7.5.1.1): an ACK or NAK
 // behind READ responses or an atomic's answer still queued waits for them,
@@ -308,18 +309,30 @@ Responder::Verdict Responder::start_atomic(QpContext& qp, const packet::ParsedPa
     class_c_error(qp, NakCode::InvalidRequest, psn);
     return Verdict::Done;
   }
-  atomic_.qpn = qp.qpn;
-  atomic_.psn = psn;
-  atomic_.host_addr = host;
-  atomic_.compare_swap = p.fields.opcode == packet::Opcode::RcCompareSwap;
-  atomic_.swap_add = a.swap_add;
-  atomic_.compare = a.compare;
+  // Read, modify, write with the bucket locked: the atomic is atomic with
+  // respect to every other on its bucket. The QP goes on at once; its answer
+  // takes its place in the QP's answers now and leaves once the value is read.
+  uint32_t tag = static_cast<uint32_t>(atomics_.size());
+  if (free_atomics_.empty()) {
+    atomics_.emplace_back();
+  } else {
+    tag = free_atomics_.back();
+    free_atomics_.pop_back();
+  }
+  PendingAtomic& op = atomics_[tag];
+  op = PendingAtomic{.qpn = qp.qpn, .psn = psn, .host_addr = host,
+                     .compare_swap = p.fields.opcode == packet::Opcode::RcCompareSwap, .swap_add = a.swap_add,
+                     .compare = a.compare, .bucket = bucket_of(a.va)};
+  bucket_locked_[op.bucket] = true;
+  ++qp.atomics_executing;
   ++qp.responses_queued;
   ++counters_.atomics;
-  // Read, modify, write while the receive pipeline waits: the atomic is atomic
-  // with respect to every other request this NIC executes.
-  ctx_.dma.read(host, atomic_.value, this, 0, ReadMode::Now);
-  return Verdict::Wait;
+  qp.epsn = qp.message_start = psn + 1;
+  ++qp.msn;
+  qp.nak_outstanding = false;
+  queue_answer(qp, {.atomic = true, .first_psn = psn, .pending = true});
+  ctx_.dma.read(host, op.value, this, tag, ReadMode::Now);
+  return Verdict::Done;
 }
 
 void Responder::queue_atomic_answer(QpContext& qp, Psn psn, uint64_t original) {
@@ -336,26 +349,45 @@ void Responder::queue_answer(QpContext& qp, ResponseJob job) {
   wake(unit);
 }
 
-void Responder::dma_done(uint64_t, bool ok) {
-  QpContext* qp = ctx_.qp(atomic_.qpn);
+void Responder::dma_done(uint64_t tag, bool ok) {
+  const PendingAtomic op = atomics_[tag];
+  free_atomics_.push_back(static_cast<uint32_t>(tag));
+  bucket_locked_[op.bucket] = false;
+  QpContext* qp = ctx_.qp(op.qpn);
+  if (qp != nullptr && qp->atomics_executing > 0) --qp->atomics_executing;
+  ResponseJob* job = qp != nullptr ? pending_answer(*qp, op.psn) : nullptr;
   if (qp != nullptr && ok) {
     uint64_t orig = 0;
-    std::memcpy(&orig, atomic_.value.data(), 8);
-    const uint64_t next = atomic_.compare_swap ? (orig == atomic_.compare ? atomic_.swap_add : orig)
-                                               : orig + atomic_.swap_add;
+    std::memcpy(&orig, op.value.data(), 8);
+    const uint64_t next = op.compare_swap ? (orig == op.compare ? op.swap_add : orig) : orig + op.swap_add;
     std::array<std::byte, 8> bytes;
     std::memcpy(bytes.data(), &next, 8);
-    ctx_.dma.write_small(atomic_.host_addr, bytes, nullptr, 0, atomic_.qpn);
-    qp->atomic_replay[qp->atomic_replay_next++ % qp->atomic_replay.size()] = AtomicReplay{atomic_.psn, orig, true};
-    qp->epsn = qp->message_start = atomic_.psn + 1;
-    ++qp->msn;
-    qp->nak_outstanding = false;
-    queue_atomic_answer(*qp, atomic_.psn, orig);  // counted in responses_queued at start_atomic
+    ctx_.dma.write_small(op.host_addr, bytes, nullptr, 0, op.qpn);
+    qp->atomic_replay[qp->atomic_replay_next++ % qp->atomic_replay.size()] = AtomicReplay{op.psn, orig, true};
+    if (job != nullptr) {  // else a duplicate request cancelled it: the replay answers
+      job->atomic_original = orig;
+      job->pending = false;
+      wake(units_.of(op.qpn));
+    }
   } else if (qp != nullptr) {
-    --qp->responses_queued;
-    nak(*qp, NakCode::RemoteOperationalError, atomic_.psn);
+    if (job != nullptr) {
+      job->cancelled = true;
+      if (qp->responses_queued > 0) --qp->responses_queued;
+      wake(units_.of(op.qpn));
+    }
+    nak(*qp, NakCode::RemoteOperationalError, op.psn);
   }
   ports_.receive->atomic_done();
+}
+
+// The answer of `qp`'s atomic of `psn` still waiting for its value, if queued.
+ResponseJob* Responder::pending_answer(QpContext& qp, Psn psn) {
+  sim::RingQueue<ResponseJob>& responses = answers(qp);
+  for (size_t i = 0; i < responses.size(); ++i) {
+    ResponseJob& job = responses[i];
+    if (job.qpn == qp.qpn && job.atomic && job.pending && !job.cancelled && job.first_psn == psn) return &job;
+  }
+  return nullptr;
 }
 
 void Responder::release_reordered(QpContext& qp) {
@@ -410,6 +442,7 @@ void Responder::step_responses(Unit& unit) {
       responses.pop_front();
       continue;
     }
+    if (job.pending) return;  // an atomic's value is still being read: woken by dma_done
     if (!ports_.transmit->has_room(qp->path_mtu + 128)) return;  // resumed when room frees
     packet::PacketFields f = ctx_.packet_template(*qp);
     const uint32_t i = job.next_packet;
@@ -458,12 +491,26 @@ void Responder::step_responses(Unit& unit) {
   }
 }
 
+uint32_t Responder::bucket_of(uint64_t va) const { return static_cast<uint32_t>((va >> 3) % bucket_locked_.size()); }
+
+// A request waits while an atomic of its QP executes (the atomic's write must
+// land first), and an atomic while another one holds its bucket.
+bool Responder::waits_for_atomic(const QpContext& qp, const packet::ParsedPacket& p) const {
+  const auto& a = p.fields.atomic_eth;
+  if (!a.has_value()) return qp.atomics_executing > 0;
+  return bucket_locked_[bucket_of(a->va)];
+}
+
 // The steps of a request, in order, as rxe's responder has one function per
 // state: each one either lets the request go on (nullopt) or ends it.
 Responder::Verdict Responder::receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) {
   using Step = std::optional<Verdict> (Responder::*)(Request&);
   static constexpr Step kSteps[] = {&Responder::check_state, &Responder::check_psn, &Responder::check_sequence,
                                     &Responder::check_resources, &Responder::execute, &Responder::acknowledge};
+  if (waits_for_atomic(qp, p)) {  // kept, and tried again when an atomic is done
+    ++counters_.atomic_waits;
+    return Verdict::Wait;
+  }
   ++counters_.requests;
   ++qp.rx_packets;
   const auto& info = packet::opcode_info(p.fields.opcode);

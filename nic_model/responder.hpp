@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
+#include <vector>
 
 #include "nic_model/nic_context.hpp"
 #include "nic_model/ports.hpp"
@@ -46,7 +48,8 @@ public:
   struct Counters {
     uint64_t requests = 0, duplicates = 0, out_of_sequence = 0, rnr_naks = 0, access_errors = 0,
              invalid_requests = 0, dropped = 0, acks_sent = 0, read_responses = 0, atomics = 0,
-             bad_opcode_sequence = 0, repeated_naks = 0;
+             bad_opcode_sequence = 0, repeated_naks = 0,
+             atomic_waits = 0;  // requests that waited for an atomic (of their QP, or on their bucket)
   };
   const Counters& counters() const { return counters_; }
 
@@ -125,20 +128,28 @@ private:
   void queue_atomic_answer(QpContext& qp, Psn psn, uint64_t original);
   void queue_answer(QpContext& qp, ResponseJob job);
   void release_reordered(QpContext& qp);
+  uint32_t bucket_of(uint64_t va) const;
+  ResponseJob* pending_answer(QpContext& qp, Psn psn);
+  bool waits_for_atomic(const QpContext& qp, const packet::ParsedPacket& p) const;
 
   NicContext& ctx_;
   Ports ports_;
   Counters counters_;
   ProcessingUnits<Unit> units_;
-  // The atomic being executed (the receive pipeline waits for it).
+  // The atomics being executed, by DMA tag (a deque: each value stays where
+  // its DMA read puts it), and the free tags; the buckets they lock.
   struct PendingAtomic {
     Qpn qpn{};
     Psn psn;
     uint64_t host_addr = 0;
     bool compare_swap = false;
     uint64_t swap_add = 0, compare = 0;
+    uint32_t bucket = 0;
     std::array<std::byte, 8> value{};
-  } atomic_;
+  };
+  std::deque<PendingAtomic> atomics_;
+  std::vector<uint32_t> free_atomics_;
+  std::vector<bool> bucket_locked_;
 };
 
 }  // namespace rnicsim::nic

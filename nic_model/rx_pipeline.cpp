@@ -71,7 +71,7 @@ sim::Duration RxPipeline::latency_of(const std::optional<packet::ConstBth>& bth)
 }
 
 void RxPipeline::wake(Unit& u, sim::Time earliest) {
-  if (held_ || u.stalled || (u.queue.empty() && u.reinjected.empty()) || u.process.scheduled()) return;
+  if (!u.may_go() || u.process.scheduled()) return;
   ctx_.scheduler().schedule(u.process, std::max(earliest, u.busy_until));
 }
 
@@ -86,15 +86,18 @@ void RxPipeline::receive(fabric::Frame&& frame) {
 }
 
 void RxPipeline::atomic_done() {
-  held_ = false;
-  for (Unit& u : units_) wake(u, ctx_.now());
+  for (Unit& u : units_) {
+    if (u.waits != Unit::Waits::Atomic) continue;
+    u.waits = Unit::Waits::Nothing;
+    wake(u, ctx_.now());
+  }
 }
 
 void RxPipeline::resume(std::optional<Qpn> qpn) {
-  // Receive WQEs arriving free a stalled unit, never one held by an atomic.
+  // Receive WQEs arriving free a unit that waits for one, never one that waits for an atomic.
   for (Unit& u : units_) {
-    if (!u.stalled || (qpn && *qpn != u.stalled_qpn)) continue;
-    u.stalled = false;
+    if (u.waits != Unit::Waits::RecvWqe || (qpn && *qpn != u.stalled_qpn)) continue;
+    u.waits = Unit::Waits::Nothing;
     wake(u, ctx_.now());
   }
 }
@@ -139,7 +142,7 @@ uint32_t RxPipeline::payload_cycles(uint32_t bytes) const {
 void RxPipeline::process(Unit& u) {
   // Frames given back by the responder go first: they are next in PSN order.
   sim::RingQueue<fabric::Frame>& source = u.reinjected.empty() ? u.queue : u.reinjected;
-  if (source.empty() || u.stalled || held_) return;
+  if (source.empty() || u.waits != Unit::Waits::Nothing) return;
   if (&source == &u.queue && u.effective.front() > ctx_.now()) {  // still in the receive pipeline
     ctx_.scheduler().schedule(u.process, u.effective.front());
     return;
@@ -165,8 +168,7 @@ void RxPipeline::process(Unit& u) {
       ports_.rx_buffer->buffered(frame_priority, -frame_size);
     }
   }
-  if (!u.stalled && !held_ && !(u.queue.empty() && u.reinjected.empty()))
-    ctx_.scheduler().reschedule(u.process, u.busy_until);
+  if (u.may_go()) ctx_.scheduler().reschedule(u.process, u.busy_until);
 }
 
 bool RxPipeline::deliver(Unit& u, const packet::ParsedPacket& p, fabric::Frame& frame, Outcome& o) {
@@ -214,12 +216,12 @@ bool RxPipeline::to_responder(Unit& u, QpContext& qp, const packet::ParsedPacket
   switch (ports_.requests->receive(qp, p, frame)) {
     case RequestVerdict::Done: return true;
     case RequestVerdict::Stall:  // keep the packet, retry it on resume
-      u.stalled = true;
+      u.waits = Unit::Waits::RecvWqe;
       u.stalled_qpn = p.fields.dest_qp;
       return false;
-    case RequestVerdict::Wait:  // consumed (an atomic): no unit takes anything until atomic_done
-      held_ = true;
-      return true;
+    case RequestVerdict::Wait:  // keep the packet, retry it when an atomic is done
+      u.waits = Unit::Waits::Atomic;
+      return false;
   }
   return true;
 }

@@ -10,8 +10,8 @@
 // unit takes its packets in order, one at a time, each costing its cycles
 // (parse, checks, then responder or completer), side by side with the other
 // units. A request waiting for a receive WQE from host memory stalls its unit,
-// as in a simple in-order NIC; an atomic holds every unit until it is done, so
-// that it is atomic with respect to every request the NIC executes.
+// as in a simple in-order NIC, and so does a request that waits for an atomic
+// (its QP's, whose write must land first, or one on its address bucket).
 #pragma once
 
 #include <cstdint>
@@ -65,8 +65,11 @@ private:
     sim::RingQueue<fabric::Frame> reinjected;
     sim::Event process;
     sim::Time busy_until;
-    bool stalled = false;  // its head waits for a receive WQE of stalled_qpn
+    // What its head waits for: a receive WQE of stalled_qpn, or an atomic to
+    // finish (of its QP, or one on its bucket).
+    enum class Waits : uint8_t { Nothing, RecvWqe, Atomic } waits = Waits::Nothing;
     Qpn stalled_qpn;
+    bool may_go() const { return waits == Waits::Nothing && !(queue.empty() && reinjected.empty()); }
   };
   // The unit of a frame's destination QP (by its BTH, read without parsing).
   Unit& unit_for(const std::optional<packet::ConstBth>& bth);
@@ -96,7 +99,6 @@ private:
   Ports ports_;
   packet::HeaderPrediction prediction_;  // parse(), answered from the QP's last packet where it can be
   ProcessingUnits<Unit> units_;
-  bool held_ = false;  // an atomic executes: no unit takes a packet
   Counters counters_;
 };
 

@@ -74,6 +74,11 @@ protected:
     InPacket in = make_packet(b.pool, f, payload);
     return responder.receive(q, in.p, in.frame);
   }
+  packet::PacketFields read_request(uint32_t psn) const {
+    packet::PacketFields f = req(Opcode::RcRdmaReadRequest, psn);
+    f.reth = reth(0, 8);
+    return f;
+  }
   packet::PacketFields atomic(Opcode op, uint32_t psn, uint32_t offset, uint64_t swap_add, uint64_t compare = 0) const {
     packet::PacketFields f = req(op, psn);
     f.atomic_eth = packet::AtomicEthFields{mem->addr + offset, mem->rkey, swap_add, compare};
@@ -509,7 +514,7 @@ TEST_F(ResponderTest, AReadBeyondTheIrdLimitIsAnInvalidRequest) {
 TEST_F(ResponderTest, AnAtomicWaitsForHostMemoryThenAnswersWithTheOriginal) {
   QpContext& q = qp();
   store64(2048, 10);
-  EXPECT_EQ(request(q, atomic(Opcode::RcFetchAdd, 0, 2048, 5)), RequestVerdict::Wait);
+  EXPECT_EQ(request(q, atomic(Opcode::RcFetchAdd, 0, 2048, 5)), RequestVerdict::Done);
   EXPECT_EQ(receive.atomics_done, 0);
   b.run();
   EXPECT_EQ(load64(2048), 15u);
@@ -521,7 +526,7 @@ TEST_F(ResponderTest, AnAtomicWaitsForHostMemoryThenAnswersWithTheOriginal) {
   EXPECT_EQ(transmit.sent[0].fields.atomic_ack_eth->orig_remote_data, 10u);
   EXPECT_EQ(q.epsn, Psn(1));
   // Compare and swap: swaps only when equal.
-  EXPECT_EQ(request(q, atomic(Opcode::RcCompareSwap, 1, 2048, 99, 15)), RequestVerdict::Wait);
+  EXPECT_EQ(request(q, atomic(Opcode::RcCompareSwap, 1, 2048, 99, 15)), RequestVerdict::Done);
   b.run();
   EXPECT_EQ(load64(2048), 99u);
   request(q, atomic(Opcode::RcCompareSwap, 2, 2048, 1, 15));
@@ -530,6 +535,79 @@ TEST_F(ResponderTest, AnAtomicWaitsForHostMemoryThenAnswersWithTheOriginal) {
   ASSERT_EQ(transmit.sent.size(), 3u);
   EXPECT_EQ(transmit.sent[2].fields.atomic_ack_eth->orig_remote_data, 99u);
   EXPECT_EQ(responder.counters().atomics, 3u);
+}
+
+TEST_F(ResponderTest, WhileAnAtomicExecutesItsQpGoesOnButOnlyAtomicsOnOtherBucketsRun) {
+  QpContext& q = qp();
+  store64(2048, 10);
+  EXPECT_EQ(request(q, atomic(Opcode::RcFetchAdd, 0, 2048, 5)), RequestVerdict::Done);
+  EXPECT_EQ(q.epsn, Psn(1)) << "the QP goes on at once";
+  // One bucket: the next atomic waits for it; a READ waits for the atomic's write.
+  EXPECT_EQ(request(q, atomic(Opcode::RcFetchAdd, 1, 2048, 5)), RequestVerdict::Wait);
+  EXPECT_EQ(request(q, read_request(1)), RequestVerdict::Wait);
+  EXPECT_TRUE(transmit.sent.empty()) << "the answer waits for the value";
+  b.run();
+  EXPECT_EQ(receive.atomics_done, 1);
+  ASSERT_EQ(transmit.sent.size(), 1u);
+  EXPECT_EQ(transmit.sent[0].fields.atomic_ack_eth->orig_remote_data, 10u);
+  EXPECT_EQ(request(q, atomic(Opcode::RcFetchAdd, 1, 2048, 5)), RequestVerdict::Done) << "tried again";
+  b.run();
+  EXPECT_EQ(load64(2048), 20u);
+  ASSERT_EQ(transmit.sent.size(), 2u);
+  EXPECT_EQ(transmit.sent[1].fields.psn, Psn(1));
+  EXPECT_EQ(transmit.sent[1].fields.atomic_ack_eth->orig_remote_data, 15u);
+  EXPECT_EQ(responder.counters().out_of_sequence, 0u);
+  EXPECT_EQ(responder.counters().atomic_waits, 2u);
+  EXPECT_EQ(responder.counters().atomics, 2u);
+}
+
+TEST_F(ResponderTest, WithOneBucketAtomicsOfDifferentQpsRunOneAfterTheOther) {
+  QpContext& a = qp(QpType::Rc, 0x11);
+  QpContext& c = qp(QpType::Rc, 0x12);
+  EXPECT_EQ(request(a, atomic(Opcode::RcFetchAdd, 0, 0, 1)), RequestVerdict::Done);
+  EXPECT_EQ(request(c, atomic(Opcode::RcFetchAdd, 0, 4096, 1)), RequestVerdict::Wait);
+  EXPECT_EQ(request(c, read_request(0)), RequestVerdict::Done) << "only atomics wait for the bucket";
+}
+
+class AtomicBucketsTest : public ResponderTest {
+protected:
+  static NicParams four_buckets() {
+    NicParams p;
+    p.atomic_buckets = 4;
+    return p;
+  }
+  AtomicBucketsTest() : ResponderTest(four_buckets()) {}
+};
+
+// Buckets by the 8-byte word's address: words 0 and 4 share one of four, word 1 does not.
+TEST_F(AtomicBucketsTest, AtomicsOnOneBucketRunOneAfterTheOtherOnDifferentOnesAtOnce) {
+  ASSERT_EQ(mem->addr % 32, 0u);
+  QpContext& a = qp(QpType::Rc, 0x11);
+  QpContext& c = qp(QpType::Rc, 0x12);
+  QpContext& d = qp(QpType::Rc, 0x13);
+  store64(0, 1);
+  store64(8, 2);
+  EXPECT_EQ(request(a, atomic(Opcode::RcFetchAdd, 0, 0, 10)), RequestVerdict::Done);
+  EXPECT_EQ(request(c, atomic(Opcode::RcFetchAdd, 0, 32, 10)), RequestVerdict::Wait) << "word 4: the same bucket";
+  EXPECT_EQ(request(d, atomic(Opcode::RcFetchAdd, 0, 8, 10)), RequestVerdict::Done) << "word 1: another bucket";
+  EXPECT_EQ(responder.counters().atomics, 2u) << "two at once";
+  b.run();
+  EXPECT_EQ(receive.atomics_done, 2);
+  EXPECT_EQ(request(c, atomic(Opcode::RcFetchAdd, 0, 32, 10)), RequestVerdict::Done);
+  b.run();
+  EXPECT_EQ(load64(0), 11u);
+  EXPECT_EQ(load64(8), 12u);
+  EXPECT_EQ(load64(32), 10u);
+  // One QP's atomics on different buckets run at once (two answers may wait), and answer in PSN order.
+  a.max_dest_rd_atomic = 2;
+  const size_t before = transmit.sent.size();
+  EXPECT_EQ(request(a, atomic(Opcode::RcFetchAdd, 1, 0, 1)), RequestVerdict::Done);
+  EXPECT_EQ(request(a, atomic(Opcode::RcFetchAdd, 2, 8, 1)), RequestVerdict::Done);
+  b.run();
+  ASSERT_EQ(transmit.sent.size(), before + 2);
+  EXPECT_EQ(transmit.sent[before].fields.psn, Psn(1));
+  EXPECT_EQ(transmit.sent[before + 1].fields.psn, Psn(2));
+  EXPECT_EQ(transmit.sent[before + 1].fields.atomic_ack_eth->orig_remote_data, 12u);
 }
 
 TEST_F(ResponderTest, ADuplicateAtomicIsAnsweredFromTheReplayCache) {

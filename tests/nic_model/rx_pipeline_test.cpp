@@ -1,6 +1,7 @@
 // The receive pipeline alone, on fakes of the blocks it feeds: packets steered
-// to their QP's processing unit, a unit's stall its own, and an atomic holding
-// every unit until it is done, whatever else frees them.
+// to their QP's processing unit, a unit's stall its own, and a request that
+// waits for an atomic kept in its unit until an atomic is done, whatever else
+// frees units.
 #include "nic_model/rx_pipeline.hpp"
 
 #include "block_fixture.hpp"
@@ -91,19 +92,21 @@ TEST_F(RxPipelineTest, AStalledUnitHoldsOnlyItsOwnPackets) {
   EXPECT_EQ(buffer.bytes, 0) << "every frame left the receive buffer";
 }
 
-TEST_F(RxPipelineTest, AnAtomicHoldsEveryUnitUntilItIsDone) {
-  requests.script = {RequestVerdict::Wait};  // the atomic's read-modify-write is under way
-  arrive(Opcode::RcFetchAdd, 0x10, 0);
+TEST_F(RxPipelineTest, ARequestThatWaitsForAnAtomicHoldsOnlyItsUnitUntilAnAtomicIsDone) {
+  // QP 0x10's request waits: its QP's atomic (or one on its bucket) executes.
+  requests.script = {RequestVerdict::Wait};
+  arrive(Opcode::RcFetchAdd, 0x10, 1);
   arrive(Opcode::RcRdmaWriteOnly, 0x11, 0);
   b.run();
-  EXPECT_EQ(requests.taken, (Taken{{0x10, 0}}));
+  EXPECT_EQ(requests.taken, (Taken{{0x10, 1}, {0x11, 0}})) << "the other unit's WRITE went on";
   rx.resume(std::nullopt);  // an SRQ's receive WQEs arrived meanwhile
-  rx.resume(Qpn(0x10));     // and the atomic's own QP's
+  rx.resume(Qpn(0x10));     // and the waiting QP's
   b.run();
-  EXPECT_EQ(requests.taken.size(), 1u) << "receive WQEs do not end an atomic";
+  EXPECT_EQ(requests.taken.size(), 2u) << "receive WQEs do not end a wait for an atomic";
   rx.atomic_done();
   b.run();
-  EXPECT_EQ(requests.taken, (Taken{{0x10, 0}, {0x11, 0}}));
+  EXPECT_EQ(requests.taken, (Taken{{0x10, 1}, {0x11, 0}, {0x10, 1}})) << "the kept request is tried again";
+  EXPECT_EQ(buffer.bytes, 0) << "every frame left the receive buffer";
 }
 
 }  // namespace
