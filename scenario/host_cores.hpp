@@ -5,7 +5,7 @@
 // thing at a time, so the doorbells of a busy core leave late, and its busy
 // time says whether the host bounds a workload's rate (Kalia et al., ATC 2016:
 // one core posting to one QP is CPU- or MMIO-bound, not NIC-bound).
-// With both costs zero (the default) a doorbell is rung at once, as before.
+// With both costs zero a doorbell is rung at once: posting is free.
 #pragma once
 
 #include <cstdint>

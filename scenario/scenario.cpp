@@ -68,8 +68,8 @@ const KeyInfo kHostTimingKeys[] = {
     {"poll_delay", "50ns", "time (50ns)", "", "from a CQE or polled byte landing in host memory to the host acting on it"},
     {"mem_poll_interval", "10ns", "time (10ns)", ">= 100ps", "how often a host spinning on memory reads it"},
     {"blueflame", "true", "true | false", "", "a WQE posted alone goes with its doorbell (no WQE fetch)"},
-    {"post_cost", "0ns", "time", "", "a core's time to build one WQE (ibv_post_send's own work)"},
-    {"mmio_cost", "0ns", "time", "", "a core's time to write one 64-byte line by MMIO (a doorbell: one; BlueFlame: the WQE's lines)"},
+    {"post_cost", "25ns", "time", "", "a core's time to build one WQE (ibv_post_send's own work)"},
+    {"mmio_cost", "30ns", "time", "", "a core's time to write one 64-byte line by MMIO (a doorbell: one; BlueFlame: the WQE's lines)"},
 };
 
 void read_nic(const Reader& r, const YAML::Node& n, Scenario& s) {

@@ -100,10 +100,13 @@ struct HostTiming {
   // unless MLX5_SHUT_UP_BF=1.
   bool blueflame = true;
   // A core's time to build one WQE in the ring (ibv_post_send's own work), and
-  // to write one 64-byte line by MMIO (a doorbell is one; a BlueFlame WQE its
-  // lines): the host side of posting (host_cores.hpp). Zero: posting is free.
-  sim::Duration post_cost = sim::Duration::zero();
-  sim::Duration mmio_cost = sim::Duration::zero();
+  // to write one 64-byte line by MMIO, the store into the write-combining
+  // buffer and its flush (a doorbell is one line; a BlueFlame WQE its lines):
+  // the host side of posting (host_cores.hpp). Estimates: a lone 64-byte WRITE
+  // costs 25 + 2 x 30 = 85 ns of a core, about 12 M posts/s, as perftest's
+  // single-QP message rate on a Xeon; in a post list the MMIO is shared.
+  sim::Duration post_cost = sim::Duration::ns(25);
+  sim::Duration mmio_cost = sim::Duration::ns(30);
 };
 
 // The network: every form a scenario gives it in (point-to-point links, switches
