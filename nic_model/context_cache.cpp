@@ -2,16 +2,26 @@
 
 #include <algorithm>
 
+#include "nic_model/queue_format.hpp"
+
 namespace rnicsim::nic {
 
 ContextCache::ContextCache(const NicParams& params, PcieLink& pcie, MemoryTranslation& translation)
-    : params_(params), pcie_(pcie), translation_(translation), qpc_(params.qpc_cache_entries, params.qpc_cache_ways) {
+    : params_(params),
+      pcie_(pcie),
+      translation_(translation),
+      qpc_(params.qpc_cache_entries, params.qpc_cache_ways),
+      wqes_(params.wqe_cache_entries, params.wqe_cache_ways) {
   translation_.set_cache(params.mtt_cache_entries, params.mtt_cache_ways, params.mtt_page_bytes);
 }
 
 sim::Time ContextCache::context_ready(Qpn qpn, sim::Time now) {
   if (qpc_.access(qpn.value())) return arriving_.empty() ? now : landing(qpn, now);
   return pcie_.read(now, params_.qpc_entry_bytes);
+}
+
+sim::Time ContextCache::wqe_ready(uint64_t key, sim::Time now) {
+  return wqes_.access(key) ? now : pcie_.read(now, kMinWqeStride);
 }
 
 void ContextCache::prefetch(Qpn qpn, sim::Time now) {

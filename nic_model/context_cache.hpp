@@ -30,11 +30,21 @@ public:
   void forget(Qpn qpn) { qpc_.erase(qpn.value()); }
   const SetCache& qpc() const { return qpc_; }
 
+  // The requester's WQE cache: a READ or atomic request sent keeps its WQE on
+  // the NIC, where its answer (a READ's first response, an atomic's ACK, with
+  // the request's PSN) finds where to place its data. An answer whose WQE was
+  // dropped meanwhile reads it again from the send queue: ready when it lands.
+  static uint64_t wqe_key(Qpn qpn, Psn psn) { return (uint64_t{qpn.value()} << 24) | psn.value(); }
+  void wqe_sent(Qpn qpn, Psn psn) { wqes_.access(wqe_key(qpn, psn)); }
+  sim::Time wqe_ready(uint64_t key, sim::Time now);
+  const SetCache& wqes() const { return wqes_; }
+
 private:
   const NicParams& params_;
   PcieLink& pcie_;
   MemoryTranslation& translation_;
   SetCache qpc_;
+  SetCache wqes_;
   // Contexts whose read has not landed yet, and when it lands; at most a few
   // (the misses under way), dropped once landed.
   struct Arriving {

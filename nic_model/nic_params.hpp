@@ -80,6 +80,10 @@ struct NicParams {
   uint32_t qpc_cache_ways = 8;
   uint32_t qpc_entry_bytes = 256;
   uint32_t qpc_prefetch = 0;  // contexts read ahead while a block waits for one
+  // The requester's WQEs of READs and atomics under way, which their answers
+  // are placed by (0: unlimited, never missed).
+  uint32_t wqe_cache_entries = 0;
+  uint32_t wqe_cache_ways = 8;
   uint32_t mtt_cache_entries = 8192;
   uint32_t mtt_cache_ways = 8;
   uint32_t mtt_page_bytes = 4096;

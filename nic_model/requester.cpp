@@ -298,6 +298,7 @@ packet::FrameLayout Requester::build_headers(QpContext& qp, const SendEntry& e, 
     f.reth = read ? packet::RethFields{e.wqe.remote_addr + offset, Rkey(e.wqe.rkey), e.length - std::min(e.length, offset)}
                   : packet::RethFields{e.wqe.remote_addr, Rkey(e.wqe.rkey), e.length};
   }
+  if (read || atomic) ctx_.cache.wqe_sent(qp.qpn, psn);  // its answer is placed by it
   if (atomic) {
     const bool cas = e.wqe.opcode == WrOpcode::AtomicCmpSwap;
     f.atomic_eth = packet::AtomicEthFields{e.wqe.remote_addr, Rkey(e.wqe.rkey), cas ? e.wqe.swap : e.wqe.compare_add,

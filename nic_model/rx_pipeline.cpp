@@ -185,8 +185,12 @@ bool RxPipeline::deliver(Unit& u, const packet::ParsedPacket& p, fabric::Frame& 
     ctx_.scheduler().schedule(u.process, ctx);
     return false;
   }
+  if (!admit(qp, p)) {  // dropped silently by a header check, and counted
+    ++counters_.packets;
+    return true;
+  }
+  if (!answer_wqe_on_nic(u, *qp, f)) return false;  // tried again when the WQE is here
   ++counters_.packets;
-  if (!admit(qp, p)) return true;  // dropped silently by a header check, and counted
   if (f.ecn == kEcnCongestionExperienced || f.fecn) {
     ++counters_.ecn_ce;
     ++qp->ecn_ce_received;
@@ -202,6 +206,25 @@ bool RxPipeline::deliver(Unit& u, const packet::ParsedPacket& p, fabric::Frame& 
     o.done = to_responder(u, *qp, p, frame);
   }
   return true;
+}
+
+bool RxPipeline::answer_wqe_on_nic(Unit& u, const QpContext& qp, const packet::PacketFields& f) {
+  using packet::Opcode;
+  if (f.opcode != Opcode::RcRdmaReadResponseFirst && f.opcode != Opcode::RcRdmaReadResponseOnly &&
+      f.opcode != Opcode::RcAtomicAcknowledge)
+    return true;
+  const uint64_t key = ContextCache::wqe_key(qp.qpn, f.psn);
+  if (u.refetched_wqe == key) {  // read again for it: it is here now
+    u.refetched_wqe = kNoWqe;
+    return true;
+  }
+  const sim::Time ready = ctx_.cache.wqe_ready(key, ctx_.now());
+  if (ready <= ctx_.now()) return true;
+  ++counters_.wqe_refetches;
+  u.refetched_wqe = key;
+  u.busy_until = ready;
+  ctx_.scheduler().schedule(u.process, ready);
+  return false;
 }
 
 // Reaction point: the peer saw our packets marked.

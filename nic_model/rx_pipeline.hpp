@@ -51,6 +51,7 @@ public:
     uint64_t bad_pkey = 0;         // P_Key not in the port's table (0xFFFF: low 15 bits all ones)
     uint64_t wrong_source = 0;     // to an RC/UC QP from another address than its peer's
     uint64_t ecn_ce = 0, cnps = 0;  // CE-marked packets and CNPs for known QPs
+    uint64_t wqe_refetches = 0;     // answers that waited for their WQE to be read again
   };
   const Counters& counters() const { return counters_; }
 
@@ -69,6 +70,7 @@ private:
     // finish (of its QP, or one on its bucket).
     enum class Waits : uint8_t { Nothing, RecvWqe, Atomic } waits = Waits::Nothing;
     Qpn stalled_qpn;
+    uint64_t refetched_wqe = kNoWqe;  // an answer's WQE it waited for, read again: do not look it up twice
     bool may_go() const { return waits == Waits::Nothing && !(queue.empty() && reinjected.empty()); }
   };
   // The unit of a frame's destination QP (by its BTH, read without parsing).
@@ -88,6 +90,10 @@ private:
   // A parsed packet with good CRCs to the block that takes it, after its QP's
   // context and the header checks; false when the context is not on the NIC yet.
   bool deliver(Unit& u, const packet::ParsedPacket& p, fabric::Frame& frame, Outcome& o);
+  // A READ's first response or an atomic's ACK needs its WQE on the NIC: false
+  // (the unit waits) while a dropped one is read again.
+  bool answer_wqe_on_nic(Unit& u, const QpContext& qp, const packet::PacketFields& f);
+  static constexpr uint64_t kNoWqe = ~uint64_t{0};
   void on_cnp(QpContext& qp);
   // A request to the responder: false when the packet stays at the head (a stall).
   bool to_responder(Unit& u, QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame);

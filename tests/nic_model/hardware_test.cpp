@@ -61,6 +61,34 @@ TEST(QpContextCache, PrefetchOverlapsTheMissesOfQpsThatOutgrowTheCache) {
   EXPECT_LE(round_robin_writes(32, 64, nullptr, 7).picoseconds(), round_robin_writes(32, 64).picoseconds());
 }
 
+// round_robin_ops's 64-byte operations `op` with a WQE cache of `wqes` entries;
+// the answers that read their WQE again into `refetches`.
+sim::Duration round_robin_with_wqe_cache(uint32_t qps, uint32_t wqes, WrOpcode op, uint64_t& refetches) {
+  NicParams p;
+  p.wqe_cache_entries = wqes;
+  TestBed bed(0, 0, 7, 100'000'000'000, sim::Duration::ns(100), p);
+  const sim::Duration d = round_robin_ops(bed, qps, op);
+  refetches = bed.a().nic->rx_pipeline().counters().wqe_refetches;
+  return d;
+}
+
+TEST(WqeCache, ReadsWhoseWqesWereDroppedWaitForThemAndWritesDoNot) {
+  uint64_t fits = 0, spills = 0, unlimited = 0, writes = 0;
+  // 512 READs over 64 QPs, all posted at once: 512 WQEs under way against room for 64.
+  const sim::Duration fitting = round_robin_with_wqe_cache(64, 1024, WrOpcode::RdmaRead, fits);
+  const sim::Duration spilling = round_robin_with_wqe_cache(64, 64, WrOpcode::RdmaRead, spills);
+  round_robin_with_wqe_cache(64, 0, WrOpcode::RdmaRead, unlimited);
+  EXPECT_EQ(fits, 0u);
+  EXPECT_EQ(unlimited, 0u);
+  EXPECT_GT(spills, 256u) << "most answers find their WQE dropped";
+  EXPECT_GT(spilling.picoseconds(), fitting.picoseconds() * 3 / 2) << "and wait for it";
+  // A WRITE's ACK places nothing: WRITEs never read their WQE again.
+  const sim::Duration w_small = round_robin_with_wqe_cache(64, 64, WrOpcode::RdmaWrite, writes);
+  uint64_t unused = 0;
+  EXPECT_EQ(writes, 0u);
+  EXPECT_EQ(w_small, round_robin_with_wqe_cache(64, 0, WrOpcode::RdmaWrite, unused));
+}
+
 TEST(TranslationCache, ManyPagesCostMisses) {
   auto run = [](uint32_t entries) {
     NicParams p;

@@ -175,6 +175,25 @@ TEST(Atomic, SeesAnEarlierWriteToTheSameAddress) {
   EXPECT_EQ(load_u64(y->bytes(0, 8)), 501u);
 }
 
+// The requester's WQE cache (context_cache.hpp): an atomic's ACK is placed by its WQE.
+TEST(WqeCache, AnAtomicsAnswerNeedsItsWqeToo) {
+  NicParams p;
+  p.wqe_cache_entries = 16;
+  TestBed bed(0, 0, 7, 100'000'000'000, sim::Duration::ns(100), p);
+  QpOptions o;
+  o.buffer_size = 4096;
+  auto [xs, ys] = bed.pairs(32, o);
+  for (uint32_t r = 0; r < 4; ++r)  // 128 atomics under way against room for 16 WQEs
+    for (uint32_t i = 0; i < 32; ++i) xs[i]->post_send(atomic_wqe(*xs[i], r, 8 * r, *ys[i], 0, WrOpcode::AtomicFetchAdd, 1));
+  bed.run();
+  for (uint32_t i = 0; i < 32; ++i) {
+    ASSERT_EQ(xs[i]->cqes.size(), 4u);
+    EXPECT_EQ(xs[i]->cqes.back().cqe.status, WcStatus::Success);
+    EXPECT_EQ(load_u64(ys[i]->bytes(0, 8)), 4u) << "each executed once";
+  }
+  EXPECT_GT(bed.a().nic->rx_pipeline().counters().wqe_refetches, 0u);
+}
+
 TEST(Atomic, RetransmittedRequestIsAnsweredNotExecutedAgain) {
   // Every answer from b is lost until the requester gives up once; the retried
   // atomic must be answered from the replay cache: the value is added once.
