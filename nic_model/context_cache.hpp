@@ -37,6 +37,9 @@ public:
   static uint64_t wqe_key(Qpn qpn, Psn psn) { return (uint64_t{qpn.value()} << 24) | psn.value(); }
   void wqe_sent(Qpn qpn, Psn psn) { wqes_.access(wqe_key(qpn, psn)); }
   sim::Time wqe_ready(uint64_t key, sim::Time now);
+  // A unit that waits for one WQE reads those of the answers behind it
+  // meanwhile (as many as qpc_prefetch), so the reads overlap.
+  void prefetch_wqe(uint64_t key, sim::Time now);
   const SetCache& wqes() const { return wqes_; }
 
 private:
@@ -45,16 +48,16 @@ private:
   MemoryTranslation& translation_;
   SetCache qpc_;
   SetCache wqes_;
-  // Contexts whose read has not landed yet, and when it lands; at most a few
-  // (the misses under way), dropped once landed.
+  // Entries (contexts by QPN, WQEs by wqe_key) whose read has not landed yet,
+  // and when it lands; at most a few (the misses under way), dropped once landed.
   struct Arriving {
-    Qpn qpn;
+    uint64_t key;
     sim::Time at;
   };
-  std::vector<Arriving> arriving_;
-  // When a resident context is there: its prefetch's landing, or `now`.
-  sim::Time landing(Qpn qpn, sim::Time now);
-  void drop_landed(sim::Time now);
+  std::vector<Arriving> arriving_, wqes_arriving_;
+  // When a resident entry is there: its prefetch's landing, or `now`.
+  static sim::Time landing(std::vector<Arriving>& arriving, uint64_t key, sim::Time now);
+  static void drop_landed(std::vector<Arriving>& arriving, sim::Time now);
 };
 
 }  // namespace rnicsim::nic

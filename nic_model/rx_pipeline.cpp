@@ -208,11 +208,14 @@ bool RxPipeline::deliver(Unit& u, const packet::ParsedPacket& p, fabric::Frame& 
   return true;
 }
 
+// A READ's first response and an atomic's ACK: their data goes where their WQE says.
+bool RxPipeline::places_by_wqe(packet::Opcode op) {
+  return op == packet::Opcode::RcRdmaReadResponseFirst || op == packet::Opcode::RcRdmaReadResponseOnly ||
+         op == packet::Opcode::RcAtomicAcknowledge;
+}
+
 bool RxPipeline::answer_wqe_on_nic(Unit& u, const QpContext& qp, const packet::PacketFields& f) {
-  using packet::Opcode;
-  if (f.opcode != Opcode::RcRdmaReadResponseFirst && f.opcode != Opcode::RcRdmaReadResponseOnly &&
-      f.opcode != Opcode::RcAtomicAcknowledge)
-    return true;
+  if (!places_by_wqe(f.opcode)) return true;
   const uint64_t key = ContextCache::wqe_key(qp.qpn, f.psn);
   if (u.refetched_wqe == key) {  // read again for it: it is here now
     u.refetched_wqe = kNoWqe;
@@ -221,10 +224,21 @@ bool RxPipeline::answer_wqe_on_nic(Unit& u, const QpContext& qp, const packet::P
   const sim::Time ready = ctx_.cache.wqe_ready(key, ctx_.now());
   if (ready <= ctx_.now()) return true;
   ++counters_.wqe_refetches;
+  prefetch_answer_wqes(u);
   u.refetched_wqe = key;
   u.busy_until = ready;
   ctx_.scheduler().schedule(u.process, ready);
   return false;
+}
+
+void RxPipeline::prefetch_answer_wqes(const Unit& u) {
+  uint32_t left = ctx_.cache.prefetch_depth();
+  for (size_t i = 1; i < u.queue.size() && left > 0; ++i) {
+    const std::optional<packet::ConstBth> bth = packet::bth_of(u.queue[i].bytes_as_built(), ctx_.capture_link_type());
+    if (!bth || !places_by_wqe(static_cast<packet::Opcode>(bth->opcode()))) continue;
+    ctx_.cache.prefetch_wqe(ContextCache::wqe_key(bth->dest_qp(), bth->psn()), ctx_.now());
+    --left;
+  }
 }
 
 // Reaction point: the peer saw our packets marked.

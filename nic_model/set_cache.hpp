@@ -17,6 +17,12 @@
 
 namespace rnicsim::nic {
 
+// Which key of a full set a miss replaces: the least recently used, or one
+// picked by a hash of the key and the miss count (pseudo-random, reproducible),
+// under which a working set a little larger than the cache still hits often
+// (under LRU a cyclic one misses every time).
+enum class Replacement : uint8_t { Lru, Random };
+
 class SetCache {
 public:
   static constexpr uint32_t kDefaultWays = 8;
@@ -25,9 +31,10 @@ public:
   // rounded up to whole sets; a capacity of `ways` or fewer is one set, an
   // exact LRU. The keys' memory is taken at the first access, untouched
   // until used: a world of many NICs that few QPs or pages reach stays small.
-  explicit SetCache(uint32_t capacity = 0, uint32_t ways = kDefaultWays)
+  explicit SetCache(uint32_t capacity = 0, uint32_t ways = kDefaultWays, Replacement replacement = Replacement::Lru)
       : ways_(std::clamp<uint32_t>(std::min(ways, capacity), 1, kMaxWays)),
-        sets_(capacity == 0 ? 0 : (capacity + ways_ - 1) / ways_) {}
+        sets_(capacity == 0 ? 0 : (capacity + ways_ - 1) / ways_),
+        replacement_(replacement) {}
 
   // Touches `key`; true on a hit. A miss brings the key in, in place of its
   // set's least recently used key if the set is full.
@@ -46,7 +53,8 @@ public:
       return true;
     }
     ++misses_;
-    const uint32_t kept = n < ways_ ? n++ : ways_ - 1;  // a full set drops its last
+    // A full set drops its last (LRU) or a picked one; the new key goes first.
+    const uint32_t kept = n < ways_ ? n++ : replacement_ == Replacement::Lru ? ways_ - 1 : victim(key);
     std::memmove(k + 1, k, kept * sizeof *k);
     k[0] = key;
     return false;
@@ -97,8 +105,13 @@ private:
     fill_.assign(sets_, 0);
   }
 
+  uint32_t victim(uint64_t key) const {
+    return static_cast<uint32_t>((((key ^ misses_) * 0x9E3779B97F4A7C15ull) >> 32) % ways_);
+  }
+
   uint32_t ways_;
   uint32_t sets_;
+  Replacement replacement_;
   std::unique_ptr<uint64_t[], LineDelete> keys_;  // sets_ x ways_, each set most recent first
   std::vector<uint8_t> fill_;                     // keys in each set
   uint64_t hits_ = 0, misses_ = 0;

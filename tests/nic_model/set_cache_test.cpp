@@ -39,6 +39,22 @@ TEST(SetCache, OneSetEvictsTheLeastRecentlyUsed) {
   EXPECT_EQ(c.misses(), 6u);
 }
 
+// A cyclic working set one larger than the cache: LRU always drops the key
+// needed next, a pseudo-random victim often keeps it; both the same each run.
+TEST(SetCache, RandomReplacementKeepsPartOfACycleThatLruLosesWhole) {
+  auto hits_of_cycle = [](Replacement r) {
+    SetCache c(8, 8, r);
+    for (int round = 0; round < 100; ++round)
+      for (uint64_t k = 0; k < 9; ++k) c.access(k);
+    return c.hits();
+  };
+  EXPECT_EQ(hits_of_cycle(Replacement::Lru), 0u);
+  const uint64_t random = hits_of_cycle(Replacement::Random);
+  EXPECT_GT(random, 200u) << "of 900 accesses";
+  EXPECT_LT(random, 891u);
+  EXPECT_EQ(hits_of_cycle(Replacement::Random), random) << "reproducible";
+}
+
 TEST(SetCache, AnErasedKeyMissesAndFreesItsWay) {
   SetCache c(2);
   c.access(10);
