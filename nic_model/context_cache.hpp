@@ -38,7 +38,8 @@ public:
   void wqe_sent(Qpn qpn, Psn psn) { wqes_.access(wqe_key(qpn, psn)); }
   sim::Time wqe_ready(uint64_t key, sim::Time now);
   // A unit that waits for one WQE reads those of the answers behind it
-  // meanwhile (as many as qpc_prefetch), so the reads overlap.
+  // meanwhile (as many as wqe_prefetch), so the reads overlap.
+  uint32_t wqe_prefetch_depth() const { return params_.wqe_prefetch; }
   void prefetch_wqe(uint64_t key, sim::Time now);
   const SetCache& wqes() const { return wqes_; }
 

@@ -84,6 +84,7 @@ struct NicParams {
   // are placed by (0: unlimited, never missed).
   uint32_t wqe_cache_entries = 0;
   uint32_t wqe_cache_ways = 8;
+  uint32_t wqe_prefetch = 0;  // WQEs of the answers behind one that misses, read meanwhile
   uint32_t mtt_cache_entries = 8192;
   uint32_t mtt_cache_ways = 8;
   uint32_t mtt_page_bytes = 4096;

@@ -31,6 +31,7 @@ const ParamKey<NicParams> kNicKeys[] = {
     {"qpc_cache_ways", ParamKind::Count, 1, 64, &NicParams::qpc_cache_ways, false, "QP-context cache entries per set (LRU within a set; ways >= entries: one exact LRU)"},
     {"wqe_cache_entries", ParamKind::Count, 0, 1u << 24, &NicParams::wqe_cache_entries, false, "READ and atomic WQEs under way held on the NIC for their answers (0: unlimited); an answer whose WQE was dropped reads it again"},
     {"wqe_cache_ways", ParamKind::Count, 1, 64, &NicParams::wqe_cache_ways, false, "WQE cache entries per set"},
+    {"wqe_prefetch", ParamKind::Count, 0, 64, &NicParams::wqe_prefetch, false, "WQEs of the answers queued behind one whose WQE misses, read meanwhile"},
     {"qpc_entry_bytes", ParamKind::Bytes, 16, 4096, &NicParams::qpc_entry_bytes, false, "bytes read from host memory on a QP-context miss"},
     {"qpc_prefetch", ParamKind::Count, 0, 64, &NicParams::qpc_prefetch, false, "QP contexts a unit reads ahead for the next QPs it serves while it waits for a missing one (0: none)"},
     {"mtt_cache_entries", ParamKind::Count, 0, 1u << 24, &NicParams::mtt_cache_entries, false, "memory translation entries (pages) held (0: unlimited)"},

@@ -232,7 +232,7 @@ bool RxPipeline::answer_wqe_on_nic(Unit& u, const QpContext& qp, const packet::P
 }
 
 void RxPipeline::prefetch_answer_wqes(const Unit& u) {
-  uint32_t left = ctx_.cache.prefetch_depth();
+  uint32_t left = ctx_.cache.wqe_prefetch_depth();
   for (size_t i = 1; i < u.queue.size() && left > 0; ++i) {
     const std::optional<packet::ConstBth> bth = packet::bth_of(u.queue[i].bytes_as_built(), ctx_.capture_link_type());
     if (!bth || !places_by_wqe(static_cast<packet::Opcode>(bth->opcode()))) continue;

@@ -94,7 +94,7 @@ private:
   // (the unit waits) while a dropped one is read again.
   bool answer_wqe_on_nic(Unit& u, const QpContext& qp, const packet::PacketFields& f);
   static bool places_by_wqe(packet::Opcode op);
-  // Reads the WQEs of the answers queued behind the unit's head (qpc_prefetch of them).
+  // Reads the WQEs of the answers queued behind the unit's head (wqe_prefetch of them).
   void prefetch_answer_wqes(const Unit& u);
   static constexpr uint64_t kNoWqe = ~uint64_t{0};
   void on_cnp(QpContext& qp);

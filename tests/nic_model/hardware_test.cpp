@@ -63,9 +63,11 @@ TEST(QpContextCache, PrefetchOverlapsTheMissesOfQpsThatOutgrowTheCache) {
 
 // round_robin_ops's 64-byte operations `op` with a WQE cache of `wqes` entries;
 // the answers that read their WQE again into `refetches`.
-sim::Duration round_robin_with_wqe_cache(uint32_t qps, uint32_t wqes, WrOpcode op, uint64_t& refetches) {
+sim::Duration round_robin_with_wqe_cache(uint32_t qps, uint32_t wqes, WrOpcode op, uint64_t& refetches,
+                                         uint32_t prefetch = 0) {
   NicParams p;
   p.wqe_cache_entries = wqes;
+  p.wqe_prefetch = prefetch;
   TestBed bed(0, 0, 7, 100'000'000'000, sim::Duration::ns(100), p);
   const sim::Duration d = round_robin_ops(bed, qps, op);
   refetches = bed.a().nic->rx_pipeline().counters().wqe_refetches;
@@ -87,6 +89,15 @@ TEST(WqeCache, ReadsWhoseWqesWereDroppedWaitForThemAndWritesDoNot) {
   uint64_t unused = 0;
   EXPECT_EQ(writes, 0u);
   EXPECT_EQ(w_small, round_robin_with_wqe_cache(64, 0, WrOpcode::RdmaWrite, unused));
+}
+
+TEST(WqeCache, ReadingTheWqesBehindAMissOverlapsTheReads) {
+  uint64_t waiting = 0, reading_ahead = 0;
+  const sim::Duration one_by_one = round_robin_with_wqe_cache(64, 64, WrOpcode::RdmaRead, waiting);
+  const sim::Duration ahead = round_robin_with_wqe_cache(64, 64, WrOpcode::RdmaRead, reading_ahead, 7);
+  EXPECT_GT(waiting, 256u);
+  EXPECT_LT(reading_ahead, waiting) << "the answers behind a miss find their WQE read ahead";
+  EXPECT_LT(ahead.picoseconds() * 3, one_by_one.picoseconds() * 2);
 }
 
 TEST(TranslationCache, ManyPagesCostMisses) {
