@@ -27,38 +27,45 @@ public:
   void prefetch(Qpn qpn, sim::Time now);
   // How long the block that just made translation-cache misses waits for them.
   sim::Duration translation_stall(sim::Time now);
-  void forget(Qpn qpn) { qpc_.erase(qpn.value()); }
-  const SetCache& qpc() const { return qpc_; }
+  void forget(Qpn qpn) { qpc_.keys.erase(qpn.value()); }
+  const SetCache& qpc() const { return qpc_.keys; }
 
   // The requester's WQE cache: a READ or atomic request sent keeps its WQE on
   // the NIC, where its answer (a READ's first response, an atomic's ACK, with
   // the request's PSN) finds where to place its data. An answer whose WQE was
   // dropped meanwhile reads it again from the send queue: ready when it lands.
   static uint64_t wqe_key(Qpn qpn, Psn psn) { return (uint64_t{qpn.value()} << 24) | psn.value(); }
-  void wqe_sent(Qpn qpn, Psn psn) { wqes_.access(wqe_key(qpn, psn)); }
+  void wqe_sent(Qpn qpn, Psn psn) { wqes_.keys.access(wqe_key(qpn, psn)); }
   sim::Time wqe_ready(uint64_t key, sim::Time now);
   // A unit that waits for one WQE reads those of the answers behind it
   // meanwhile (as many as wqe_prefetch), so the reads overlap.
   uint32_t wqe_prefetch_depth() const { return params_.wqe_prefetch; }
   void prefetch_wqe(uint64_t key, sim::Time now);
-  const SetCache& wqes() const { return wqes_; }
+  const SetCache& wqes() const { return wqes_.keys; }
 
 private:
   const NicParams& params_;
   PcieLink& pcie_;
   MemoryTranslation& translation_;
-  SetCache qpc_;
-  SetCache wqes_;
-  // Entries (contexts by QPN, WQEs by wqe_key) whose read has not landed yet,
-  // and when it lands; at most a few (the misses under way), dropped once landed.
-  struct Arriving {
-    uint64_t key;
-    sim::Time at;
+  // A cache whose misses are DMA reads of `entry_bytes` (QP contexts by QPN,
+  // WQEs by wqe_key): the keys resident, and those read ahead whose read has
+  // not landed yet, with when it lands; at most a few (the misses under way),
+  // dropped once landed.
+  struct ReadCache {
+    SetCache keys;
+    uint32_t entry_bytes;
+    struct Arriving {
+      uint64_t key;
+      sim::Time at;
+    };
+    std::vector<Arriving> arriving;
+    // When `key`'s entry is on the NIC: `now` on a hit (or its read ahead's
+    // landing), else when its read lands.
+    sim::Time ready(uint64_t key, sim::Time now, PcieLink& pcie);
+    void prefetch(uint64_t key, sim::Time now, PcieLink& pcie);
+    void drop_landed(sim::Time now);
   };
-  std::vector<Arriving> arriving_, wqes_arriving_;
-  // When a resident entry is there: its prefetch's landing, or `now`.
-  static sim::Time landing(std::vector<Arriving>& arriving, uint64_t key, sim::Time now);
-  static void drop_landed(std::vector<Arriving>& arriving, sim::Time now);
+  ReadCache qpc_, wqes_;
 };
 
 }  // namespace rnicsim::nic

@@ -367,16 +367,13 @@ void Responder::dma_done(uint64_t tag, bool ok) {
     if (job != nullptr) {  // else a duplicate request cancelled it: the replay answers
       job->atomic_original = orig;
       job->pending = false;
-      wake(units_.of(op.qpn));
     }
-  } else if (qp != nullptr) {
-    if (job != nullptr) {
-      job->cancelled = true;
-      if (qp->responses_queued > 0) --qp->responses_queued;
-      wake(units_.of(op.qpn));
-    }
-    nak(*qp, NakCode::RemoteOperationalError, op.psn);
+  } else if (job != nullptr) {
+    job->cancelled = true;
+    if (qp->responses_queued > 0) --qp->responses_queued;
   }
+  if (job != nullptr) wake(units_.of(op.qpn));  // the answer, or those behind it, may go
+  if (qp != nullptr && !ok) nak(*qp, NakCode::RemoteOperationalError, op.psn);
   ports_.receive->atomic_done();
 }
 

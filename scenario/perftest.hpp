@@ -1,7 +1,7 @@
 // perftest-equivalent workloads: ib_{write,send,read,atomic}_{bw,lat} run by the
 // scenario's host software, with perftest's options, measurements and report
 // columns (how bw and lat measure: perftest.cpp). The host's timing is the
-// scenario's `host:` (HostTiming); posting itself takes no simulated time.
+// scenario's `host:` (HostTiming); posting costs the QP's core (HostCores).
 #pragma once
 
 #include <algorithm>
