@@ -38,6 +38,7 @@ FaultModel::Verdict FaultModel::apply(Frame& frame) {
     if (r.match.opcode && *r.match.opcode != f.opcode) continue;
     if (r.match.psn && *r.match.psn != f.psn) continue;
     if (r.match.dest_qp && *r.match.dest_qp != f.dest_qp) continue;
+    if (r.match.ack_kind && (!f.aeth || f.aeth->syndrome.kind() != *r.match.ack_kind)) continue;
     if (!acts_on(r, ++r.seen)) continue;
     switch (r.action) {
       case FaultAction::Drop:

@@ -1,5 +1,6 @@
 // Deterministic faults on a wire: rules that drop, corrupt or delay the Nth packet
-// that matches a filter on opcode, PSN and destination QP. A port applies its
+// that matches a filter on opcode, PSN, destination QP and, for an
+// acknowledgement, its kind (ACK, RNR NAK, NAK). A port applies its
 // fault model to each frame as the frame leaves the serializer, after the link's
 // own losses (Bernoulli and Gilbert-Elliott, a link that is down: see port.hpp).
 //
@@ -26,6 +27,7 @@ struct FaultMatch {
   std::optional<packet::Opcode> opcode;
   std::optional<packet::Psn> psn;
   std::optional<packet::Qpn> dest_qp;
+  std::optional<packet::AckKind> ack_kind;  // an acknowledgement's AETH kind; no AETH never matches
 };
 
 // Acts on the `nth` (1-based) matching packet and then on the next `count - 1`

@@ -14,11 +14,6 @@ sim::Duration rnr_timer_duration(uint8_t field) {
   return sim::Duration::ns(kCentiUs[field & 0x1F] * 10'000);
 }
 
-sim::Duration local_ack_timeout(uint8_t timeout) {
-  if (timeout == 0) return sim::Duration::max();
-  return sim::Duration::ns(4096) * (int64_t{1} << std::min<uint8_t>(timeout, 31));
-}
-
 void Completer::arm_timer(QpContext& qp) {
   if (!qp.retransmit_timer || qp.timeout == 0) return;
   if (qp.una == qp.next_psn) {
@@ -26,7 +21,7 @@ void Completer::arm_timer(QpContext& qp) {
     return;
   }
   if (!qp.retransmit_timer->scheduled())
-    ctx_.scheduler().schedule(*qp.retransmit_timer, ctx_.now() + local_ack_timeout(qp.timeout));
+    ctx_.scheduler().schedule(*qp.retransmit_timer, ctx_.now() + qp.ack_timeout);
 }
 
 bool Completer::retire_through(QpContext& qp, Psn psn) {

@@ -17,8 +17,6 @@ namespace rnicsim::nic {
 
 // The RNR NAK timer field's value in time (IBTA table 45).
 sim::Duration rnr_timer_duration(uint8_t field);
-// The local ACK timeout: 4.096 us x 2^timeout; 0 means infinite.
-sim::Duration local_ack_timeout(uint8_t timeout);
 
 class Completer final : public ResponsePort {
 public:

@@ -116,6 +116,9 @@ Qpn Nic::create_qp(const QpInit& init) {
     }, "qp.cc_timer", config_.actor);
   }
   qp->retransmit_timer = std::make_unique<sim::Event>([this, raw] { completer_.on_timer(*raw); }, "qp.timer", config_.actor);
+  if (raw->type == QpType::Rc)
+    qp->nak_timer = std::make_unique<sim::Event>([this, raw] { responder_.on_nak_timer(*raw); }, "qp.nak_timer",
+                                                 config_.actor);
   return tables_.add_qp(std::move(qp)).qpn;
 }
 
@@ -158,6 +161,7 @@ void Nic::reset_qp(QpContext& qp) {
   // RESET empties the work queues (their indices start again from 0) and
   // forgets the connection's progress, as a QP fresh from creation.
   scheduler().cancel(*qp.retransmit_timer);
+  if (qp.nak_timer) scheduler().cancel(*qp.nak_timer);
   qp.sq.producer = qp.sq.fetched = 0;
   qp.rq.producer = qp.rq.fetched = 0;
   while (!qp.send_entries.empty()) qp.send_entries.pop_front();

@@ -71,7 +71,7 @@ struct NicParams {
   uint32_t max_inflight_psns = 1u << 16;
   LossRecovery loss_recovery = LossRecovery::GoBackN;
   uint32_t reorder_window_packets = 1024;
-  sim::Duration nak_repeat_interval = sim::Duration::zero();  // also NAK a gap again after this (0: off)
+  sim::Duration nak_repeat_interval = sim::Duration::us(32);  // NAK a gap still open again after this (0: off)
   uint32_t mtu = 4096;  // path MTU is per QP
   uint32_t eth_mtu = 0;  // RoCE: the port's Ethernet MTU (0: see ethernet_mtu)
   // On-chip caches: a miss is a DMA read of the entry, and the block that needed it waits.

@@ -41,7 +41,7 @@ const ParamKey<NicParams> kNicKeys[] = {
     {"cq_moderation_count", ParamKind::Count, 1, 65535, &NicParams::cq_moderation_count, false, "one completion event per this many CQEs of an armed CQ"},
     {"cq_moderation_period", ParamKind::Time, 0, 0, &NicParams::cq_moderation_period, false, "or this long after the first pending CQE (0: no timer)"},
     {"loss_recovery", ParamKind::Recovery, 0, 0, &NicParams::loss_recovery, false, "loss recovery: go_back_n (ConnectX-5), selective_repeat (ConnectX-6) or go_back_0 (ConnectX-3 Pro)"},
-    {"nak_repeat_interval", ParamKind::Time, 0, 0, &NicParams::nak_repeat_interval, false, "a gap still open this long after its NAK is NAKed again, for a lost NAK (0: off); a lost resend is NAKed again when the packets behind it show up"},
+    {"nak_repeat_interval", ParamKind::Time, 0, 0, &NicParams::nak_repeat_interval, false, "a gap still open this long after its NAK is NAKed again, each repeat waiting twice as long (a lost NAK or resend; 0: off); a lost resend is also NAKed again as soon as the packets behind it show up"},
     {"reorder_window_packets", ParamKind::Count, 1, 65536, &NicParams::reorder_window_packets, false, "selective repeat: packets kept after a gap"},
 };
 const ParamKey<PcieParams> kPcieKeys[] = {

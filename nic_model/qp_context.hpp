@@ -124,6 +124,7 @@ struct QpContext {
   AddressVector remote;
   Qkey qkey{};
   uint8_t timeout = 14;     // local ACK timeout 4.096 us * 2^timeout (0 = infinite)
+  sim::Duration ack_timeout = sim::Duration::ns(4096) * (int64_t{1} << 14);  // what the timer waits
   uint8_t retry_cnt = 7;
   uint8_t rnr_retry = 7;    // 7 = infinite
   uint8_t min_rnr_timer = 12;
@@ -164,8 +165,10 @@ struct QpContext {
   uint64_t message_bytes_placed = 0;  // of the message in progress (go-back-0 takes them back)
   Msn msn;
   bool nak_outstanding = false;
-  sim::Time nak_sent;   // the last PSN-sequence NAK: when, and the highest PSN seen since
-  Psn nak_highest;
+  bool gap_nak = false;     // the NAK outstanding is a PSN-sequence NAK (not an RNR NAK)
+  uint8_t nak_repeats = 0;  // repeats by the NAK timer since the gap opened (each waits twice as long)
+  Psn nak_highest;          // the highest PSN seen since the last NAK
+  std::unique_ptr<sim::Event> nak_timer;  // the gap is NAKed again if still open when it fires
   uint32_t unacked_packets = 0;
   uint64_t write_addr = 0;       // host address of the next byte of the current RDMA WRITE
   uint32_t write_remaining = 0;

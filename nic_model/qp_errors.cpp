@@ -10,6 +10,7 @@ void QpErrors::qp_fatal(QpContext& qp, WcStatus status) {
 void QpErrors::enter_error(QpContext& qp, WcStatus status, bool entering) {
   qp.state = QpState::Err;
   ctx_.scheduler().cancel(*qp.retransmit_timer);
+  if (qp.nak_timer) ctx_.scheduler().cancel(*qp.nak_timer);
   bool first = true;
   while (!qp.send_entries.empty()) {
     const SendEntry e = qp.send_entries.pop_front();

@@ -62,6 +62,11 @@ TransitionRule transition_rule(QpType type, QpState from, QpState to) {
   return {};
 }
 
+sim::Duration local_ack_timeout(uint8_t timeout) {
+  if (timeout == 0) return sim::Duration::max();
+  return sim::Duration::ns(4096) * (int64_t{1} << std::min<uint8_t>(timeout, 31));
+}
+
 int apply_modify(QpContext& qp, const QpAttr& a, uint32_t mask) {
   const QpState to = (mask & kQpState) ? a.state : qp.state;
   const TransitionRule rule = transition_rule(qp.type, qp.state, to);
@@ -81,7 +86,10 @@ int apply_modify(QpContext& qp, const QpAttr& a, uint32_t mask) {
   if (mask & kQpSqPsn) qp.next_psn = qp.assign_psn = qp.una = a.sq_psn;
   if (mask & kQpQkey) qp.qkey = a.qkey;
   if (mask & kQpAv) qp.remote = a.av;
-  if (mask & kQpTimeout) qp.timeout = a.timeout;
+  if (mask & kQpTimeout) {
+    qp.timeout = a.timeout;
+    qp.ack_timeout = a.ack_timeout > sim::Duration::zero() ? a.ack_timeout : local_ack_timeout(a.timeout);
+  }
   if (mask & kQpRetryCnt) qp.retry_cnt = a.retry_cnt, qp.retries_left = a.retry_cnt;
   if (mask & kQpRnrRetry) qp.rnr_retry = a.rnr_retry, qp.rnr_retries_left = a.rnr_retry;
   if (mask & kQpMinRnrTimer) qp.min_rnr_timer = a.min_rnr_timer;

@@ -42,6 +42,7 @@ struct QpAttr {
   Qkey qkey{};
   uint32_t access_flags = 0;
   uint8_t timeout = 14;
+  sim::Duration ack_timeout{};  // a simulation's exact local ACK timeout (zero: from timeout)
   uint8_t retry_cnt = 7;
   uint8_t rnr_retry = 7;
   uint8_t min_rnr_timer = 12;
@@ -61,5 +62,9 @@ TransitionRule transition_rule(QpType type, QpState from, QpState to);
 
 // Validates and applies a modify. Returns 0 or an errno (EINVAL), as ibv_modify_qp does.
 int apply_modify(QpContext& qp, const QpAttr& attr, uint32_t mask);
+
+// The local ACK timeout an attribute's 5-bit value stands for: 4.096 us x
+// 2^timeout, 0 none (Duration::max()).
+sim::Duration local_ack_timeout(uint8_t timeout);
 
 }  // namespace rnicsim::nic

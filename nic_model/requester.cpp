@@ -197,9 +197,11 @@ void Requester::step(Unit& unit) {
     uint32_t cycles = 0;
     if (!qp->resend.empty()) {
       // Selective repeat: one NAKed packet, sent again as it was (a READ asked
-      // again from the PSN named: only what is still missing).
+      // again from the PSN named: only what is still missing). It may lie in
+      // the message still being sent.
       const Psn psn = qp->resend.pop_front();
-      for (size_t i = 0; i < qp->next_entry && i < qp->send_entries.size(); ++i) {
+      const size_t started = std::min(qp->send_entries.size(), size_t{qp->next_entry} + (qp->next_packet > 0 ? 1 : 0));
+      for (size_t i = 0; i < started && Psn::distance(psn, qp->next_psn) > 0; ++i) {
         const SendEntry& e = qp->send_entries[i];
         if (Psn::distance(e.first_psn, psn) < 0 || Psn::distance(psn, e.last_psn()) < 0) continue;
         cycles = emit(*qp, i, static_cast<uint32_t>(Psn::distance(e.first_psn, psn)), psn, false);

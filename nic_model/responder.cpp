@@ -66,25 +66,45 @@ void Responder::nak(QpContext& qp, NakCode code, Psn psn) {
   else if (code != NakCode::PsnSequenceError) ++counters_.invalid_requests;
   if (qp.type != QpType::Rc || qp.nak_outstanding) return;
   outstanding_nak(qp, psn);
+  if (code == NakCode::PsnSequenceError) {
+    ++counters_.sequence_naks;
+    qp.gap_nak = true;
+    arm_nak_timer(qp);
+  }
   send_ack(qp, Syndrome::nak(code), psn);
 }
 
 void Responder::outstanding_nak(QpContext& qp, Psn highest) {
   qp.nak_outstanding = true;
-  qp.nak_sent = ctx_.now();
+  qp.gap_nak = false;
   qp.nak_highest = highest;
 }
 
+void Responder::arm_nak_timer(QpContext& qp) {
+  const sim::Duration interval = ctx_.params().nak_repeat_interval;
+  if (!qp.nak_timer || interval <= sim::Duration::zero()) return;
+  ctx_.scheduler().reschedule(*qp.nak_timer,
+                              ctx_.now() + interval * (int64_t{1} << std::min<uint8_t>(qp.nak_repeats, 20)));
+}
+
+void Responder::on_nak_timer(QpContext& qp) {
+  if (!qp.nak_outstanding || !qp.gap_nak || qp.state == QpState::Err || qp.state == QpState::Reset) return;
+  qp.nak_outstanding = false;
+  ++qp.nak_repeats;
+  ++counters_.repeated_naks;
+  nak(qp, NakCode::PsnSequenceError, qp.epsn);
+}
+
 void Responder::sequence_nak(QpContext& qp, Psn seen) {
-  if (qp.nak_outstanding) {
+  if (!qp.nak_outstanding) {
+    qp.nak_repeats = 0;  // a new gap
+  } else {
     // A packet below the highest one seen since the NAK is the requester going
     // back, and the expected PSN was not in front of it: that resend was lost.
-    // No sign of the requester going back for a while: the NAK itself was lost.
-    const sim::Duration repeat = ctx_.params().nak_repeat_interval;
+    // (A NAK lost on its way is the NAK timer's.)
     const bool went_back_past_it = Psn::distance(seen, qp.nak_highest) > 0;
-    const bool waited = repeat > sim::Duration::zero() && ctx_.now() - qp.nak_sent >= repeat;
     if (Psn::distance(qp.nak_highest, seen) > 0) qp.nak_highest = seen;
-    if (!went_back_past_it && !waited) return;
+    if (!went_back_past_it) return;
     qp.nak_outstanding = false;
     ++counters_.repeated_naks;
   }

@@ -44,11 +44,15 @@ public:
   // Answers (READ responses, atomic ACKs) may go on: the pipeline has room.
   void room_available() override;
   void dma_done(uint64_t tag, bool ok) override;
+  // The QP's NAK timer: its gap is still open nak_repeat_interval (doubling with
+  // each repeat) after the NAK, so the NAK was lost, or the resend with the
+  // packets behind it: NAK again.
+  void on_nak_timer(QpContext& qp);
 
   struct Counters {
     uint64_t requests = 0, duplicates = 0, out_of_sequence = 0, rnr_naks = 0, access_errors = 0,
              invalid_requests = 0, dropped = 0, acks_sent = 0, read_responses = 0, atomics = 0,
-             bad_opcode_sequence = 0, repeated_naks = 0,
+             bad_opcode_sequence = 0, sequence_naks = 0, repeated_naks = 0,
              atomic_waits = 0;  // requests that waited for an atomic (of their QP, or on their bucket)
   };
   const Counters& counters() const { return counters_; }
@@ -79,9 +83,10 @@ private:
   static bool sequence_ok(const QpContext& qp, const packet::OpcodeInfo& info);
   void send_ack(QpContext& qp, Syndrome syndrome, Psn psn);
   void nak(QpContext& qp, NakCode code, Psn psn);
-  // A NAK (of any kind) is out: note when, and the PSN the repeat rule of
-  // sequence_nak measures the requester's going back against.
+  // A NAK (of any kind) is out: note the PSN the repeat rule of sequence_nak
+  // measures the requester's going back against.
   void outstanding_nak(QpContext& qp, Psn highest);
+  void arm_nak_timer(QpContext& qp);
   // A PSN-sequence NAK for the gap at the expected PSN; again if the first one
   // or the resend it asked for was lost (see check_psn_rc).
   void sequence_nak(QpContext& qp, Psn seen);

@@ -20,6 +20,7 @@ void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout
   p.frame = std::move(frame);
   p.reads_left = static_cast<uint32_t>(pieces.size());
   p.failed = false;
+  p.withdrawn = false;
   p.submitted = ctx_.now();
   p.ready_at = p.submitted + ctx_.cycles(ctx_.params().tx_latency_cycles) + ctx_.jitter.draw();
   bytes_ += p.frame.size();
@@ -39,6 +40,20 @@ void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout
                       qpn);
   }
   drain();
+}
+
+uint32_t TxPipeline::withdraw(Qpn qpn, uint8_t priority, Psn from) {
+  uint32_t n = 0;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    Pending& p = pending_[i];
+    const fabric::FrameMeta& m = p.frame.meta();
+    if (p.withdrawn || p.origin == TxOrigin::Response || p.qpn != qpn || !m.request ||
+        Psn::distance(from, m.psn) < 0)
+      continue;
+    p.withdrawn = true;
+    ++n;
+  }
+  return n + ports_.wire->withdraw(qpn, priority, from);
 }
 
 void TxPipeline::dma_done(uint64_t tag, bool ok) {
@@ -83,10 +98,11 @@ void TxPipeline::drain() {
     const Qpn qpn = p.qpn;
     const TxOrigin origin = p.origin;
     const bool failed = p.failed;
+    const bool withdrawn = p.withdrawn;
     pending_.pop();
     ++front_id_;
     QpContext* qp = ctx_.qp(qpn);
-    if (qp == nullptr || qp->state == QpState::Err || qp->state == QpState::Reset) continue;
+    if (withdrawn || qp == nullptr || qp->state == QpState::Err || qp->state == QpState::Reset) continue;
     if (failed) {
       ports_.errors->qp_fatal(*qp, WcStatus::LocProtErr);
       continue;

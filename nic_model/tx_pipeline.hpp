@@ -35,8 +35,10 @@ public:
   bool has_room(size_t bytes) const override;
   void submit(fabric::Frame&& frame, const packet::FrameLayout& layout, std::span<const DmaPiece> pieces,
               Qpn qpn, TxOrigin origin) override;
-  // Frames still fetching their payload go out; only the port's queue is withdrawn from.
-  uint32_t withdraw(Qpn qpn, uint8_t priority, Psn from) override { return ports_.wire->withdraw(qpn, priority, from); }
+  // A QP's requests from `from` on that have not reached the wire: those still
+  // fetching their payload are dropped when their reads land, and the port's
+  // queue gives back its own. Returns how many.
+  uint32_t withdraw(Qpn qpn, uint8_t priority, Psn from) override;
   void dma_done(uint64_t tag, bool ok) override;
   bool take_loan(uint64_t tag, std::byte* dst, size_t length, const Loan& loan) override;
   size_t depth() const { return pending_.size(); }
@@ -47,6 +49,7 @@ private:
     packet::FrameLayout layout;
     uint32_t reads_left = 0;
     bool failed = false;
+    bool withdrawn = false;  // a rewind takes it back: its reads land, it is not sent
     Qpn qpn{};
     TxOrigin origin = TxOrigin::Request;
     sim::Time ready_at;  // built + tx_latency_cycles

@@ -11,6 +11,17 @@
 namespace rnicsim::packet {
 
 enum class AckKind : std::uint8_t { Ack = 0, RnrNak = 1, Reserved = 2, Nak = 3 };
+// The kinds' names as scenarios write them (a fault rule's `aeth:`).
+struct AckKindRow {
+  AckKind kind;
+  std::string_view name;
+};
+inline constexpr std::array<AckKindRow, 3> kAckKinds{{
+    {AckKind::Ack, "ack"},
+    {AckKind::RnrNak, "rnr_nak"},
+    {AckKind::Nak, "nak"},
+}};
+
 enum class NakCode : std::uint8_t {
   PsnSequenceError = 0,
   InvalidRequest = 1,

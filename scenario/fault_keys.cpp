@@ -19,10 +19,18 @@ const KeyInfo kFaultKeys[] = {
     {"opcode", "any", "IBTA name | number", "", "match packets of this opcode (RC_RDMA_WRITE_MIDDLE)"},
     {"psn", "any", "24-bit number (decimal or 0x hex)", "", "match packets with this PSN"},
     {"qpn", "any", "24-bit number (decimal or 0x hex)", "", "match packets to this destination QP"},
+    {"aeth", "any", "ack | rnr_nak | nak", "", "match acknowledgements of this kind (nak: a lost NAK)"},
     {"nth", "1", "count", ">= 1", "act from the nth matching packet"},
     {"count", "1; with every, no end", "count", ">= 1", "act on this many matching packets from there"},
     {"every", "", "count", ">= 1", "act on every Nth matching packet from there, not on those in a row"},
 };
+
+packet::AckKind read_ack_kind(const Reader& r, const YAML::Node& n) {
+  const std::string s = r.scalar(n, "aeth");
+  for (const auto& row : packet::kAckKinds)
+    if (row.name == s) return row.kind;
+  r.fail(n, "aeth must be ack, rnr_nak or nak, not '" + s + "'");
+}
 
 packet::Opcode read_opcode(const Reader& r, const YAML::Node& n) {
   const std::string s = r.scalar(n, "opcode");
@@ -91,6 +99,7 @@ std::vector<FaultSpec> read_faults(const Reader& r, const YAML::Node& n, const K
     if (e["opcode"]) rule.match.opcode = read_opcode(r, e["opcode"]);
     if (e["psn"]) rule.match.psn = packet::Psn(read_u24(r, e["psn"], "psn"));
     if (e["qpn"]) rule.match.dest_qp = packet::Qpn(read_u24(r, e["qpn"], "qpn"));
+    if (e["aeth"]) rule.match.ack_kind = read_ack_kind(r, e["aeth"]);
     if (e["nth"]) rule.nth = r.integer(e["nth"], "nth", 1, UINT64_MAX);
     if (e["every"]) {
       rule.every = r.integer(e["every"], "every", 1, UINT64_MAX);

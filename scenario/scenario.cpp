@@ -3,12 +3,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <filesystem>
 #include <functional>
 #include <set>
 #include <sstream>
 
+#include "fabric/pfc.hpp"
 #include "scenario/expect.hpp"
 #include "scenario/fabric_keys.hpp"
 #include "scenario/fault_keys.hpp"
@@ -187,6 +189,36 @@ void read_network(const Reader& r, const YAML::Node& root, Scenario& s, std::set
   }
 }
 
+// A switch keeps each port's PFC headroom (per lossless priority) out of its
+// buffer, as mlx5 refuses a lossless buffer smaller than its xoff: a buffer
+// that cannot hold them all is an error at the key that set it.
+void check_switch_buffers(const Reader& r, const YAML::Node& root, const Scenario& s) {
+  const fabric::SwitchParams& sp = s.fabric.switch_params;
+  if (!sp.pfc.enabled()) return;
+  const auto lossless = static_cast<uint64_t>(std::popcount(sp.pfc.priorities));
+  const auto links_of = s.fabric.topology.links_of_nodes();
+  for (size_t n = 0; n < s.fabric.topology.nodes.size(); ++n) {
+    if (!s.fabric.topology.nodes[n].is_switch) continue;
+    uint64_t reserved = 0;
+    for (const uint32_t l : links_of[n]) {
+      fabric::PortParams port;
+      port.rate_bps = s.fabric.topology.links[l].rate_bps;
+      port.delay = s.fabric.topology.links[l].delay;
+      port.pfc_response_delay = s.fabric.pfc_response_delay;
+      reserved += lossless * fabric::headroom_for(sp.pfc, port, sp.eth_mtu);
+    }
+    if (reserved < sp.buffer.size_bytes) continue;
+    const YAML::Node sw = root["switch"];
+    r.fail(sw && sw["buffer"] ? sw["buffer"] : root["pfc"],
+           "switch '" + s.fabric.topology.nodes[n].name + "' has a buffer of " + std::to_string(sp.buffer.size_bytes) +
+               " bytes, not more than the PFC headroom its " + std::to_string(links_of[n].size()) + " ports keep for " +
+               std::to_string(lossless) + (lossless == 1 ? " lossless priority (" : " lossless priorities (") +
+               std::to_string(reserved) +
+               " bytes: the response delay, cable and MTU at the link's rate, as mlx5 budgets them): "
+               "raise switch.buffer, or set pfc.headroom");
+  }
+}
+
 // `faults:`: rules on the packets a host sends or receives, or on both
 // directions of a link between two hosts (which must exist).
 void read_faults_of(const Reader& r, const YAML::Node& faults, Scenario& s, const KnownHost& known_host) {
@@ -239,6 +271,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file_name) {
   read_settings(r, root, s);
   std::set<std::string> host_names = read_hosts(r, root, s);
   read_network(r, root, s, host_names);
+  check_switch_buffers(r, root, s);
   if (root["captures"]) read_captures(r, root["captures"], s);
   auto known_host = [&](const YAML::Node& n, const std::string& what) {
     const std::string name = r.scalar(n, what);

@@ -83,6 +83,7 @@ struct WorkloadSpec {
   uint8_t priority = 0;             // traffic priority: SL = priority, DSCP = 8 x priority
   // The RC QPs' retransmission attributes (ibv_modify_qp at RTS; perftest's -u is timeout).
   uint8_t timeout = 14;             // local ACK timeout 4.096 us x 2^timeout; 0: none
+  sim::Duration ack_timeout{};      // `timeout` given as a time: exactly this (zero: from timeout)
   uint8_t retry_cnt = 7;
   uint8_t rnr_retry = 7;            // 7: retry without end
 };

@@ -90,7 +90,7 @@ uint32_t HostSide::add_qp(uint32_t sq_entries, uint32_t rq_entries) {
 uint64_t HostSide::payload_placed() const { return host_.nic->payload_placed_in(tally_); }
 
 HostSide::Connection HostSide::connection_of(const WorkloadSpec& spec, uint32_t path_mtu, uint8_t rd_atomic) {
-  return {path_mtu, rd_atomic, spec.priority, spec.timeout, spec.retry_cnt, spec.rnr_retry};
+  return {path_mtu, rd_atomic, spec.priority, spec.timeout, spec.retry_cnt, spec.rnr_retry, spec.ack_timeout};
 }
 
 void HostSide::connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, const Connection& c) {
@@ -123,6 +123,7 @@ void HostSide::connect_to(uint32_t qp, const nic::AddressVector& peer, nic::Qpn 
   a.sq_psn = sq_psn;
   a.max_rd_atomic = c.rd_atomic;
   a.timeout = c.timeout;
+  a.ack_timeout = c.ack_timeout;
   a.retry_cnt = c.retry_cnt;
   a.rnr_retry = c.rnr_retry;
   check(n.modify_qp(qpn, a,

@@ -139,6 +139,7 @@ public:
     uint8_t rd_atomic = 1;
     uint8_t priority = 0;
     uint8_t timeout = 14, retry_cnt = 7, rnr_retry = 7;
+    sim::Duration ack_timeout{};  // zero: 4.096 us x 2^timeout
   };
   // The connection a workload's QPs have (its priority and retransmission attributes).
   static Connection connection_of(const WorkloadSpec& spec, uint32_t path_mtu, uint8_t rd_atomic);

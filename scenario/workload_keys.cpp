@@ -28,7 +28,7 @@ const KeyInfo kWorkloadKeys[] = {
     {"pattern", "bw", "bw | lat | flows", "", "perftest's ib_*_bw or ib_*_lat, or a set of flows"},
     {"start", "when the previous workload ends", "time (10us)", "", "when the workload starts"},
     {"priority", "0", "count", "0..7", "traffic priority: SL = priority, DSCP = 8 x priority"},
-    {"timeout", "14", "count", "0..31", "local ACK timeout 4.096 us x 2^timeout, 0: none (-u)"},
+    {"timeout", "14", "count | time (100us)", "0..31", "local ACK timeout 4.096 us x 2^timeout, 0: none (-u); a time: exactly that"},
     {"retry_cnt", "7", "count", "0..7", "retransmissions after timeouts or NAKs before the QP fails"},
     {"rnr_retry", "7", "count", "0..7", "retries after RNR NAKs before the QP fails (7: no end)"},
 };
@@ -530,13 +530,26 @@ WorkloadSpec read_perftest(const Reader& r, const YAML::Node& w, const Scenario&
   return spec;
 }
 
+// `timeout`: the IBTA's exponent (4.096 us x 2^timeout), or a time the QP's
+// local ACK timer then takes exactly (a simulation may want 100us, which no
+// exponent gives).
+void read_timeout(const Reader& r, const YAML::Node& n, WorkloadSpec& spec) {
+  const std::string s = r.scalar(n, "timeout");
+  if (!s.empty() && std::isdigit(static_cast<unsigned char>(s.back()))) {
+    spec.timeout = static_cast<uint8_t>(r.integer(n, "timeout", 0, 31));
+    return;
+  }
+  spec.ack_timeout = r.parsed<sim::Duration>(n, "timeout (0..31, or a time like 100us)", parse_duration);
+  if (spec.ack_timeout <= sim::Duration::zero()) r.fail(n, "timeout as a time must be above zero");
+}
+
 }  // namespace
 
 WorkloadSpec read_workload(const Reader& r, const YAML::Node& w, const Scenario& s, const KnownHost& known_host) {
   if (!w.IsMap()) r.fail(w, "expected a workload (a mapping of keys to values)");
   WorkloadSpec spec;
   if (w["priority"]) spec.priority = static_cast<uint8_t>(r.integer(w["priority"], "priority", 0, 7));
-  if (w["timeout"]) spec.timeout = static_cast<uint8_t>(r.integer(w["timeout"], "timeout", 0, 31));
+  if (w["timeout"]) read_timeout(r, w["timeout"], spec);
   if (w["retry_cnt"]) spec.retry_cnt = static_cast<uint8_t>(r.integer(w["retry_cnt"], "retry_cnt", 0, 7));
   if (w["rnr_retry"]) spec.rnr_retry = static_cast<uint8_t>(r.integer(w["rnr_retry"], "rnr_retry", 0, 7));
   spec.name = w["name"] ? r.scalar(w["name"], "workload name") : "workload" + std::to_string(s.workloads.size());

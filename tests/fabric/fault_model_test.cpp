@@ -46,6 +46,21 @@ fabric::Frame write_middle(fabric::FramePool& pool, uint32_t psn, uint32_t qpn =
   return frame;
 }
 
+fabric::Frame acknowledge(fabric::FramePool& pool, uint32_t psn, packet::Syndrome syndrome) {
+  packet::PacketFields f;
+  f.link = packet::LinkKind::RoceV2Ipv4;
+  f.opcode = packet::Opcode::RcAcknowledge;
+  f.ip_src = packet::ipv4_mapped(0x0A000002);
+  f.ip_dst = packet::ipv4_mapped(0x0A000001);
+  f.psn = packet::Psn(psn);
+  f.dest_qp = packet::Qpn(0x11);
+  f.aeth = packet::AethFields{syndrome, psn};
+  packet::derive_fields(f);
+  fabric::Frame frame = pool.acquire(packet::frame_length(f));
+  EXPECT_TRUE(packet::build(f, {}, frame.bytes()));
+  return frame;
+}
+
 struct Wire {
   sim::Simulator s{5};
   fabric::FramePool pool{2048};
@@ -93,6 +108,26 @@ TEST(FaultModel, PeriodicRuleDropsEveryNthPacketOfAQp) {
   const std::vector<uint32_t> want = {0, 2, 3, 4, 6, 7, 8, 10, 11, 0, 1, 2};
   EXPECT_EQ(w.rx.psns, want);
   EXPECT_EQ(w.a.fault_model()->counters().rule_drops, 3u);
+}
+
+// aeth: nak drops the NAKs (of any code) and nothing else: not ACKs, not RNR
+// NAKs, not requests, which carry no AETH.
+TEST(FaultModel, RuleOnTheAethKindDropsOnlyThatKindOfAcknowledgement) {
+  Wire w;
+  fabric::FaultRule r;
+  r.match.ack_kind = packet::AckKind::Nak;
+  r.count = 0;
+  w.a.faults().add_rule(r);
+  const packet::Syndrome kinds[] = {packet::Syndrome::ack(), packet::Syndrome::nak(packet::NakCode::PsnSequenceError),
+                                    packet::Syndrome::rnr_nak(12), packet::Syndrome::nak(packet::NakCode::InvalidRequest),
+                                    packet::Syndrome::ack()};
+  for (uint32_t i = 0; i < std::size(kinds); ++i) {
+    ASSERT_TRUE(w.a.send(acknowledge(w.pool, 100 + i, kinds[i])));
+    w.s.scheduler().run_until(sim::Time::max());
+  }
+  w.send(2);
+  EXPECT_EQ(w.rx.psns, (std::vector<uint32_t>{100, 102, 104, 0, 1}));
+  EXPECT_EQ(w.a.fault_model()->counters().rule_drops, 2u);
 }
 
 TEST(FaultModel, PeriodicRuleStopsAfterCountActs) {

@@ -2,6 +2,7 @@
 // ACKs retire WQEs in order, READ responses and atomic ACKs land in local
 // memory, NAKs and timeouts go back (or break the QP), and the timers' values.
 #include "nic_model/completer.hpp"
+#include "nic_model/qp_state.hpp"
 
 #include <cstring>
 
@@ -333,10 +334,12 @@ TEST_F(CompleterTest, TheTimerRunsOnlyWithPacketsOutstandingAndATimeout) {
   completer.arm_timer(*q);
   EXPECT_FALSE(timer().scheduled()) << "timeout 0: infinite";
   q->timeout = 10;
+  q->ack_timeout = local_ack_timeout(10);
   completer.arm_timer(*q);
   ASSERT_TRUE(timer().scheduled());
   EXPECT_EQ(timer().when(), b.sim.now() + local_ack_timeout(10));
 }
+
 
 TEST(CompleterTimers, TheRnrTimerAndTheLocalAckTimeoutHaveTheirSpecifiedValues) {
   EXPECT_EQ(rnr_timer_duration(0), sim::Duration::us(655360));

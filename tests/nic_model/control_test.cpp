@@ -23,6 +23,22 @@ QpAttr state(QpState s) {
   return a;
 }
 
+// RTR -> RTS sets the local ACK timer's wait from the attribute's exponent, or
+// takes the exact time a simulation gives (no exponent gives 100 us).
+TEST(QpStateMachine, TheAckTimeoutIsTheExponentsOrAnExactTime) {
+  for (const sim::Duration exact : {sim::Duration::zero(), sim::Duration::us(100)}) {
+    QpContext qp;
+    qp.type = QpType::Rc;
+    qp.state = QpState::Rtr;
+    QpAttr a = state(QpState::Rts);
+    a.timeout = 5;
+    a.ack_timeout = exact;
+    ASSERT_EQ(apply_modify(qp, a, kRtsMask), 0);
+    EXPECT_EQ(qp.timeout, 5) << "the attribute a query returns";
+    EXPECT_EQ(qp.ack_timeout, exact > sim::Duration::zero() ? exact : sim::Duration::ns(4096 * 32));
+  }
+}
+
 TEST(QpStateMachine, ValidRcChainAppliesAttributes) {
   QpContext qp;
   qp.type = QpType::Rc;

@@ -348,6 +348,40 @@ TEST_F(ResponderTest, PacketsInFlightBehindAnRnrNakAreNotNakedAgain) {
   EXPECT_EQ(responder.counters().repeated_naks, 1u);
 }
 
+// The NAK of a gap is lost: nothing shows the requester going back, so the
+// NAK timer NAKs the gap again after nak_repeat_interval, then after twice
+// that, until the missing PSN arrives.
+TEST_F(ResponderTest, AGapStillOpenWhenTheNakTimerFiresIsNakedAgainWithBackOff) {
+  QpContext& q = qp();
+  q.nak_timer = std::make_unique<sim::Event>([&] { responder.on_nak_timer(q); }, "qp.nak_timer");
+  const sim::Duration interval = b.ctx.params().nak_repeat_interval;
+  ASSERT_GT(interval, sim::Duration::zero()) << "on by default";
+  packet::PacketFields f = req(Opcode::RcRdmaWriteOnly, 2, true);
+  f.reth = reth(0, 8);
+  request(q, f, pattern(8));
+  const sim::Time naked = b.sim.now();
+  EXPECT_EQ(responder.counters().sequence_naks, 1u);
+  const Acks one{{Syndrome::nak(NakCode::PsnSequenceError), 0}};
+  b.sim.scheduler().run_until(naked + interval - sim::Duration::ns(1));
+  EXPECT_EQ(acks(), one) << "not before the interval";
+  b.sim.scheduler().run_until(naked + interval);
+  EXPECT_EQ(acks().size(), 2u);
+  EXPECT_EQ(acks().back(), one[0]) << "the gap at the expected PSN again";
+  b.sim.scheduler().run_until(naked + interval * 3 - sim::Duration::ns(1));
+  EXPECT_EQ(acks().size(), 2u) << "the second repeat waits twice as long";
+  b.sim.scheduler().run_until(naked + interval * 3);
+  EXPECT_EQ(acks().size(), 3u);
+  EXPECT_EQ(responder.counters().repeated_naks, 2u);
+  EXPECT_EQ(responder.counters().sequence_naks, 3u);
+  f.psn = packet::Psn(0);  // the resend: the gap closes and the timer stops NAKing
+  request(q, f, pattern(8));
+  b.run();
+  EXPECT_FALSE(q.nak_outstanding);
+  EXPECT_EQ(responder.counters().repeated_naks, 2u);
+  ASSERT_EQ(wire.sent.size(), 4u);
+  EXPECT_FALSE(wire.sent.back().aeth->syndrome.is_nak());
+}
+
 TEST_F(ResponderTest, ASendWaitsForReceiveWqesBeingFetched) {
   QpContext& q = qp();
   q.rq.producer = 1;  // posted, not fetched yet

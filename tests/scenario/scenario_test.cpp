@@ -1543,6 +1543,16 @@ TEST(Run, StatsShowThePfcHeadroomMlx5WouldReserve) {
   EXPECT_EQ(ports, 4) << counters;  // both NICs and both switch ports
 }
 
+// Two ports at 100 Gb/s with 7 m of cable keep 2 x 35 680 bytes for one
+// lossless priority at MTU 1500: a 64 KiB buffer cannot hold them.
+TEST(ScenarioParse, ASwitchBufferSmallerThanItsPfcHeadroomIsAnError) {
+  const std::string two = "hosts: [{name: a}, {name: b}]\ntopology: {kind: single_switch, rate: 100Gbps, delay: 35ns}\n"
+                          "nic: {eth_mtu: 1500}\npfc: {priorities: [3]}\n";
+  expect_error(two + "switch: {buffer: 64KiB}\n", 5, 18, "71360 bytes");
+  EXPECT_NO_THROW(parse_scenario(two + "switch: {buffer: 72KiB}\n", "t.yaml"));
+  EXPECT_NO_THROW(parse_scenario(two, "t.yaml")) << "the default 16 MiB holds it";
+}
+
 TEST(Run, HeadroomOverflowIsReportedLoudly) {
   RunOptions opts;
   opts.quiet = true;
