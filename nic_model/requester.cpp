@@ -135,14 +135,25 @@ void Requester::wake(Unit& unit) {
   ctx_.scheduler().schedule(unit.step, std::max(ctx_.now(), unit.next_free));
 }
 
+uint32_t Requester::requests_sent_from(const QpContext& qp, size_t entry, Psn psn) {
+  uint32_t n = 0;
+  for (size_t k = entry; k < qp.send_entries.size(); ++k) {
+    const SendEntry& e = qp.send_entries[k];
+    const Psn from = k == entry ? psn : e.first_psn;
+    const int32_t sent = Psn::distance(from, qp.next_psn);  // this entry's PSNs and later ones, sent
+    if (sent <= 0) break;
+    n += e.reads_remote ? 1u : static_cast<uint32_t>(std::min(sent, Psn::distance(from, e.last_psn()) + 1));
+  }
+  return n;
+}
+
 void Requester::rewind(QpContext& qp, Psn psn) {
   for (size_t i = 0; i < qp.send_entries.size(); ++i) {
     const SendEntry& e = qp.send_entries[i];
     if (Psn::distance(e.first_psn, psn) < 0 || Psn::distance(psn, e.last_psn()) < 0) continue;
     // What still waits for the wire is taken back: only what was sent is sent again.
     const uint32_t withdrawn = ports_.transmit->withdraw(qp.qpn, qp.remote.sl, psn);
-    const uint32_t resent =
-        static_cast<uint32_t>(std::max<int64_t>(0, int64_t{Psn::distance(psn, qp.next_psn)} - withdrawn));
+    const uint32_t resent = static_cast<uint32_t>(std::max<int64_t>(0, int64_t{requests_sent_from(qp, i, psn)} - withdrawn));
     qp.retransmitted_packets += resent;
     ctx_.stats.retransmitted_packets += resent;
     if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::Retransmit, .qpn = qp.qpn, .psn = psn,

@@ -61,6 +61,9 @@ private:
   void wake(Unit& unit);
   // Both return the cycles the packet costs the requester.
   uint32_t build_packet(QpContext& qp);
+  // Request packets sent from `psn` (in send entry `entry`) on: a READ or
+  // atomic is one request for all the PSNs of its answer. What a rewind resends.
+  static uint32_t requests_sent_from(const QpContext& qp, size_t entry, Psn psn);
   // Builds and queues packet `index` of send entry `entry` with PSN `psn`;
   // `ends_unreliable`: it is the last packet of a UC/UD WQE, which completes when it leaves.
   uint32_t emit(QpContext& qp, size_t entry, uint32_t index, Psn psn, bool ends_unreliable);

@@ -346,6 +346,7 @@ TEST_F(RequesterTest, ARewindIntoAReadAsksOnlyForWhatIsMissing) {
   requester.rewind(q, Psn(1));  // the first response arrived
   b.run();
   EXPECT_EQ(psns(), (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(q.retransmitted_packets, 1u) << "one request asked again, not the two response PSNs";
   ASSERT_EQ(transmit.sent.size(), 2u);
   EXPECT_EQ(*transmit.sent[1].fields.reth, (packet::RethFields{kRemote + kMtu, kRkeyOnWire, 2 * kMtu}));
   EXPECT_EQ(q.rd_atomic_inflight, 1u) << "asked again, counted once";
