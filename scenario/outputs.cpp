@@ -254,7 +254,7 @@ sim::Json perftest_test_info(const WorkloadSummary& w) {
                  {"Device", w.device},
                  {"Number_of_qps", w.qps},
                  {"Transport_type", "IB"},
-                 {"Connection_type", "RC"},
+                 {"Connection_type", w.connection},
                  {"Using_SRQ", "OFF"},
                  // perftest asks for relaxed ordering but where the program polls the data (ib_write_lat).
                  {"PCIe_relax_order", !bw && w.op == "write" ? "OFF" : "ON"},

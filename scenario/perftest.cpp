@@ -16,10 +16,6 @@ constexpr int kLatMeasureTail = 2;                    // perftest's LAT_MEASURE_
 
 uint64_t wr_id(uint32_t qp, uint64_t index) { return (uint64_t{qp} << kQpShift) | (index & kIndexMask); }
 
-bool is_send(WorkloadOp op) {
-  const nic::WrOpcode o = op_row(op).opcode;
-  return o == nic::WrOpcode::Send || o == nic::WrOpcode::SendWithImm;
-}
 
 // perftest's latency tests of WRITE and SEND bounce each message back (ping-pong).
 bool is_ping_pong(WorkloadOp op) { return op_row(op).shape == OpShape::Message; }
@@ -56,8 +52,10 @@ PerftestWorkload::PerftestWorkload(World& world, const Scenario& s, const Worklo
   const bool latency = lat();
   const bool recv = needs_recv(spec.op);
   const uint32_t qps = spec.qps;
-  // Atomics target 8 bytes per QP: one cache line each.
-  slot_ = is_atomic(spec.op) ? 64 : (spec.size + 63) / 64 * 64;
+  // Atomics target 8 bytes per QP: one cache line each. A UD receive buffer
+  // starts with 40 bytes for the GRH, its message after them.
+  grh_ = spec.connection == nic::QpType::Ud ? kUdGrhBytes : 0;
+  slot_ = is_atomic(spec.op) ? 64 : (spec.size + grh_ + 63) / 64 * 64;
   slices_ = slot_ * qps <= kSharedSlicesAbove ? qps : 1;
   const uint64_t buffer_bytes = 2 * slot_ * slices_;
   sq_entries_ = ring_entries(spec.tx_depth);
@@ -69,8 +67,8 @@ PerftestWorkload::PerftestWorkload(World& world, const Scenario& s, const Worklo
   server_ = std::make_unique<HostSide>(world.host(spec.to), timing_, latency ? send_cq : 1, recv_cq, buffer_bytes,
                                        spec.processes);
   for (uint32_t q = 0; q < qps; ++q) {
-    client_->add_qp(sq_entries_, rq_entries);
-    server_->add_qp(latency ? sq_entries_ : 1, rq_entries);
+    client_->add_qp(sq_entries_, rq_entries, spec.connection);
+    server_->add_qp(latency ? sq_entries_ : 1, rq_entries, spec.connection);
   }
   const uint8_t rd_atomic = static_cast<uint8_t>(spec.outs);
   for (uint32_t q = 0; q < qps && !spec.rdma_cm; ++q) {
@@ -244,6 +242,7 @@ nic::SendWqe PerftestWorkload::make_wqe(HostSide& from, uint32_t qp, uint64_t in
     case OpShape::Message:
       w.imm_data = __builtin_bswap32(static_cast<uint32_t>(index));
       w.remote_addr = recv_addr(to, qp);
+      if (spec_.connection == nic::QpType::Ud) from.address_datagram(qp, w);
       if (size_ <= spec_.inline_size) {
         w.send_flags |= nic::kSendInline;
         w.inline_len = len;
@@ -273,7 +272,7 @@ void PerftestWorkload::post_recv(HostSide& side, uint32_t qp, uint64_t index) {
   nic::RecvWqe r{};
   r.wr_id = wr_id(qp, index);
   r.num_sge = 1;
-  r.sge[0] = nic::Sge{recv_addr(side, qp), static_cast<uint32_t>(std::max<uint64_t>(size_, 1)), side.lkey()};
+  r.sge[0] = nic::Sge{recv_addr(side, qp), static_cast<uint32_t>(std::max<uint64_t>(size_, 1) + grh_), side.lkey()};
   side.post_recv(qp, r);
 }
 
@@ -615,8 +614,8 @@ bool PerftestWorkload::verify_phase() {
   for (uint32_t q = 0; q < slices_; ++q) {
     switch (op_row(spec_.op).shape) {
       case OpShape::Message:
-        ok = ok && same(*client_, send_addr(*client_, q), *server_, recv_addr(*server_, q), size_);
-        if (lat()) ok = ok && same(*server_, send_addr(*server_, q), *client_, recv_addr(*client_, q), size_);
+        ok = ok && same(*client_, send_addr(*client_, q), *server_, recv_addr(*server_, q) + grh_, size_);
+        if (lat()) ok = ok && same(*server_, send_addr(*server_, q), *client_, recv_addr(*client_, q) + grh_, size_);
         break;
       case OpShape::Read:
         ok = ok && same(*server_, send_addr(*server_, q), *client_, recv_addr(*client_, q), size_);

@@ -77,6 +77,8 @@ private:
   uint32_t path_mtu_;
   uint64_t slot_ = 0;
   uint32_t slices_ = 1;
+  uint32_t grh_ = 0;  // UD: the GRH's 40 bytes at the start of each receive buffer
+  static constexpr uint32_t kUdGrhBytes = 40;
   std::unique_ptr<HostSide> client_, server_;
   std::unique_ptr<CmLink> cm_;  // connect: rdma_cm, while the QPs connect
   size_t phase_ = 0;

@@ -259,6 +259,7 @@ WorkloadSummary describe_workload(const Scenario& s, packet::LinkKind link, cons
   ws.inline_size = spec.inline_size;
   ws.outs = spec.outs;
   ws.rdma_cm = spec.rdma_cm;
+  ws.connection = std::string(nic::to_string(spec.connection));
   ws.device = device_of(s, spec.from);
   ws.mtu = s.path_mtu;
   return ws;
@@ -436,7 +437,7 @@ void print_perftest_report(const WorkloadSummary& w, std::ostream& out) {
   out << line;
   std::snprintf(line, sizeof line, " Number of qps   : %u\t\tTransport type : IB\n", w.qps);
   out << line;
-  out << " Connection type : RC\t\tUsing SRQ      : OFF\n";
+  out << " Connection type : " << w.connection << "\t\tUsing SRQ      : OFF\n";
   if (!w.nic_preset.empty()) out << " NIC preset      : " << w.nic_preset << "\n";
   out << " TX depth        : " << w.tx_depth << "\n";
   if (w.post_list > 1) out << " Post List       : " << w.post_list << "\n";

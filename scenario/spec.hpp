@@ -16,6 +16,7 @@
 #include "fabric/switch.hpp"
 #include "fabric/topology.hpp"
 #include "nic_model/nic_params.hpp"
+#include "nic_model/queue_format.hpp"
 #include "scenario/workload_ops.hpp"
 #include "sim/time.hpp"
 
@@ -75,6 +76,9 @@ struct WorkloadSpec {
   // REP, RTU on QP1, simulated and timed) before the traffic starts; else
   // their numbers are exchanged out of band, as perftest does without -R.
   bool rdma_cm = false;
+  // The QPs' transport, perftest's -c: RC; UC (no ACKs: WRITE and SEND);
+  // UD (datagrams: SENDs of one packet, the receive buffer 40 bytes longer for the GRH).
+  nic::QpType connection = nic::QpType::Rc;
   std::optional<sim::Duration> start;  // absent: when the previous workload ends
   // pattern: flows
   std::vector<FlowSpec> flows;

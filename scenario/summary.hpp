@@ -58,6 +58,7 @@ struct WorkloadSummary {
   std::string from, to, link_type, nic_preset, device;
   uint32_t qps = 1, tx_depth = 0, rx_depth = 0, cq_mod = 0, post_list = 1, inline_size = 0, mtu = 0, outs = 0;
   bool rdma_cm = false;  // connected through the RDMA CM
+  std::string connection = "RC";  // the QPs' transport (perftest's Connection type)
   std::vector<PerftestRow> rows;
   // pattern flows: every flow with its completion time and slowdown.
   std::vector<FlowResult> flows;

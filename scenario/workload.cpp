@@ -69,12 +69,12 @@ HostSide::HostSide(Host& host, const HostTiming& timing, uint32_t send_cq_entrie
 
 HostSide::~HostSide() = default;
 
-uint32_t HostSide::add_qp(uint32_t sq_entries, uint32_t rq_entries) {
+uint32_t HostSide::add_qp(uint32_t sq_entries, uint32_t rq_entries, nic::QpType type) {
   nic::SimulatedHostMemory& mem = host_.memory;
   const uint64_t sq = mem.allocate(size_t{sq_entries} * nic::kMinWqeStride, 4096);
   const uint64_t rq = mem.allocate(size_t{rq_entries} * nic::kMinWqeStride, 4096);
   nic::QpInit init;
-  init.type = nic::QpType::Rc;
+  init.type = type;
   init.pd = pd_;
   init.send_cq = send_cqn_;
   init.recv_cq = recv_cqn_;
@@ -90,24 +90,56 @@ uint32_t HostSide::add_qp(uint32_t sq_entries, uint32_t rq_entries) {
 uint64_t HostSide::payload_placed() const { return host_.nic->payload_placed_in(tally_); }
 
 HostSide::Connection HostSide::connection_of(const WorkloadSpec& spec, uint32_t path_mtu, uint8_t rd_atomic) {
-  return {path_mtu, rd_atomic, spec.priority, spec.timeout, spec.retry_cnt, spec.rnr_retry, spec.ack_timeout};
+  return {path_mtu, rd_atomic, spec.priority, spec.timeout, spec.retry_cnt, spec.rnr_retry, spec.ack_timeout,
+          spec.connection};
 }
 
 void HostSide::connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, const Connection& c) {
   connect_to(qp, peer.host_.address, peer.qps_[peer_qp].qpn, nic::Psn(0), nic::Psn(0), c);
 }
 
+namespace {
+
+// The attributes each transition sets, per transport (IBTA table 91, as a
+// verbs program passes them): UC has no ACK timer and no READ/atomic limits,
+// UD no peer (its Q_Key instead; each SEND names its destination).
+struct TransportMasks {
+  nic::QpType type;
+  uint32_t access;  // the remote access a peer gets
+  uint32_t init, rtr, rts;
+};
+constexpr uint32_t kInitBase = nic::kQpState | nic::kQpPkeyIndex | nic::kQpPort;
+constexpr uint32_t kRtrPeer = nic::kQpState | nic::kQpAv | nic::kQpPathMtu | nic::kQpDestQpn | nic::kQpRqPsn;
+constexpr TransportMasks kTransportMasks[] = {
+    {nic::QpType::Rc, nic::kAccessRemoteWrite | nic::kAccessRemoteRead | nic::kAccessRemoteAtomic,
+     kInitBase | nic::kQpAccessFlags, kRtrPeer | nic::kQpMaxDestRdAtomic | nic::kQpMinRnrTimer,
+     nic::kQpState | nic::kQpSqPsn | nic::kQpTimeout | nic::kQpRetryCnt | nic::kQpRnrRetry | nic::kQpMaxQpRdAtomic},
+    {nic::QpType::Uc, nic::kAccessRemoteWrite, kInitBase | nic::kQpAccessFlags, kRtrPeer,
+     nic::kQpState | nic::kQpSqPsn},
+    {nic::QpType::Ud, 0, kInitBase | nic::kQpQkey, nic::kQpState, nic::kQpState | nic::kQpSqPsn},
+};
+
+const TransportMasks& masks_of(nic::QpType type) {
+  for (const TransportMasks& m : kTransportMasks)
+    if (m.type == type) return m;
+  throw std::logic_error("no transport row");
+}
+
+}  // namespace
+
 void HostSide::connect_to(uint32_t qp, const nic::AddressVector& peer, nic::Qpn peer_qpn, nic::Psn rq_psn,
                           nic::Psn sq_psn, const Connection& c) {
   nic::Nic& n = *host_.nic;
-  const nic::Qpn qpn = qps_[qp].qpn;
-  auto check = [](int rc) {
-    if (rc != 0) throw std::logic_error("modify_qp failed");
+  Qp& q = qps_[qp];
+  const TransportMasks& m = masks_of(c.type);
+  auto modify = [&](const nic::QpAttr& a, uint32_t mask) {
+    if (n.modify_qp(q.qpn, a, mask) != 0) throw std::logic_error("modify_qp failed");
   };
   nic::QpAttr a;
   a.state = nic::QpState::Init;
-  a.access_flags = nic::kAccessRemoteWrite | nic::kAccessRemoteRead | nic::kAccessRemoteAtomic;
-  check(n.modify_qp(qpn, a, nic::kQpState | nic::kQpPkeyIndex | nic::kQpPort | nic::kQpAccessFlags));
+  a.access_flags = m.access;
+  a.qkey = kQkey;
+  modify(a, m.init);
   a.state = nic::QpState::Rtr;
   a.path_mtu = c.path_mtu;
   a.dest_qpn = peer_qpn;
@@ -116,9 +148,7 @@ void HostSide::connect_to(uint32_t qp, const nic::AddressVector& peer, nic::Qpn 
   a.av.sl = c.priority;
   a.av.traffic_class = static_cast<uint8_t>(c.priority << 5);  // DSCP 8 x priority, ECN bits 0
   a.max_dest_rd_atomic = c.rd_atomic;
-  check(n.modify_qp(qpn, a,
-                    nic::kQpState | nic::kQpAv | nic::kQpPathMtu | nic::kQpDestQpn | nic::kQpRqPsn |
-                        nic::kQpMaxDestRdAtomic | nic::kQpMinRnrTimer));
+  modify(a, m.rtr);
   a.state = nic::QpState::Rts;
   a.sq_psn = sq_psn;
   a.max_rd_atomic = c.rd_atomic;
@@ -126,9 +156,18 @@ void HostSide::connect_to(uint32_t qp, const nic::AddressVector& peer, nic::Qpn 
   a.ack_timeout = c.ack_timeout;
   a.retry_cnt = c.retry_cnt;
   a.rnr_retry = c.rnr_retry;
-  check(n.modify_qp(qpn, a,
-                    nic::kQpState | nic::kQpSqPsn | nic::kQpTimeout | nic::kQpRetryCnt | nic::kQpRnrRetry |
-                        nic::kQpMaxQpRdAtomic));
+  modify(a, m.rts);
+  if (c.type == nic::QpType::Ud) {
+    q.ud_ah = n.create_ah(a.av);  // where the QP's SENDs go (perftest makes one AH per peer)
+    q.ud_peer = peer_qpn;
+  }
+}
+
+void HostSide::address_datagram(uint32_t qp, nic::SendWqe& w) const {
+  const Qp& q = qps_[qp];
+  w.ud_ah = q.ud_ah;
+  w.ud_remote_qpn = q.ud_peer;
+  w.ud_remote_qkey = kQkey;
 }
 
 sim::Time HostSide::post_send(uint32_t qp, const nic::SendWqe& w, bool ring, bool alone) {

@@ -130,8 +130,8 @@ public:
   HostSide& operator=(const HostSide&) = delete;
 
   void set_handler(CqeHandler h) { handler_ = std::move(h); }
-  // A new RC QP; returns its index on this side.
-  uint32_t add_qp(uint32_t sq_entries, uint32_t rq_entries);
+  // A new QP (RC unless said); returns its index on this side.
+  uint32_t add_qp(uint32_t sq_entries, uint32_t rq_entries, nic::QpType type = nic::QpType::Rc);
   // What a QP is connected with, besides its peer: the attributes a verbs
   // program sets at RTR and RTS. `priority`: SL = priority, DSCP 8 x priority.
   struct Connection {
@@ -140,7 +140,10 @@ public:
     uint8_t priority = 0;
     uint8_t timeout = 14, retry_cnt = 7, rnr_retry = 7;
     sim::Duration ack_timeout{};  // zero: 4.096 us x 2^timeout
+    nic::QpType type = nic::QpType::Rc;
   };
+  // The Q_Key of UD QPs (perftest's DEF_QKEY).
+  static constexpr nic::Qkey kQkey{0x11111111};
   // The connection a workload's QPs have (its priority and retransmission attributes).
   static Connection connection_of(const WorkloadSpec& spec, uint32_t path_mtu, uint8_t rd_atomic);
   // RESET -> INIT -> RTR -> RTS towards `peer`'s QP `peer_qp`, as a verbs program does it.
@@ -148,6 +151,8 @@ public:
   // The same, given the peer's address, QPN and the PSNs (what the RDMA CM negotiated).
   void connect_to(uint32_t qp, const nic::AddressVector& peer, nic::Qpn peer_qpn, nic::Psn rq_psn, nic::Psn sq_psn,
                   const Connection& c);
+  // A UD QP's SEND: to its peer's QP, through the address handle made when it connected.
+  void address_datagram(uint32_t qp, nic::SendWqe& w) const;
   // Writes the WQE into the send ring; rings the doorbell if `ring` (a post list
   // rings once, after its last WQE). A WQE posted on its own (`alone`) goes with
   // the doorbell (BlueFlame) when the host's settings say so. Returns when the
@@ -183,6 +188,8 @@ private:
     nic::Qpn qpn;
     nic::WqeRingWriter<nic::SendWqe> sq;
     nic::WqeRingWriter<nic::RecvWqe> rq;
+    uint32_t ud_ah = 0;  // UD: the address handle of its peer, and the peer's QPN
+    nic::Qpn ud_peer{};
   };
   void poll();
   void mem_poll();

@@ -1,6 +1,7 @@
 #include "scenario/workload_keys.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <sstream>
 
@@ -51,6 +52,7 @@ const KeyInfo kPerftestKeys[] = {
     {"outs", "16", "count", "1..255", "READs and atomics outstanding per QP (-o)"},
     {"atomic_type", "fetch_add", "fetch_add | cmp_swap | FETCH_AND_ADD | CMP_AND_SWAP", "", "op: atomic: which one (-A)"},
     {"connect", "exchange", "exchange | rdma_cm", "", "how the QPs connect: numbers exchanged out of band, or the RDMA CM on the wire (-R)"},
+    {"connection", "RC", "RC | UC | UD", "", "the QPs' transport (-c): UC writes and sends without ACKs, UD sends datagrams of one packet"},
 };
 const KeyInfo kFlowsKeys[] = {
     {"flows", "", "list | file | map", "", "the flows: a list, a CSV or ns-3 flow file, or a generator (required)"},
@@ -410,6 +412,23 @@ std::vector<KeySection> workload_key_sections() {
 
 namespace {
 
+// perftest's -c: what each transport carries (IBTA table 38: UC has no READ or
+// atomics, UD only SENDs).
+void read_connection(const Reader& r, const YAML::Node& w, WorkloadSpec& spec) {
+  const std::string c = r.scalar(w["connection"], "connection");
+  const auto* row = std::find_if(std::begin(nic::kQpTypes), std::end(nic::kQpTypes),
+                                 [&](const nic::QpTypeInfo& t) { return t.name == c; });
+  if (row == std::end(nic::kQpTypes)) r.fail(w["connection"], "connection must be RC, UC or UD, not '" + c + "'");
+  spec.connection = row->type;
+  const OpShape shape = op_row(spec.op).shape;
+  if (spec.connection == nic::QpType::Uc && shape != OpShape::Message)
+    r.fail(w["connection"], "UC carries WRITEs and SENDs, not " + std::string(to_string(spec.op)));
+  if (spec.connection == nic::QpType::Ud && !is_send(spec.op))
+    r.fail(w["connection"], "UD carries SENDs only, not " + std::string(to_string(spec.op)));
+  if (spec.connection != nic::QpType::Rc && spec.rdma_cm)
+    r.fail(w["connection"], "connect: rdma_cm goes with connection: RC");
+}
+
 // op (or atomic_type), connect, and the two hosts of a perftest workload.
 void read_perftest_op(const Reader& r, const YAML::Node& w, const Scenario& s, const KnownHost& known_host,
                       WorkloadSpec& spec) {
@@ -424,6 +443,7 @@ void read_perftest_op(const Reader& r, const YAML::Node& w, const Scenario& s, c
     if (c != "exchange" && c != "rdma_cm") r.fail(w["connect"], "connect must be exchange or rdma_cm, not '" + c + "'");
     spec.rdma_cm = c == "rdma_cm";
   }
+  if (w["connection"]) read_connection(r, w, spec);
   if (!w["from"] || !w["to"]) r.fail(w, "a workload needs 'from' and 'to' hosts");
   spec.from = known_host(w["from"], "from");
   spec.to = known_host(w["to"], "to");
@@ -446,6 +466,14 @@ void read_sizes(const Reader& r, const YAML::Node& w, bool lat, WorkloadSpec& sp
   } else {
     spec.sizes = {spec.size};
   }
+}
+
+// A UD message is one packet: as perftest does, a larger size becomes the path
+// MTU, and -a stops there.
+void fit_ud_sizes(uint64_t path_mtu, WorkloadSpec& spec) {
+  for (uint64_t& b : spec.sizes) b = std::min(b, path_mtu);
+  spec.sizes.erase(std::unique(spec.sizes.begin(), spec.sizes.end()), spec.sizes.end());
+  spec.size = std::min(spec.size, path_mtu);
 }
 
 // Iterations (per QP), QPs, the queues' depths and the post list, each depth at
@@ -523,6 +551,7 @@ WorkloadSpec read_perftest(const Reader& r, const YAML::Node& w, const Scenario&
   const bool lat = spec.pattern == WorkloadPattern::Latency;
   read_perftest_op(r, w, s, known_host, spec);
   read_sizes(r, w, lat, spec);
+  if (spec.connection == nic::QpType::Ud) fit_ud_sizes(s.path_mtu, spec);
   read_depths(r, w, lat, spec);
   read_cq_mod(r, w, spec);
   read_inline_size(r, w, lat, spec);

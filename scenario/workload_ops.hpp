@@ -55,6 +55,10 @@ static_assert(std::size(kWorkloadOps) == static_cast<size_t>(WorkloadOp::CmpSwap
 inline const char* to_string(WorkloadOp op) { return op_row(op).name.data(); }
 inline bool is_atomic(WorkloadOp op) { return op_row(op).shape == OpShape::Atomic; }
 inline bool needs_recv(WorkloadOp op) { return op_row(op).needs_recv; }
+inline bool is_send(WorkloadOp op) {
+  const nic::WrOpcode o = op_row(op).opcode;
+  return o == nic::WrOpcode::Send || o == nic::WrOpcode::SendWithImm;
+}
 
 // The words the scenario's `op` key takes (each row's alias first, then its
 // name), or a flow's (rows a flow may use): (word, op) pairs for a choice.

@@ -6,16 +6,11 @@
 
 #include <string>
 
+#include "quiet.hpp"
 #include "scenario/runner.hpp"
 
 namespace rnicsim::scenario {
 namespace {
-
-RunOptions quiet() {
-  RunOptions o;
-  o.quiet = true;
-  return o;
-}
 
 std::string scenario(const std::string& host, const std::string& workload) {
   return "seed: 3\n"

@@ -9,16 +9,11 @@
 
 #include <string>
 
+#include "quiet.hpp"
 #include "scenario/runner.hpp"
 
 namespace rnicsim::scenario {
 namespace {
-
-RunOptions quiet() {
-  RunOptions o;
-  o.quiet = true;
-  return o;
-}
 
 std::string periodic_drops(const std::string& mode) {
   return std::string("seed: 5\n"

@@ -19,6 +19,7 @@
 #include "scenario/nic_keys.hpp"
 #include "scenario/params.hpp"
 #include "scenario/partition_map.hpp"
+#include "quiet.hpp"
 #include "scenario/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/sweep.hpp"
@@ -257,12 +258,6 @@ std::string tiny_scenario(uint64_t seed) {
          "    to: b\n"
          "    size: 64\n"
          "    count: 10\n";
-}
-
-RunOptions quiet() {
-  RunOptions o;
-  o.quiet = true;
-  return o;
 }
 
 TEST(Run, TinyScenarioCompletesWithPhysicalNumbers) {
