@@ -63,6 +63,9 @@ struct NicParams {
   // transmit and receive pipelines (jitter.hpp); zero: none, the model exact.
   sim::Duration jitter_mean = sim::Duration::zero();
   uint32_t responder_cycles_per_packet = 20;
+  // A MIDDLE or LAST packet of a message: its checks and DMA set-up were the
+  // FIRST packet's (0: as responder_cycles_per_packet).
+  uint32_t responder_cycles_per_segment = 0;
   uint32_t completer_cycles_per_packet = 10;
   uint32_t rx_parse_cycles = 6;
   uint32_t tx_pipeline_packets = 32;

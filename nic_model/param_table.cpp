@@ -19,6 +19,7 @@ const ParamKey<NicParams> kNicKeys[] = {
     {"rkey_check_cycles", ParamKind::Cycles, 0, 1'000'000, &NicParams::rkey_check_cycles, false, "receive latency a request naming remote memory adds (RDMA WRITE first/only, READ, atomics: R_Key check and translation)"},
     {"jitter_mean", ParamKind::Time, 0, 0, &NicParams::jitter_mean, false, "mean of the exponential delay each packet draws in the transmit and in the receive pipeline (0: none, exact)"},
     {"responder_cycles_per_packet", ParamKind::Cycles, 1, 1'000'000, &NicParams::responder_cycles_per_packet, false, "responder occupancy per request (checks, DMA set-up)"},
+    {"responder_cycles_per_segment", ParamKind::Cycles, 0, 1'000'000, &NicParams::responder_cycles_per_segment, false, "responder occupancy per MIDDLE or LAST packet of a message (0: as responder_cycles_per_packet)"},
     {"completer_cycles_per_packet", ParamKind::Cycles, 0, 1'000'000, &NicParams::completer_cycles_per_packet, false, "completer occupancy per ACK/NAK/response"},
     {"rx_parse_cycles", ParamKind::Cycles, 0, 1'000'000, &NicParams::rx_parse_cycles, false, "parse and ICRC check per received packet"},
     {"tx_pipeline_packets", ParamKind::Count, 1, 65536, &NicParams::tx_pipeline_packets, false, "packets waiting for payload DMA at most"},

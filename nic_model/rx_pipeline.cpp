@@ -139,6 +139,13 @@ uint32_t RxPipeline::payload_cycles(uint32_t bytes) const {
   return (bytes + width - 1) / width;
 }
 
+uint32_t RxPipeline::request_cycles(packet::Opcode op) const {
+  const NicParams& p = ctx_.params();
+  const packet::Position pos = packet::opcode_info(op).position;
+  const bool segment = pos == packet::Position::Middle || pos == packet::Position::Last;
+  return segment && p.responder_cycles_per_segment > 0 ? p.responder_cycles_per_segment : p.responder_cycles_per_packet;
+}
+
 void RxPipeline::process(Unit& u) {
   // Frames given back by the responder go first: they are next in PSN order.
   sim::RingQueue<fabric::Frame>& source = u.reinjected.empty() ? u.queue : u.reinjected;
@@ -202,7 +209,7 @@ bool RxPipeline::deliver(Unit& u, const packet::ParsedPacket& p, fabric::Frame& 
   } else if (f.opcode == packet::Opcode::Cnp) {
     on_cnp(*qp);
   } else {
-    o.cycles += ctx_.params().responder_cycles_per_packet + payload_cycles(f.payload_length);
+    o.cycles += request_cycles(f.opcode) + payload_cycles(f.payload_length);
     o.done = to_responder(u, *qp, p, frame);
   }
   return true;

@@ -104,6 +104,9 @@ private:
   // The transport header checks: false (and counted) if the packet is dropped.
   bool admit(const QpContext* qp, const packet::ParsedPacket& p);
   uint32_t payload_cycles(uint32_t bytes) const;
+  // A request's occupancy of the responder: a FIRST or ONLY packet pays for
+  // the checks and DMA set-up, a MIDDLE or LAST one its segment's share.
+  uint32_t request_cycles(packet::Opcode op) const;
   NicContext& ctx_;
   Ports ports_;
   packet::HeaderPrediction prediction_;  // parse(), answered from the QP's last packet where it can be

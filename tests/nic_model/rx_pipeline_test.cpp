@@ -16,8 +16,11 @@ using packet::Opcode;
 struct ScriptedRequests : RequestPort {
   std::vector<RequestVerdict> script;
   std::vector<std::pair<uint32_t, uint32_t>> taken;  // (QPN, PSN)
+  std::vector<sim::Time> at;                          // when each was taken
+  const sim::Simulator* sim = nullptr;
   RequestVerdict receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame&) override {
     taken.emplace_back(qp.qpn.value(), p.fields.psn.value());
+    at.push_back(sim->now());
     return taken.size() <= script.size() ? script[taken.size() - 1] : RequestVerdict::Done;
   }
   void recv_wqes_arrived(std::optional<Qpn>) override {}
@@ -39,6 +42,7 @@ protected:
   }
   RxPipelineTest() : b(two_units()), rx(b.ctx) {
     rx.connect({.responses = &responses, .requests = &requests, .cnp = &cnp, .rx_buffer = &buffer});
+    requests.sim = &b.sim;
     for (uint32_t qpn : {0x10u, 0x11u}) {  // on units 0 and 1
       QpContext& q = b.add_qp(qpn, QpState::Rts);
       q.type = QpType::Rc;
@@ -54,7 +58,7 @@ protected:
     return ip;
   }
   // A request of `op` to `qpn` with `psn`, as it arrives from the wire.
-  void arrive(Opcode op, uint32_t qpn, uint32_t psn) {
+  void arrive(Opcode op, uint32_t qpn, uint32_t psn, size_t payload_bytes = 8) {
     packet::PacketFields f;
     f.opcode = op;
     f.dest_qp = Qpn(qpn);
@@ -63,7 +67,7 @@ protected:
     if (packet::opcode_info(op).has(packet::Hdr::Reth)) f.reth = packet::RethFields{0x1000, packet::Rkey(1), 8};
     if (packet::opcode_info(op).has(packet::Hdr::AtomicEth))
       f.atomic_eth = packet::AtomicEthFields{0x1000, packet::Rkey(1), 1, 0};
-    std::vector<std::byte> payload(packet::opcode_info(op).has(packet::Hdr::Payload) ? 8 : 0);
+    std::vector<std::byte> payload(packet::opcode_info(op).has(packet::Hdr::Payload) ? payload_bytes : 0);
     rx.receive(std::move(make_packet(b.pool, f, payload).frame));
   }
   using Taken = std::vector<std::pair<uint32_t, uint32_t>>;
@@ -90,6 +94,22 @@ TEST_F(RxPipelineTest, AStalledUnitHoldsOnlyItsOwnPackets) {
   b.run();
   EXPECT_EQ(requests.taken, (Taken{{0x10, 0}, {0x11, 0}, {0x10, 0}, {0x10, 1}}));
   EXPECT_EQ(buffer.bytes, 0) << "every frame left the receive buffer";
+}
+
+// A message's MIDDLE packets cost the unit responder_cycles_per_segment each
+// (their checks were the FIRST packet's), not responder_cycles_per_packet.
+TEST_F(RxPipelineTest, AMiddlePacketCostsItsUnitASegmentsCycles) {
+  auto spacing = [&](uint32_t first_psn) {
+    arrive(Opcode::RcSendFirst, 0x10, first_psn, 256);
+    for (uint32_t i = 1; i <= 4; ++i) arrive(Opcode::RcSendMiddle, 0x10, first_psn + i, 256);
+    b.run();
+    const size_t n = requests.at.size();
+    return requests.at[n - 1] - requests.at[n - 2];  // between two MIDDLEs queued back to back
+  };
+  const sim::Duration as_first = spacing(0);  // responder_cycles_per_segment 0: as a first packet
+  b.config.params.responder_cycles_per_segment = 4;
+  const sim::Duration as_segment = spacing(5);
+  EXPECT_EQ(as_first - as_segment, b.ctx.cycles(b.config.params.responder_cycles_per_packet - 4));
 }
 
 TEST_F(RxPipelineTest, ARequestThatWaitsForAnAtomicHoldsOnlyItsUnitUntilAnAtomicIsDone) {
