@@ -105,6 +105,13 @@ struct HeaderTemplate {
   bool valid = false;
 };
 
+// The local ACK timeout an attribute's 5-bit value stands for: 4.096 us x
+// 2^timeout, 0 none (Duration::max()).
+constexpr sim::Duration local_ack_timeout(uint8_t timeout) {
+  if (timeout == 0) return sim::Duration::max();
+  return sim::Duration::ns(4096) * (int64_t{1} << (timeout < 31 ? timeout : 31));
+}
+
 struct QpContext {
   Qpn qpn{};
   QpType type = QpType::Rc;
@@ -124,7 +131,7 @@ struct QpContext {
   AddressVector remote;
   Qkey qkey{};
   uint8_t timeout = 14;     // local ACK timeout 4.096 us * 2^timeout (0 = infinite)
-  sim::Duration ack_timeout = sim::Duration::ns(4096) * (int64_t{1} << 14);  // what the timer waits
+  sim::Duration ack_timeout = local_ack_timeout(14);  // what the timer waits
   uint8_t retry_cnt = 7;
   uint8_t rnr_retry = 7;    // 7 = infinite
   uint8_t min_rnr_timer = 12;

@@ -62,11 +62,6 @@ TransitionRule transition_rule(QpType type, QpState from, QpState to) {
   return {};
 }
 
-sim::Duration local_ack_timeout(uint8_t timeout) {
-  if (timeout == 0) return sim::Duration::max();
-  return sim::Duration::ns(4096) * (int64_t{1} << std::min<uint8_t>(timeout, 31));
-}
-
 int apply_modify(QpContext& qp, const QpAttr& a, uint32_t mask) {
   const QpState to = (mask & kQpState) ? a.state : qp.state;
   const TransitionRule rule = transition_rule(qp.type, qp.state, to);

@@ -63,8 +63,4 @@ TransitionRule transition_rule(QpType type, QpState from, QpState to);
 // Validates and applies a modify. Returns 0 or an errno (EINVAL), as ibv_modify_qp does.
 int apply_modify(QpContext& qp, const QpAttr& attr, uint32_t mask);
 
-// The local ACK timeout an attribute's 5-bit value stands for: 4.096 us x
-// 2^timeout, 0 none (Duration::max()).
-sim::Duration local_ack_timeout(uint8_t timeout);
-
 }  // namespace rnicsim::nic

@@ -38,11 +38,12 @@ enum class QpType : uint8_t { Rc = 2, Uc = 3, Ud = 4 };  // ibv_qp_type
 
 // The QP types the NIC has, once: their names, and the column each has in the
 // tables with one column per type (kWrCarriage here, the receive pipeline's).
+// (Name first, as the scenario reader's choice() takes its rows.)
 struct QpTypeInfo {
-  QpType type;
   std::string_view name;
+  QpType type;
 };
-inline constexpr QpTypeInfo kQpTypes[] = {{QpType::Rc, "RC"}, {QpType::Uc, "UC"}, {QpType::Ud, "UD"}};
+inline constexpr QpTypeInfo kQpTypes[] = {{"RC", QpType::Rc}, {"UC", QpType::Uc}, {"UD", QpType::Ud}};
 inline constexpr size_t kQpTypeCount = std::size(kQpTypes);
 // The column of a type the NIC has (kQpTypeCount for any other value).
 constexpr size_t column_of(uint32_t ibv_qp_type) {

@@ -11,15 +11,16 @@
 namespace rnicsim::packet {
 
 enum class AckKind : std::uint8_t { Ack = 0, RnrNak = 1, Reserved = 2, Nak = 3 };
-// The kinds' names as scenarios write them (a fault rule's `aeth:`).
+// The kinds' names as scenarios write them (a fault rule's `aeth:`), word
+// first as the scenario reader's choice() takes its rows.
 struct AckKindRow {
-  AckKind kind;
   std::string_view name;
+  AckKind kind;
 };
 inline constexpr std::array<AckKindRow, 3> kAckKinds{{
-    {AckKind::Ack, "ack"},
-    {AckKind::RnrNak, "rnr_nak"},
-    {AckKind::Nak, "nak"},
+    {"ack", AckKind::Ack},
+    {"rnr_nak", AckKind::RnrNak},
+    {"nak", AckKind::Nak},
 }};
 
 enum class NakCode : std::uint8_t {

@@ -25,13 +25,6 @@ const KeyInfo kFaultKeys[] = {
     {"every", "", "count", ">= 1", "act on every Nth matching packet from there, not on those in a row"},
 };
 
-packet::AckKind read_ack_kind(const Reader& r, const YAML::Node& n) {
-  const std::string s = r.scalar(n, "aeth");
-  for (const auto& row : packet::kAckKinds)
-    if (row.name == s) return row.kind;
-  r.fail(n, "aeth must be ack, rnr_nak or nak, not '" + s + "'");
-}
-
 packet::Opcode read_opcode(const Reader& r, const YAML::Node& n) {
   const std::string s = r.scalar(n, "opcode");
   unsigned v = 0;
@@ -99,7 +92,7 @@ std::vector<FaultSpec> read_faults(const Reader& r, const YAML::Node& n, const K
     if (e["opcode"]) rule.match.opcode = read_opcode(r, e["opcode"]);
     if (e["psn"]) rule.match.psn = packet::Psn(read_u24(r, e["psn"], "psn"));
     if (e["qpn"]) rule.match.dest_qp = packet::Qpn(read_u24(r, e["qpn"], "qpn"));
-    if (e["aeth"]) rule.match.ack_kind = read_ack_kind(r, e["aeth"]);
+    if (e["aeth"]) rule.match.ack_kind = r.choice(e["aeth"], "aeth", packet::kAckKinds);
     if (e["nth"]) rule.nth = r.integer(e["nth"], "nth", 1, UINT64_MAX);
     if (e["every"]) {
       rule.every = r.integer(e["every"], "every", 1, UINT64_MAX);

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "nic_model/qp_state.hpp"
+
 namespace rnicsim::scenario {
 
 uint32_t ring_entries(uint64_t n) {
@@ -100,30 +102,11 @@ void HostSide::connect(uint32_t qp, const HostSide& peer, uint32_t peer_qp, cons
 
 namespace {
 
-// The attributes each transition sets, per transport (IBTA table 91, as a
-// verbs program passes them): UC has no ACK timer and no READ/atomic limits,
-// UD no peer (its Q_Key instead; each SEND names its destination).
-struct TransportMasks {
-  nic::QpType type;
-  uint32_t access;  // the remote access a peer gets
-  uint32_t init, rtr, rts;
-};
-constexpr uint32_t kInitBase = nic::kQpState | nic::kQpPkeyIndex | nic::kQpPort;
-constexpr uint32_t kRtrPeer = nic::kQpState | nic::kQpAv | nic::kQpPathMtu | nic::kQpDestQpn | nic::kQpRqPsn;
-constexpr TransportMasks kTransportMasks[] = {
-    {nic::QpType::Rc, nic::kAccessRemoteWrite | nic::kAccessRemoteRead | nic::kAccessRemoteAtomic,
-     kInitBase | nic::kQpAccessFlags, kRtrPeer | nic::kQpMaxDestRdAtomic | nic::kQpMinRnrTimer,
-     nic::kQpState | nic::kQpSqPsn | nic::kQpTimeout | nic::kQpRetryCnt | nic::kQpRnrRetry | nic::kQpMaxQpRdAtomic},
-    {nic::QpType::Uc, nic::kAccessRemoteWrite, kInitBase | nic::kQpAccessFlags, kRtrPeer,
-     nic::kQpState | nic::kQpSqPsn},
-    {nic::QpType::Ud, 0, kInitBase | nic::kQpQkey, nic::kQpState, nic::kQpState | nic::kQpSqPsn},
-};
-
-const TransportMasks& masks_of(nic::QpType type) {
-  for (const TransportMasks& m : kTransportMasks)
-    if (m.type == type) return m;
-  throw std::logic_error("no transport row");
-}
+// The remote access a peer gets, by the columns of nic::kQpTypes: UC has no
+// READ or atomics, UD no remote access at all.
+constexpr uint32_t kRemoteAccess[] = {nic::kAccessRemoteWrite | nic::kAccessRemoteRead | nic::kAccessRemoteAtomic,
+                                      nic::kAccessRemoteWrite, 0};
+static_assert(std::size(kRemoteAccess) == nic::kQpTypeCount);
 
 }  // namespace
 
@@ -131,16 +114,17 @@ void HostSide::connect_to(uint32_t qp, const nic::AddressVector& peer, nic::Qpn 
                           nic::Psn sq_psn, const Connection& c) {
   nic::Nic& n = *host_.nic;
   Qp& q = qps_[qp];
-  const TransportMasks& m = masks_of(c.type);
-  auto modify = [&](const nic::QpAttr& a, uint32_t mask) {
-    if (n.modify_qp(q.qpn, a, mask) != 0) throw std::logic_error("modify_qp failed");
-  };
+  // Each transition with the attributes the IBTA requires of it for the QP's
+  // transport (table 91, as the state machine has them), as a verbs program does.
   nic::QpAttr a;
-  a.state = nic::QpState::Init;
-  a.access_flags = m.access;
+  auto go = [&](nic::QpState from, nic::QpState to) {
+    a.state = to;
+    if (n.modify_qp(q.qpn, a, nic::transition_rule(c.type, from, to).required) != 0)
+      throw std::logic_error("modify_qp failed");
+  };
+  a.access_flags = kRemoteAccess[nic::column_of(c.type)];
   a.qkey = kQkey;
-  modify(a, m.init);
-  a.state = nic::QpState::Rtr;
+  go(nic::QpState::Reset, nic::QpState::Init);
   a.path_mtu = c.path_mtu;
   a.dest_qpn = peer_qpn;
   a.rq_psn = rq_psn;
@@ -148,15 +132,14 @@ void HostSide::connect_to(uint32_t qp, const nic::AddressVector& peer, nic::Qpn 
   a.av.sl = c.priority;
   a.av.traffic_class = static_cast<uint8_t>(c.priority << 5);  // DSCP 8 x priority, ECN bits 0
   a.max_dest_rd_atomic = c.rd_atomic;
-  modify(a, m.rtr);
-  a.state = nic::QpState::Rts;
+  go(nic::QpState::Init, nic::QpState::Rtr);
   a.sq_psn = sq_psn;
   a.max_rd_atomic = c.rd_atomic;
   a.timeout = c.timeout;
   a.ack_timeout = c.ack_timeout;
   a.retry_cnt = c.retry_cnt;
   a.rnr_retry = c.rnr_retry;
-  modify(a, m.rts);
+  go(nic::QpState::Rtr, nic::QpState::Rts);
   if (c.type == nic::QpType::Ud) {
     q.ud_ah = n.create_ah(a.av);  // where the QP's SENDs go (perftest makes one AH per peer)
     q.ud_peer = peer_qpn;

@@ -415,11 +415,7 @@ namespace {
 // perftest's -c: what each transport carries (IBTA table 38: UC has no READ or
 // atomics, UD only SENDs).
 void read_connection(const Reader& r, const YAML::Node& w, WorkloadSpec& spec) {
-  const std::string c = r.scalar(w["connection"], "connection");
-  const auto* row = std::find_if(std::begin(nic::kQpTypes), std::end(nic::kQpTypes),
-                                 [&](const nic::QpTypeInfo& t) { return t.name == c; });
-  if (row == std::end(nic::kQpTypes)) r.fail(w["connection"], "connection must be RC, UC or UD, not '" + c + "'");
-  spec.connection = row->type;
+  spec.connection = r.choice(w["connection"], "connection", nic::kQpTypes);
   const OpShape shape = op_row(spec.op).shape;
   if (spec.connection == nic::QpType::Uc && shape != OpShape::Message)
     r.fail(w["connection"], "UC carries WRITEs and SENDs, not " + std::string(to_string(spec.op)));
