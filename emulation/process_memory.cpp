@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <new>
 
 #include "emulation/payload_mover.hpp"
 #include "nic_model/queue_format.hpp"
@@ -18,9 +19,25 @@ namespace {
 // Rights that let the NIC write into a region: a receive or READ response needs
 // local write, an RDMA WRITE remote write, an atomic remote atomic.
 constexpr uint32_t kWriteRights = nic::kAccessLocalWrite | nic::kAccessRemoteWrite | nic::kAccessRemoteAtomic;
-constexpr uint64_t kPage = 4096;
+constexpr uint64_t kPage = ProcessHostMemory::kPageBytes;
 bool page_aligned(uint64_t v) { return v % kPage == 0; }
+// Whether the kernel copies slowly to `dst` from `src` (see PageBuffer), and
+// the sizes worth a copy through the bounce buffer instead.
+bool aliasing(uint64_t dst, uint64_t src) {
+  const uint64_t ahead = (dst - src) % kPage;
+  return ahead != 0 && ahead < 32;
+}
+constexpr size_t kBounceMin = 256, kBounceMax = 64 * 1024;
 }  // namespace
+
+void ProcessHostMemory::PageBuffer::reserve(size_t bytes) {
+  if (bytes <= size_) return;
+  const size_t rounded = (bytes + kPage - 1) / kPage * kPage;
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(kPage, rounded));
+  if (p == nullptr) throw std::bad_alloc();
+  p_.reset(p);
+  size_ = rounded;
+}
 
 ProcessHostMemory::~ProcessHostMemory() {
   let_go();
@@ -109,7 +126,7 @@ void ProcessHostMemory::drop_window_over(uint64_t addr, uint64_t len) const {
 void ProcessHostMemory::set_process(pid_t pid) {
   let_go();
   pid_ = pid;
-  pending_.clear();
+  pending_bytes_ = 0;
   window_bytes_ = 0;
   read_end_ = 0;
 }
@@ -243,13 +260,13 @@ uint64_t ProcessHostMemory::allowed_end(uint64_t addr, uint64_t len, bool write)
 }
 
 bool ProcessHostMemory::flush_writes() const {
-  if (pending_.empty()) return true;
-  iovec local{pending_.data(), pending_.size()};
-  iovec remote{reinterpret_cast<void*>(pending_addr_), pending_.size()};
+  if (pending_bytes_ == 0) return true;
+  const uint64_t bytes = pending_bytes_;
+  iovec local{pending_data(), bytes};
+  iovec remote{reinterpret_cast<void*>(pending_addr_), bytes};
   ++calls_;
-  const bool ok = process_vm_writev(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(pending_.size());
-  const uint64_t bytes = pending_.size();
-  pending_.clear();
+  const bool ok = process_vm_writev(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(bytes);
+  pending_bytes_ = 0;
   if (!ok) {
     ++failed_calls_;
     // The writes were accepted earlier: whoever made them hears of it now.
@@ -307,21 +324,30 @@ const std::byte* ProcessHostMemory::window_at(uint64_t addr, uint64_t len, uint6
   } else if (!in_window(addr, len)) {
     const uint64_t bytes = std::max<uint64_t>(len, std::min(kWindow, end - addr));
     Window& w = fresh_window();
-    if (w.bytes.size() < bytes) w.bytes.resize(bytes);
-    const bool ok = read_process(addr, std::span(w.bytes.data(), bytes));
+    w.skew = addr % kPage;
+    w.bytes.reserve(w.skew + bytes);
+    const bool ok = read_process(addr, std::span(w.bytes.data() + w.skew, bytes));
     window_addr_ = addr;
     window_bytes_ = ok ? bytes : 0;
   }
   if (window_bytes_ == 0 || !in_window(addr, len)) return nullptr;
-  return window_->bytes.data() + (addr - window_addr_);
+  return window_->bytes.data() + window_->skew + (addr - window_addr_);
 }
 
 bool ProcessHostMemory::read_process(uint64_t addr, std::span<std::byte> dst) const {
-  iovec local{dst.data(), dst.size()};
+  std::byte* into = dst.data();
+  const bool bounce = dst.size() >= kBounceMin && dst.size() <= kBounceMax &&
+                      aliasing(reinterpret_cast<uintptr_t>(into), addr);
+  if (bounce) {
+    bounce_.reserve(addr % kPage + dst.size());
+    into = bounce_.data() + addr % kPage;
+  }
+  iovec local{into, dst.size()};
   iovec remote{reinterpret_cast<void*>(addr), dst.size()};
   ++calls_;
   const bool ok = process_vm_readv(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(dst.size());
   if (!ok) ++failed_calls_;
+  if (ok && bounce) std::memcpy(dst.data(), into, dst.size());
   return ok;
 }
 
@@ -386,10 +412,14 @@ bool ProcessHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
   }
   if (pid_ == 0) return false;
   wait_for_moves(false);  // after the moves into the process before it
-  if (!pending_.empty() && (addr != pending_addr_ + pending_.size() || pending_.size() + src.size() > kWindow))
+  if (pending_bytes_ != 0 && (addr != pending_addr_ + pending_bytes_ || pending_bytes_ + src.size() > kWindow))
     flush_writes();
-  if (pending_.empty()) pending_addr_ = addr;
-  pending_.insert(pending_.end(), src.begin(), src.end());
+  if (pending_bytes_ == 0) {  // room for this write and those that may continue it
+    pending_addr_ = addr;
+    pending_.reserve(addr % kPage + std::max<uint64_t>(src.size(), kWindow));
+  }
+  std::memcpy(pending_data() + pending_bytes_, src.data(), src.size());
+  pending_bytes_ += src.size();
   return true;
 }
 

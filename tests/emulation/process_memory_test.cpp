@@ -226,6 +226,42 @@ TEST(ProcessHostMemory, FramesBorrowFromTheReadAheadWindow) {
   EXPECT_EQ(m.loan(next + 64, 64).bytes, nullptr);
 }
 
+// The kernel copies at a fraction of its speed on some CPUs when the
+// destination lies 1 to 31 bytes past the source modulo a page (AMD Zen's rep
+// movsb): bytes read ahead sit at their program address's offset within a
+// page, and reads and batched writes at any offset still carry the right bytes.
+TEST(ProcessHostMemory, ReadAheadKeepsTheProgramsOffsetWithinAPage) {
+  std::vector<std::byte> buf(4 * 4096);
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<std::byte>(i * 7 + i / 251);
+  ProcessHostMemory m;
+  const uint64_t at = register_own(m, buf);
+  for (uint64_t off : {0u, 1u, 16u, 100u, 4095u}) {
+    std::array<std::byte, 64> out{};
+    m.forget_reads();
+    ASSERT_TRUE(m.read(at + off, out));                // a message's first read: direct
+    const nic::Loan loan = m.loan(at + off + 64, 64);  // continues it: from the window
+    ASSERT_NE(loan.bytes, nullptr) << off;
+    EXPECT_EQ(addr_of(loan.bytes) % 4096, (at + off + 64) % 4096) << off;
+    EXPECT_EQ(std::memcmp(loan.bytes, buf.data() + off + 64, 64), 0) << off;
+  }
+  // A direct read into a buffer 16 bytes past its source, modulo a page.
+  std::vector<std::byte> dst(3 * 4096);
+  size_t skip = 0;
+  while ((addr_of(dst.data() + skip) - (at + 200)) % 4096 != 16) ++skip;
+  m.forget_reads();
+  ASSERT_TRUE(m.read(at + 200, std::span(dst.data() + skip, 2048)));
+  EXPECT_EQ(std::memcmp(dst.data() + skip, buf.data() + 200, 2048), 0);
+  // Writes at an odd address that continue each other go out as one.
+  std::vector<std::byte> src(3000);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>(i * 13 + 1);
+  const uint64_t before = m.system_calls();
+  ASSERT_TRUE(m.write(at + 4099, std::span(src).first(1000)));
+  ASSERT_TRUE(m.write(at + 5099, std::span(src).subspan(1000)));
+  m.flush();
+  EXPECT_EQ(m.system_calls(), before + 1);
+  EXPECT_EQ(std::memcmp(buf.data() + 4099, src.data(), src.size()), 0);
+}
+
 // A process that has gone (no pid) has no memory left but its segments.
 TEST(ProcessHostMemory, NoProcessNoMemory) {
   std::vector<std::byte> buf(64);
