@@ -47,9 +47,10 @@ uint64_t PayloadMover::push(Move&& m, bool lent) {
     for (unsigned round = 0; !made(reaped_ + 1);) wait_a_little(round);
     reap();
   }
+  const bool now = m.read;
   slots_[pushed_ % kSlots] = std::move(m);
   ++pushed_;
-  if (pushed_ - published_ >= kPublishEvery) publish();
+  if (now || pushed_ - published_ >= kPublishEvery) publish();
   if (lent) last_lent_ = pushed_;
   return pushed_;
 }
@@ -107,8 +108,27 @@ void PayloadMover::end_round() {
   round_bytes_ = 0;
 }
 
+void PayloadMover::failed(pid_t pid, uint64_t remote, uint64_t bytes, bool read) {
+  std::lock_guard<std::mutex> lock(failures_mutex_);
+  failures_.push_back(Failure{pid, remote, bytes, read});
+  failed_calls_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void PayloadMover::read(const Move& m) {
+  iovec local{m.dst, m.length};
+  iovec remote{reinterpret_cast<void*>(m.remote), m.length};
+  calls_.fetch_add(1, std::memory_order_relaxed);
+  if (process_vm_readv(m.pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(m.length)) return;
+  std::memset(m.dst, 0, m.length);
+  failed(m.pid, m.remote, m.length, true);
+}
+
 uint64_t PayloadMover::make(uint64_t head, uint64_t tail) {
   const Move& first = slots_[head % kSlots];
+  if (first.read) {
+    read(first);
+    return head + 1;
+  }
   if (first.pid == 0) {
     std::memcpy(first.dst, first.src, first.length);
     return head + 1;
@@ -119,18 +139,14 @@ uint64_t PayloadMover::make(uint64_t head, uint64_t tail) {
   size_t n = 0, bytes = 0;
   for (; head != tail && n < local.size(); ++head, ++n) {
     const Move& m = slots_[head % kSlots];
-    if (m.pid != first.pid || m.remote != first.remote + bytes) break;
+    if (m.read || m.pid != first.pid || m.remote != first.remote + bytes) break;
     local[n] = {const_cast<std::byte*>(m.src), m.length};
     bytes += m.length;
   }
   iovec remote{reinterpret_cast<void*>(first.remote), bytes};
   const bool ok = process_vm_writev(first.pid, local.data(), n, &remote, 1, 0) == static_cast<ssize_t>(bytes);
   calls_.fetch_add(1, std::memory_order_relaxed);
-  if (!ok) {
-    std::lock_guard<std::mutex> lock(failures_mutex_);
-    failures_.push_back(Failure{first.pid, first.remote, bytes});
-    failed_calls_.fetch_add(1, std::memory_order_relaxed);
-  }
+  if (!ok) failed(first.pid, first.remote, bytes, false);
   return head;
 }
 
@@ -167,8 +183,10 @@ void PayloadMover::run() {
   for (unsigned spins = 0;;) {
     const uint64_t tail = tail_.load(std::memory_order_acquire);
     if (head != tail) {
-      while (head != tail) head = make(head, tail);
-      done_.store(head, std::memory_order_release);
+      while (head != tail) {  // each made one is told at once: a read may be waited for
+        head = make(head, tail);
+        done_.store(head, std::memory_order_release);
+      }
       spins = 0;
       last_move = Clock::now();
       split_cpus();

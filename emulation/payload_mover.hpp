@@ -26,8 +26,11 @@ namespace rnicsim::emulation {
 class PayloadMover {
 public:
   // `length` bytes from `src` to `dst` in the daemon, or, with a `pid`, to
-  // `remote` in that process (process_vm_writev; a failure, the process gone
-  // or its memory unmapped, is counted and kept for take_failures).
+  // `remote` in that process (process_vm_writev), or with `read`, from
+  // `remote` in that process to `dst` (process_vm_readv: a read-ahead window
+  // filled beside the simulation). A failure, the process gone or its memory
+  // unmapped, is counted and kept for take_failures; a failed read leaves
+  // zeros at `dst`, never older bytes.
   struct Move {
     std::byte* dst = nullptr;
     const std::byte* src = nullptr;
@@ -38,6 +41,7 @@ public:
     fabric::Frame holder;
     pid_t pid = 0;
     uint64_t remote = 0;
+    bool read = false;
   };
   static constexpr size_t kSlots = 64;
   // Moves are handed over in batches of this many (and whenever the simulation
@@ -76,7 +80,8 @@ public:
   }
   // Hands a move over, after every move before it (`lent`: its source bytes
   // are in a program's memory); waits while all slots are taken. Returns its
-  // number: made(number) holds once it is made.
+  // number: made(number) holds once it is made. A read is handed over at once
+  // (the simulation thread will soon wait for it); writes go in batches.
   uint64_t push(Move&& m, bool lent);
   // Whether the moves up to number `n` are made.
   bool made(uint64_t n) {
@@ -101,8 +106,8 @@ public:
   uint64_t system_calls() const { return calls_.load(std::memory_order_relaxed); }
   uint64_t failed_calls() const { return failed_calls_.load(std::memory_order_relaxed); }
   uint64_t wake_ups() const { return wake_ups_; }
-  // The writes into process `pid` that failed since the last call, as
-  // f(remote address, bytes), each once.
+  // The accesses to process `pid` that failed since the last call, as
+  // f(remote address, bytes, read), each once.
   template <class F>
   void take_failures(pid_t pid, F f);
 
@@ -111,6 +116,8 @@ private:
   // Makes the move at `head` (and the process writes after it that continue
   // it, up to `tail`); returns the next.
   uint64_t make(uint64_t head, uint64_t tail);
+  void read(const Move& m);
+  void failed(pid_t pid, uint64_t remote, uint64_t bytes, bool read);
   void publish();
   void reap();
   void wake();
@@ -139,6 +146,7 @@ private:
   struct Failure {
     pid_t pid;
     uint64_t remote, bytes;
+    bool read;
   };
   std::mutex failures_mutex_;
   std::vector<Failure> failures_;  // rare: taken by the simulation thread
@@ -164,7 +172,7 @@ void PayloadMover::take_failures(pid_t pid, F f) {
       return true;
     });
   }
-  for (const Failure& x : mine) f(x.remote, x.bytes);
+  for (const Failure& x : mine) f(x.remote, x.bytes, x.read);
 }
 
 }  // namespace rnicsim::emulation

@@ -85,7 +85,7 @@ ProcessHostMemory::Window& ProcessHostMemory::fresh_window() const {
   recycle();
   retired_.push_back(std::move(window_));
   if (spares_.empty()) {
-    window_ = std::make_unique<Window>();
+    window_ = std::make_unique<Window>(*this);
   } else {
     window_ = std::move(spares_.back());
     spares_.pop_back();
@@ -270,7 +270,7 @@ bool ProcessHostMemory::flush_writes() const {
   if (!ok) {
     ++failed_calls_;
     // The writes were accepted earlier: whoever made them hears of it now.
-    if (fault_listener_ != nullptr) fault_listener_->write_failed(pending_addr_, bytes);
+    if (fault_listener_ != nullptr) fault_listener_->access_failed(pending_addr_, bytes, true);
   }
   return ok;
 }
@@ -278,7 +278,9 @@ bool ProcessHostMemory::flush_writes() const {
 void ProcessHostMemory::flush() {
   flush_writes();
   if (mover_ != nullptr && pid_ != 0 && fault_listener_ != nullptr)
-    mover_->take_failures(pid_, [&](uint64_t addr, uint64_t bytes) { fault_listener_->write_failed(addr, bytes); });
+    mover_->take_failures(pid_, [&](uint64_t addr, uint64_t bytes, bool read) {
+      fault_listener_->access_failed(addr, bytes, !read);
+    });
 }
 
 bool ProcessHostMemory::read(uint64_t addr, std::span<std::byte> dst) const { return read_from(addr, dst, true); }
@@ -312,8 +314,23 @@ bool ProcessHostMemory::read_from(uint64_t addr, std::span<std::byte> dst, bool 
 bool ProcessHostMemory::from_window(uint64_t addr, std::span<std::byte> dst, uint64_t end) const {
   const std::byte* p = window_at(addr, dst.size(), end);
   if (p == nullptr) return false;
+  window_->await();
   std::memcpy(dst.data(), p, dst.size());
   return true;
+}
+
+void ProcessHostMemory::Window::await() const {
+  if (fill != 0 && owner.mover_ != nullptr) owner.mover_->wait_until_made(fill);
+}
+
+bool ProcessHostMemory::fill(Window& w, uint64_t addr, uint64_t bytes) const {
+  std::byte* into = w.bytes.data() + w.skew;
+  if (mover_ != nullptr && mover_->accepting()) {
+    w.fill = mover_->push({into, nullptr, bytes, {}, pid_, addr, true}, false);
+    return true;
+  }
+  w.fill = 0;
+  return read_process(addr, std::span(into, bytes));
 }
 
 const std::byte* ProcessHostMemory::window_at(uint64_t addr, uint64_t len, uint64_t end) const {
@@ -324,11 +341,11 @@ const std::byte* ProcessHostMemory::window_at(uint64_t addr, uint64_t len, uint6
   } else if (!in_window(addr, len)) {
     const uint64_t bytes = std::max<uint64_t>(len, std::min(kWindow, end - addr));
     Window& w = fresh_window();
+    w.await();  // a fill still on its way must not land in what comes next
     w.skew = addr % kPage;
     w.bytes.reserve(w.skew + bytes);
-    const bool ok = read_process(addr, std::span(w.bytes.data() + w.skew, bytes));
     window_addr_ = addr;
-    window_bytes_ = ok ? bytes : 0;
+    window_bytes_ = fill(w, addr, bytes) ? bytes : 0;
   }
   if (window_bytes_ == 0 || !in_window(addr, len)) return nullptr;
   return window_->bytes.data() + window_->skew + (addr - window_addr_);
@@ -439,7 +456,7 @@ bool ProcessHostMemory::write_frame(uint64_t addr, std::span<const std::byte> sr
   // too if its payload overlaps its own destination; the rest of its payload
   // may stay where it is in the sender's memory.
   settle(addr, src.size());
-  if (holder.borrowing()) src = holder.source_of(src);
+  if (holder.borrowing()) src = holder.source_in_order(src);  // the mover reads it after any fill
   // A payload still borrowed is read where it lies in the sender's memory (see
   // the top of this file); the frame can go.
   const bool lent = holder.borrowing();

@@ -201,10 +201,18 @@ private:
   // keeps every byte at its program address's offset within a page (`skew`), so
   // both its filling and the mover's writes from it into a buffer of the same
   // alignment copy at full speed; other reads go through `bounce_` (read_process).
-  struct Window {
+  // Filled on the mover's thread while it takes moves (`fill`), so that the
+  // simulation thread copies no payload: whoever reads the bytes on this
+  // thread (a copy, a borrower copying in) waits for them (await), and the
+  // mover's own writes from the window come after the fill in its order.
+  struct Window final : fabric::BorrowList::Arrival {
+    explicit Window(const ProcessHostMemory& o) : owner(o) {}
+    void await() const override;
+    const ProcessHostMemory& owner;
     PageBuffer bytes;
     uint64_t skew = 0;  // the filled window's first byte is at bytes.data() + skew
-    fabric::BorrowList borrowers;  // frames that borrow its bytes
+    uint64_t fill = 0;  // the mover's read that fills it (0: filled here)
+    fabric::BorrowList borrowers{this};  // frames that borrow its bytes
     bool lent = false;             // since it was last filled
     bool quiet = false;            // retired, no borrower left, and moves up to `last_move` may read it
     uint64_t last_move = 0;        // 0: none (made(0) holds)
@@ -214,6 +222,8 @@ private:
     return addr >= window_addr_ && addr - window_addr_ + len <= window_bytes_;
   }
   Window& fresh_window() const;
+  // Reads `bytes` bytes at `addr` into the window (see Window); false if that failed here.
+  bool fill(Window& w, uint64_t addr, uint64_t bytes) const;
   // A window nobody reads any more, ready to be filled again.
   void to_spares(std::unique_ptr<Window> w) const;
   // Retired windows that nobody reads any more become spares; with too many
@@ -222,7 +232,7 @@ private:
   // Every window's borrowers copy their bytes in; the retired become spares.
   // Only once every move is made (let_go).
   void settle_windows() const;
-  mutable std::unique_ptr<Window> window_ = std::make_unique<Window>();
+  mutable std::unique_ptr<Window> window_ = std::make_unique<Window>(*this);
   mutable std::vector<std::unique_ptr<Window>> retired_, spares_;  // retired_: oldest first
   mutable uint64_t window_addr_ = 0, window_bytes_ = 0, read_end_ = 0;
   mutable PageBuffer bounce_;

@@ -122,9 +122,9 @@ void ProcessSpaces::set_fault_listener(nic::MemoryFaultListener* l) {
   daemon_.set_fault_listener(l);  // the slots' listeners ask for it as they hear
 }
 
-void ProcessSpaces::SlotFaults::write_failed(uint64_t addr, uint64_t length) {
+void ProcessSpaces::SlotFaults::access_failed(uint64_t addr, uint64_t length, bool write) {
   if (spaces_.fault_listener_ == nullptr) return;
-  spaces_.fault_listener_->write_failed(addr < kAddressLimit ? nic_address(slot_, addr) : addr, length);
+  spaces_.fault_listener_->access_failed(addr < kAddressLimit ? nic_address(slot_, addr) : addr, length, write);
 }
 
 void ProcessSpaces::set_mover(PayloadMover* mover) {

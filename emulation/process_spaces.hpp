@@ -60,12 +60,12 @@ public:
   uint64_t shared_accesses() const { return sum(&ProcessHostMemory::shared_accesses); }
 
 private:
-  // A process's memory reports a write it could not make at the process's own
+  // A process's memory reports an access it could not make at the process's own
   // address; the NIC knows it at the slot's tag above it.
   class SlotFaults : public nic::MemoryFaultListener {
   public:
     SlotFaults(const ProcessSpaces& spaces, size_t slot) : spaces_(spaces), slot_(slot) {}
-    void write_failed(uint64_t addr, uint64_t length) override;
+    void access_failed(uint64_t addr, uint64_t length, bool write) override;
 
   private:
     const ProcessSpaces& spaces_;

@@ -33,6 +33,7 @@ void Frame::complete() const {
 }
 
 void Frame::Node::copy_in() {
+  lender->await();
   std::memcpy(data() + lent_offset, lent, lent_length);
   lender->remove(this);
 }
@@ -47,6 +48,11 @@ void Frame::lend_payload(BorrowList& lender, uint32_t offset, const std::byte* s
 }
 
 std::span<const std::byte> Frame::source_of(std::span<const std::byte> part) {
+  if (n_ != nullptr && n_->lender != nullptr) n_->lender->await();
+  return source_in_order(part);
+}
+
+std::span<const std::byte> Frame::source_in_order(std::span<const std::byte> part) {
   if (n_ == nullptr || n_->lender == nullptr) return part;
   const std::byte* lent_begin = n_->data() + n_->lent_offset;
   if (part.data() >= lent_begin && part.data() + part.size() <= lent_begin + n_->lent_length)

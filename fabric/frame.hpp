@@ -155,8 +155,12 @@ public:
   }
   // Where the bytes of `part` (a span of bytes_as_built()) are: in host memory
   // if they are borrowed, in the buffer otherwise. Bytes only partly borrowed
-  // are copied in first.
+  // are copied in first. Borrowed bytes still on their way to the lender
+  // (BorrowList::Arrival) are waited for.
   std::span<const std::byte> source_of(std::span<const std::byte> part);
+  // The same without that wait, for a reader ordered after the bytes' arrival
+  // (the thread that brings them, which reads them after it).
+  std::span<const std::byte> source_in_order(std::span<const std::byte> part);
 
 private:
   friend class FramePool;
@@ -221,7 +225,17 @@ private:
 // borrows, two comparisons.
 class BorrowList {
 public:
+  // A lender whose bytes may still be on their way (another thread brings
+  // them): a borrower waits for them before it reads them here.
+  class Arrival {
+  public:
+    virtual void await() const = 0;
+
+  protected:
+    ~Arrival() = default;
+  };
   BorrowList() = default;
+  explicit BorrowList(const Arrival* arrival) : arrival_(arrival) {}
   BorrowList(const BorrowList&) = delete;
   BorrowList& operator=(const BorrowList&) = delete;
   // Every borrower copies its bytes in: they are about to go.
@@ -255,6 +269,10 @@ private:
   void add(Frame::Node* n);
   void remove(Frame::Node* n);
   void settle_range(const std::byte* from, const std::byte* to);
+  void await() const {
+    if (arrival_ != nullptr) arrival_->await();
+  }
+  const Arrival* arrival_ = nullptr;
   Frame::Node* head_ = nullptr;
   size_t count_ = 0;
   uint64_t settled_ = 0;

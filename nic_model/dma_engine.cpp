@@ -24,14 +24,15 @@ DmaEngine::DmaEngine(sim::Simulator& sim, PcieLink& pcie, HostMemory& memory, si
 
 DmaEngine::~DmaEngine() { memory_.set_fault_listener(nullptr); }
 
-void DmaEngine::write_failed(uint64_t addr, uint64_t length) {
-  // The newest write for a QP that the failed range covers.
+void DmaEngine::access_failed(uint64_t addr, uint64_t length, bool write) {
+  // The newest write for a QP that the failed range covers (reads ahead are
+  // not kept: they name no QP).
   std::optional<Qpn> qpn;
-  for (size_t i = 1; i <= kMadeKept && !qpn; ++i) {
+  for (size_t i = 1; write && i <= kMadeKept && !qpn; ++i) {
     const Made& m = made_[(made_next_ + kMadeKept - i) % kMadeKept];
     if (m.qpn && m.addr < addr + length && addr < m.addr + m.length) qpn = m.qpn;
   }
-  if (fault_listener_ != nullptr) fault_listener_->dma_fault(qpn, addr, length, true);
+  if (fault_listener_ != nullptr) fault_listener_->dma_fault(qpn, addr, length, write);
 }
 
 void DmaEngine::read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag, ReadMode mode,

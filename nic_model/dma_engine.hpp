@@ -140,7 +140,7 @@ private:
     std::optional<Qpn> qpn;
   };
   static constexpr size_t kMadeKept = 256;  // more than a payload mover has in flight
-  void write_failed(uint64_t addr, uint64_t length) override;
+  void access_failed(uint64_t addr, uint64_t length, bool write) override;
   using Small = std::array<std::byte, 64>;
   void on_read_done();
   void on_write_done();

@@ -29,12 +29,13 @@ struct Loan {
   fabric::BorrowList* lender = nullptr;
 };
 
-// Told of a write a memory accepted and could not make later (a memory that
-// makes writes in batches finds out only then).
+// Told of an access a memory accepted and could not make later (a memory that
+// makes writes in batches, or reads ahead on another thread, finds out only
+// then): a write, or a read whose bytes were zeros.
 class MemoryFaultListener {
 public:
   virtual ~MemoryFaultListener() = default;
-  virtual void write_failed(uint64_t addr, uint64_t length) = 0;
+  virtual void access_failed(uint64_t addr, uint64_t length, bool write) = 0;
 };
 
 class HostMemory {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <span>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -138,11 +139,125 @@ struct TwoHosts {
   ProcessHostMemory s, r;
 };
 
+// Pages of this process, registered in `m` (which moves through `mover` and
+// reports late faults to `faults`), that a test can take away: registered,
+// and gone, an inaccessible mapping in their place (an unmapped range could
+// be mapped again at once by an allocator, a sanitizer's).
+struct Unmapped {
+  static constexpr size_t kPage = 4096;
+  struct Faults : nic::MemoryFaultListener {
+    std::vector<std::tuple<uint64_t, uint64_t, bool>> seen;  // address, length, write
+    void access_failed(uint64_t addr, uint64_t length, bool write) override { seen.emplace_back(addr, length, write); }
+  };
+  Unmapped(size_t pages, uint8_t fill)
+      : bytes(pages * kPage), p(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)),
+        base(reinterpret_cast<uint64_t>(p)) {
+    EXPECT_NE(p, MAP_FAILED);
+    std::memset(p, fill, bytes);
+    m.set_process(getpid());
+    m.add_region(base, bytes, nic::kAccessLocalWrite);
+    m.set_mover(&mover);
+    m.set_fault_listener(&faults);
+  }
+  ~Unmapped() {
+    m.set_fault_listener(nullptr);
+    m.set_mover(nullptr);
+    munmap(p, bytes);
+  }
+  void take_away(size_t first, size_t pages) {
+    void* at = static_cast<std::byte*>(p) + first * kPage;
+    EXPECT_EQ(mmap(at, pages * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0), at);
+  }
+  size_t bytes;
+  void* p;
+  uint64_t base;
+  PayloadMover mover{kAwake};
+  Faults faults;
+  ProcessHostMemory m;
+};
+
 bool write_frame(ProcessHostMemory& m, uint64_t addr, Frame&& f) {
   const auto bytes = f.bytes_as_built();
   return m.write_frame(addr, bytes, std::move(f));
 }
 }  // namespace
+
+// A read move fills daemon memory from a process (a read-ahead window filled
+// beside the simulation); one that fails leaves zeros, never older bytes, and
+// is reported as a read.
+TEST(PayloadMover, ReadsFromAProcessAndAFailedReadLeavesZeros) {
+  PayloadMover mover(kAwake);
+  std::vector<std::byte> src = filled(8192, 0x5a), dst = filled(8192, 0x77);
+  const uint64_t n = mover.push({dst.data(), nullptr, 8192, {}, getpid(), reinterpret_cast<uint64_t>(src.data()), true}, false);
+  mover.wait_until_made(n);
+  EXPECT_EQ(dst[0], std::byte{0x5a});
+  EXPECT_EQ(dst[8191], std::byte{0x5a});
+  EXPECT_EQ(mover.system_calls(), 1u);
+  void* gone = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(gone, MAP_FAILED);
+  mover.push({dst.data(), nullptr, 4096, {}, getpid(), reinterpret_cast<uint64_t>(gone), true}, false);
+  mover.drain();
+  EXPECT_EQ(dst[0], std::byte{0});
+  EXPECT_EQ(dst[4095], std::byte{0});
+  EXPECT_EQ(dst[4096], std::byte{0x5a});
+  EXPECT_EQ(mover.failed_calls(), 1u);
+  std::vector<std::tuple<uint64_t, uint64_t, bool>> seen;
+  mover.take_failures(getpid(), [&](uint64_t a, uint64_t b, bool read) { seen.emplace_back(a, b, read); });
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0], std::make_tuple(reinterpret_cast<uint64_t>(gone), uint64_t{4096}, true));
+  munmap(gone, 4096);
+}
+
+// Through process_vm_readv, a read-ahead window is filled on the mover's
+// thread while it takes moves: the simulation thread makes no system call for
+// it, and a copy from the window or a borrower copying in sees the bytes.
+TEST(ProcessHostMemoryMoves, TheMoverFillsTheReadAheadWindow) {
+  FramePool pool;
+  PayloadMover mover(kAwake);
+  std::vector<std::byte> src(64 * 1024);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>(i * 7 + i / 4096);
+  ProcessHostMemory s;
+  s.set_process(getpid());
+  const uint64_t from = reinterpret_cast<uint64_t>(src.data());
+  s.add_region(from, src.size(), nic::kAccessLocalWrite);
+  s.set_mover(&mover);
+  std::array<std::byte, 4096> out{};
+  ASSERT_TRUE(s.read(from, out));  // a message's first read: here, at once
+  EXPECT_EQ(s.system_calls(), 1u);
+  Frame f = pool.acquire(4096);
+  const nic::Loan loan = s.loan(from + 4096, 4096);  // continues it: the mover fills the window
+  ASSERT_NE(loan.bytes, nullptr);
+  f.lend_payload(*loan.lender, 0, loan.bytes, 4096);
+  EXPECT_EQ(mover.moves(), 1u);
+  ASSERT_TRUE(s.read(from + 8192, out));  // from the window
+  EXPECT_EQ(std::memcmp(out.data(), src.data() + 8192, out.size()), 0);
+  f.copy_in_payload();
+  EXPECT_EQ(std::memcmp(f.bytes_as_built().data(), src.data() + 4096, 4096), 0);
+  EXPECT_EQ(s.system_calls(), 1u);
+  EXPECT_EQ(mover.system_calls(), 1u);
+  s.set_mover(nullptr);
+}
+
+// A window the mover cannot fill (the program unmapped the registered memory
+// after a message's first packet) holds zeros, and the memory's fault
+// listener hears of the read.
+TEST(ProcessHostMemoryMoves, AWindowThatCannotBeFilledIsZerosAndReported) {
+  FramePool pool;
+  Unmapped u(4, 0x5a);
+  std::array<std::byte, Unmapped::kPage> out{};
+  ASSERT_TRUE(u.m.read(u.base, out));
+  u.take_away(1, 3);
+  Frame f = pool.acquire(Unmapped::kPage);
+  const nic::Loan loan = u.m.loan(u.base + Unmapped::kPage, Unmapped::kPage);
+  ASSERT_NE(loan.bytes, nullptr);
+  f.lend_payload(*loan.lender, 0, loan.bytes, Unmapped::kPage);
+  f.copy_in_payload();
+  EXPECT_EQ(f.bytes_as_built()[0], std::byte{0});
+  EXPECT_EQ(f.bytes_as_built()[Unmapped::kPage - 1], std::byte{0});
+  u.m.flush();
+  ASSERT_EQ(u.faults.seen.size(), 1u);
+  EXPECT_EQ(u.faults.seen[0], std::make_tuple(u.base + Unmapped::kPage, uint64_t{3 * Unmapped::kPage}, false));
+}
 
 TEST(ProcessHostMemoryMoves, ReceivedPayloadGoesThroughTheMover) {
   FramePool pool;  // before the mover, which may hold its frames
@@ -271,10 +386,12 @@ TEST(ProcessHostMemoryMoves, AWindowIsNotFilledAgainBeforeItsMovesAreMade) {
   Frame f = lent(from + 4096);  // continues: borrowed from the window
   ASSERT_TRUE(f.borrowing());
   ASSERT_TRUE(write_frame(r, to, std::move(f)));  // handed over; the frame goes at once
-  EXPECT_EQ(mover.moves(), 1u);
+  EXPECT_EQ(mover.moves(), 2u);                   // the window's fill and the write
   // Later work finds other bytes; each post drops the window and the next
-  // packet fills one: never the window the move still reads.
-  std::memset(src.data(), 0x22, src.size());
+  // packet fills one: never the window the move still reads. (The bytes the
+  // move reads stay as they were: their work has not completed, and the
+  // window's own fill may still be on its way.)
+  std::memset(src.data() + 8192, 0x22, src.size() - 8192);
   for (uint64_t i = 0; i <= ProcessHostMemory::kMaxRetired; ++i) {
     s.forget_reads();
     Frame g = lent(from + 8192 + 4096 * i);
@@ -292,35 +409,18 @@ TEST(ProcessHostMemoryMoves, AWindowIsNotFilledAgainBeforeItsMovesAreMade) {
 // registered memory) reaches the memory's fault listener, whether the mover
 // made it or the memory's own batch of small writes did.
 TEST(ProcessHostMemoryMoves, WritesThatFailLaterAreReported) {
-  struct Faults : nic::MemoryFaultListener {
-    std::vector<std::pair<uint64_t, uint64_t>> seen;
-    void write_failed(uint64_t addr, uint64_t length) override { seen.emplace_back(addr, length); }
-  } faults;
   FramePool pool;
-  PayloadMover mover(kAwake);
-  const size_t page = 4096;
-  void* p = mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(p, MAP_FAILED);
-  const uint64_t base = reinterpret_cast<uint64_t>(p);
-  ProcessHostMemory m;
-  m.set_process(getpid());
-  m.add_region(base, 4 * page, nic::kAccessLocalWrite);
-  m.set_mover(&mover);
-  m.set_fault_listener(&faults);
-  // Registered, and gone: an inaccessible mapping in its place (an unmapped
-  // range could be mapped again at once by an allocator, a sanitizer's).
-  ASSERT_EQ(mmap(p, 4 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0), p);
-  ASSERT_TRUE(write_frame(m, base, frame_of(pool, 4096, 1)));  // through the mover
-  mover.drain();
+  Unmapped u(4, 0);
+  const uint64_t page = Unmapped::kPage;
+  u.take_away(0, 4);
+  ASSERT_TRUE(write_frame(u.m, u.base, frame_of(pool, 4096, 1)));  // through the mover
+  u.mover.drain();
   const std::array<std::byte, 2> small{};
-  ASSERT_TRUE(m.write(base + 2 * page, small));  // batched
-  m.flush();
-  ASSERT_EQ(faults.seen.size(), 2u);
-  EXPECT_EQ(faults.seen[0], std::make_pair(base + 2 * page, uint64_t{2}));
-  EXPECT_EQ(faults.seen[1], std::make_pair(base, uint64_t{4096}));
-  m.flush();
-  EXPECT_EQ(faults.seen.size(), 2u) << "a failure is reported once";
-  m.set_fault_listener(nullptr);
-  m.set_mover(nullptr);
-  munmap(p, 4 * page);
+  ASSERT_TRUE(u.m.write(u.base + 2 * page, small));  // batched
+  u.m.flush();
+  ASSERT_EQ(u.faults.seen.size(), 2u);
+  EXPECT_EQ(u.faults.seen[0], std::make_tuple(u.base + 2 * page, uint64_t{2}, true));
+  EXPECT_EQ(u.faults.seen[1], std::make_tuple(u.base, uint64_t{4096}, true));
+  u.m.flush();
+  EXPECT_EQ(u.faults.seen.size(), 2u) << "a failure is reported once";
 }

@@ -48,7 +48,9 @@ TEST(ProcessSpaces, ASlotsTagSaysWhoseMemory) {
 TEST(ProcessSpaces, AFailedWriteIsReportedAtTheSlotsAddress) {
   struct Faults : nic::MemoryFaultListener {
     std::vector<std::pair<uint64_t, uint64_t>> failed;
-    void write_failed(uint64_t addr, uint64_t length) override { failed.emplace_back(addr, length); }
+    void access_failed(uint64_t addr, uint64_t length, bool write) override {
+      if (write) failed.emplace_back(addr, length);
+    }
   } faults;
   void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(page, MAP_FAILED);

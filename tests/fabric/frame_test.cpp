@@ -72,6 +72,34 @@ TEST(Frame, BorrowedPayloadIsCopiedInWhenLookedAt) {
   EXPECT_EQ(b[48], std::byte{0xEE});
 }
 
+// A lender whose bytes another thread still brings: every read of them here
+// (looking at the frame, source_of, a settle) waits for them first; a reader
+// ordered after their arrival (source_in_order) does not.
+TEST(Frame, BorrowedBytesStillOnTheirWayAreAwaitedBeforeAnyReadHere) {
+  struct Late : BorrowList::Arrival {
+    std::array<std::byte, 64> bytes{};
+    mutable int awaited = 0;
+    void await() const override {
+      if (awaited++ == 0) std::memset(const_cast<std::byte*>(bytes.data()), 0x42, bytes.size());  // they land now
+    }
+  } late;
+  BorrowList borrowers(&late);
+  FramePool pool(128);
+  Frame f = pool.acquire(64);
+  f.lend_payload(borrowers, 0, late.bytes.data(), 64);
+  EXPECT_EQ(f.source_in_order(f.bytes_as_built()).data(), late.bytes.data());
+  EXPECT_EQ(late.awaited, 0);
+  EXPECT_EQ(f.source_of(f.bytes_as_built())[63], std::byte{0x42});
+  EXPECT_EQ(late.awaited, 1);
+  Frame g = pool.acquire(64);
+  g.lend_payload(borrowers, 0, late.bytes.data(), 64);
+  EXPECT_EQ(f.bytes()[0], std::byte{0x42});  // copied in, after the wait
+  EXPECT_EQ(late.awaited, 2);
+  borrowers.settle_all();
+  EXPECT_EQ(late.awaited, 3);
+  EXPECT_EQ(g.bytes()[63], std::byte{0x42});
+}
+
 TEST(Frame, ALenderChangingBorrowedBytesMakesTheBorrowerCopyThemFirst) {
   FramePool pool(128);
   Lender lender;
