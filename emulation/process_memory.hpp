@@ -107,7 +107,11 @@ public:
   // a read), when it reaches kWindow bytes, and at flush(), which the daemon
   // calls whenever it has run the simulation. A failure of that late write
   // (the process is gone) is not reported to the NIC.
-  static constexpr uint64_t kWindow = 1 << 20;
+  // 256 KiB: a CQE waits for the mover's writes, and so for a fill handed over
+  // before them; a smaller fill keeps that wait short and its bytes in the
+  // mover's cache (ib_write_bw 1 MiB: 2.87 GB/s against 2.68 with 1 MiB
+  // windows, four alternating runs each).
+  static constexpr uint64_t kWindow = 256 << 10;
   static constexpr uint64_t kPageBytes = 4096;
   // Windows lent and filled again since, kept while frames or moves read
   // them; with this many, the oldest one's borrowers copy their bytes in and

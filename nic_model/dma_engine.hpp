@@ -24,10 +24,12 @@ namespace rnicsim::nic {
 
 // A piece of a message in host memory: `length` bytes at `host_addr` that are
 // bytes [offset, offset+length) of the part of the message being moved.
+// Made whole (braces, every field) wherever it is made: SgeMap leaves its
+// unused pieces uninitialised.
 struct DmaPiece {
-  uint64_t host_addr = 0;
-  uint32_t offset = 0;
-  uint32_t length = 0;
+  uint64_t host_addr;
+  uint32_t offset;
+  uint32_t length;
 };
 
 // How a DMA read takes host memory's bytes.
