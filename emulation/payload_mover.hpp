@@ -83,6 +83,9 @@ public:
   // number: made(number) holds once it is made. A read is handed over at once
   // (the simulation thread will soon wait for it); writes go in batches.
   uint64_t push(Move&& m, bool lent);
+  // Whether more than half the slots hold moves not yet made: the simulation
+  // thread would soon wait for the mover, so it may as well copy itself.
+  bool behind() { return !made(pushed_ > kSlots / 2 ? pushed_ - kSlots / 2 : 0); }
   // Whether the moves up to number `n` are made.
   bool made(uint64_t n) {
     if (n <= done_seen_) return true;

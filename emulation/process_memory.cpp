@@ -325,7 +325,7 @@ void ProcessHostMemory::Window::await() const {
 
 bool ProcessHostMemory::fill(Window& w, uint64_t addr, uint64_t bytes) const {
   std::byte* into = w.bytes.data() + w.skew;
-  if (mover_ != nullptr && mover_->accepting()) {
+  if (mover_ != nullptr && mover_->accepting() && !mover_->behind()) {
     w.fill = mover_->push({into, nullptr, bytes, {}, pid_, addr, true}, false);
     return true;
   }

@@ -205,8 +205,9 @@ private:
   // keeps every byte at its program address's offset within a page (`skew`), so
   // both its filling and the mover's writes from it into a buffer of the same
   // alignment copy at full speed; other reads go through `bounce_` (read_process).
-  // Filled on the mover's thread while it takes moves (`fill`), so that the
-  // simulation thread copies no payload: whoever reads the bytes on this
+  // Filled on the mover's thread while it takes moves and is not behind
+  // (`fill`; behind, the simulation thread would only wait for it, so it
+  // fills the window itself), so that the simulation thread copies no payload: whoever reads the bytes on this
   // thread (a copy, a borrower copying in) waits for them (await), and the
   // mover's own writes from the window come after the fill in its order.
   struct Window final : fabric::BorrowList::Arrival {

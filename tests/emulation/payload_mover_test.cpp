@@ -55,6 +55,23 @@ TEST(PayloadMover, MakesMovesInTheOrderTheyCame) {
   EXPECT_EQ(dst[0], std::byte{994 % 256});
 }
 
+// More than half the slots waiting: behind() says so (the simulation thread
+// then fills a read-ahead window itself), and once they are made it does not.
+TEST(PayloadMover, SaysWhenMoreThanHalfItsSlotsWait) {
+  PayloadMover mover(std::chrono::microseconds(1));
+  for (int i = 0; i < 10000 && mover.accepting(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_FALSE(mover.accepting());  // asleep: what is handed over waits for a wake-up
+  EXPECT_FALSE(mover.behind());
+  std::vector<std::byte> src = filled(64, 1), dst(64);
+  for (size_t i = 0; i < PayloadMover::kSlots / 2; ++i) mover.push({dst.data(), src.data(), 64, {}}, false);
+  EXPECT_FALSE(mover.behind());
+  mover.push({dst.data(), src.data(), 64, {}}, false);
+  EXPECT_TRUE(mover.behind());
+  mover.drain();
+  EXPECT_FALSE(mover.behind());
+  EXPECT_EQ(dst[63], std::byte{1});
+}
+
 TEST(PayloadMover, KeepsAFrameUntilItsMoveIsMade) {
   FramePool pool;
   std::vector<std::byte> dst(2048);
