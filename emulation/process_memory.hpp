@@ -180,13 +180,13 @@ private:
   // Where [addr, addr + len) lies in the read-ahead window, filling it first
   // when this read continues the last one; nullptr if the bytes are not there.
   const std::byte* window_at(uint64_t addr, uint64_t len, uint64_t end) const;
-  // Read-ahead: window_bytes_ bytes from window_addr_ in window_; read_end_:
-  // where the last read ended. A window whose bytes were lent is not filled
-  // again while a frame borrows them or a move may still read them: it is
-  // retired and another takes its place (fresh_window), and it becomes a
-  // spare once both are over (recycle). So a packet's payload read through
-  // process_vm_readv is copied once more only, by the mover into the receiver.
-  // Page-aligned bytes (their contents are not kept when they grow).
+  // Page-aligned bytes (their contents are not kept when they grow). The
+  // kernel's copy (process_vm_readv/writev) runs at a fifth of its speed on
+  // some CPUs (AMD Zen's rep movsb) when the destination lies 1 to 31 bytes
+  // past the source modulo a page: its loads alias its own recent stores. So
+  // the daemon's buffers for those calls keep every byte at its program
+  // address's offset within a page; other reads go through `bounce_`
+  // (read_process).
   class PageBuffer {
   public:
     std::byte* data() const { return p_.get(); }
@@ -199,17 +199,18 @@ private:
     std::unique_ptr<std::byte, Free> p_;
     size_t size_ = 0;
   };
-  // The kernel's copy (process_vm_readv/writev) runs at a fifth of its speed on
-  // some CPUs (AMD Zen's rep movsb) when the destination lies 1 to 31 bytes past
-  // the source modulo a page: its loads alias its own recent stores. A window
-  // keeps every byte at its program address's offset within a page (`skew`), so
-  // both its filling and the mover's writes from it into a buffer of the same
-  // alignment copy at full speed; other reads go through `bounce_` (read_process).
-  // Filled on the mover's thread while it takes moves and is not behind
-  // (`fill`; behind, the simulation thread would only wait for it, so it
-  // fills the window itself), so that the simulation thread copies no payload: whoever reads the bytes on this
-  // thread (a copy, a borrower copying in) waits for them (await), and the
-  // mover's own writes from the window come after the fill in its order.
+  // Read-ahead: window_bytes_ bytes from window_addr_ in window_; read_end_:
+  // where the last read ended. A window whose bytes were lent is not filled
+  // again while a frame borrows them or a move may still read them: it is
+  // retired and another takes its place (fresh_window), and it becomes a
+  // spare once both are over (recycle). So a packet's payload read through
+  // process_vm_readv is copied once more only, by the mover into the receiver.
+  // A window is filled on the mover's thread while it takes moves and is not
+  // behind (`fill`; behind, the simulation thread would only wait for it, so
+  // it fills the window itself), so that the simulation thread copies no
+  // payload: whoever reads the bytes on this thread (a copy, a borrower
+  // copying in) waits for them (await), and the mover's own writes from the
+  // window come after the fill in its order.
   struct Window final : fabric::BorrowList::Arrival {
     explicit Window(const ProcessHostMemory& o) : owner(o) {}
     void await() const override;
