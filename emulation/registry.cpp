@@ -31,6 +31,23 @@ std::optional<uint64_t> HostState::consumer_index(nic::Cqn cqn) const {
   return c->second->doorbell(it->second.doorbell).cq_consumer.load(std::memory_order_acquire);
 }
 
+std::optional<uint64_t> HostState::recv_producer(nic::WorkQueue queue) {
+  auto record = [this](uint32_t ctx, uint32_t doorbell) -> const proto::DoorbellRecord* {
+    auto c = contexts->find(ctx);
+    return c == contexts->end() ? nullptr : &c->second->doorbell(doorbell);
+  };
+  if (queue.is_srq()) {
+    auto it = srqs.find(queue.srqn().value());
+    const proto::DoorbellRecord* d = it == srqs.end() ? nullptr : record(it->second.ctx, it->second.doorbell);
+    if (d == nullptr) return std::nullopt;
+    return it->second.seen = d->sq_producer.load(std::memory_order_acquire);
+  }
+  auto it = qps.find(queue.qpn().value());
+  const proto::DoorbellRecord* d = it == qps.end() ? nullptr : record(it->second.ctx, it->second.doorbell);
+  if (d == nullptr) return std::nullopt;
+  return it->second.rq_seen = d->rq_producer.load(std::memory_order_acquire);
+}
+
 void HostState::on_event(nic::Cqn cqn) {
   auto it = cqs.find(cqn.value());
   if (it == cqs.end() || it->second.channel_fd < 0) return;

@@ -88,7 +88,7 @@ bool owned_by(const Map& objects, uint32_t id, uint32_t ctx) {
 using Contexts = std::map<uint32_t, Context*>;
 
 // One host of the scenario and what processes created on its NIC.
-struct HostState : nic::CompletionListener, nic::AsyncEventListener {
+struct HostState : nic::CompletionListener, nic::AsyncEventListener, nic::RecvDoorbellRecords {
   scenario::Host* host = nullptr;
   size_t index = 0;
   ProcessSpaces memory;
@@ -105,6 +105,9 @@ struct HostState : nic::CompletionListener, nic::AsyncEventListener {
   std::optional<uint64_t> consumer_index(nic::Cqn cqn) const override;
   void on_event(nic::Cqn cqn) override;
   void on_async_event(nic::AsyncEvent event, nic::AsyncObject about) override;
+  // What the program's ibv_post_recv / ibv_post_srq_recv published, taken as
+  // rung (the doorbell scanner rings each value once).
+  std::optional<uint64_t> recv_producer(nic::WorkQueue queue) override;
 };
 
 class Registry {

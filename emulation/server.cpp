@@ -173,6 +173,8 @@ Server::Server(const scenario::Scenario& s, const ServeOptions& o, std::ostream&
     h.memory.set_mover(mover_.get());
     h.host = world_.hosts()[i].get();
     h.host->nic->set_async_listener(&h);
+    // The virtual clock takes doorbells only once the programs are done (DoorbellScanner::take).
+    if (o.clock == ClockMode::Real) h.host->nic->set_doorbell_records(&h);
     rdma_cms_.push_back(std::make_unique<RdmaCm>(world_, i, h.memory, out_));
   }
   if (!o.pcap_path.empty() && !world_.hosts().empty() && world_.hosts().front()->port) {

@@ -107,6 +107,7 @@ public:
   // Address handles for UD: the index goes in SendWqe::ud_ah.
   uint32_t create_ah(const AddressVector& av);
   void set_async_listener(AsyncEventListener* l) { errors_.set_listener(l); }
+  void set_doorbell_records(RecvDoorbellRecords* r) { responder_.set_doorbell_records(r); }
   const MemoryRegion& reg_mr(Pdn pd, uint64_t addr, uint64_t length, uint32_t access) {
     return translation_.add(pd, addr, length, addr, access);
   }

@@ -229,6 +229,18 @@ public:
   virtual std::optional<uint64_t> consumer_index(Cqn /*cqn*/) const { return std::nullopt; }
 };
 
+// The receive queues' doorbell records in host memory, which the NIC reads
+// when a message finds a receive queue empty, as mlx5 hardware reads the RQ
+// doorbell record on demand: a receive the host posted before the message
+// arrived is found even if its doorbell has not reached the NIC yet.
+class RecvDoorbellRecords {
+public:
+  virtual ~RecvDoorbellRecords() = default;
+  // The producer index the host published for `queue` (a QP's receive queue or
+  // an SRQ); nullopt when the host keeps none and rings every doorbell.
+  virtual std::optional<uint64_t> recv_producer(WorkQueue queue) = 0;
+};
+
 struct CqContext {
   Cqn cqn;
   uint64_t base = 0;       // ring of Cqe in host memory

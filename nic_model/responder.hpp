@@ -39,6 +39,8 @@ public:
     WirePort* wire = nullptr;
   };
   void connect(const Ports& ports) { ports_ = ports; }
+  // The host's doorbell records, read when a receive queue looks empty (none: never).
+  void set_doorbell_records(RecvDoorbellRecords* records) { records_ = records; }
   Verdict receive(QpContext& qp, const packet::ParsedPacket& p, fabric::Frame& frame) override;
   void recv_wqes_arrived(std::optional<Qpn> qpn) override;
   // Answers (READ responses, atomic ACKs) may go on: the pipeline has room.
@@ -53,7 +55,8 @@ public:
     uint64_t requests = 0, duplicates = 0, out_of_sequence = 0, rnr_naks = 0, access_errors = 0,
              invalid_requests = 0, dropped = 0, acks_sent = 0, read_responses = 0, atomics = 0,
              bad_opcode_sequence = 0, sequence_naks = 0, repeated_naks = 0,
-             atomic_waits = 0;  // requests that waited for an atomic (of their QP, or on their bucket)
+             atomic_waits = 0,  // requests that waited for an atomic (of their QP, or on their bucket)
+             record_reads = 0;  // receive doorbell records read that held receives not yet rung
   };
   const Counters& counters() const { return counters_; }
 
@@ -100,6 +103,7 @@ private:
   // message took one for the QP).
   sim::RingQueue<RecvWqe>& recv_queue(QpContext& qp);
   Verdict need_recv_wqe(QpContext& qp);
+  void read_doorbell_record(WorkQueue queue);
   // A QP on an SRQ takes the SRQ's next WQE for the message that starts.
   void take_recv_wqe(QpContext& qp);
   void consume_recv_wqe(QpContext& qp);
@@ -139,6 +143,7 @@ private:
 
   NicContext& ctx_;
   Ports ports_;
+  RecvDoorbellRecords* records_ = nullptr;
   Counters counters_;
   ProcessingUnits<Unit> units_;
   // The atomics being executed, by DMA tag (a deque: each value stays where

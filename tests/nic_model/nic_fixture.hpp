@@ -141,7 +141,9 @@ public:
     for (const SendWqe& w : ws) producer = sq_->post(w);
     nic().ring_doorbell(WorkQueue::send(qpn), producer);
   }
-  void post_recv(const RecvWqe& w) { nic().ring_doorbell(WorkQueue::recv(qpn), rq_->post(w)); }
+  void post_recv(const RecvWqe& w) { nic().ring_doorbell(WorkQueue::recv(qpn), recv_unrung(w)); }
+  // The WQE goes into the ring, the doorbell not yet to the NIC; the producer index.
+  uint64_t recv_unrung(const RecvWqe& w) { return rq_->post(w); }
 
   // One-SGE helpers over this endpoint's buffer.
   SendWqe write_wqe(uint64_t wr_id, uint64_t offset, uint32_t len, const Endpoint& target, uint64_t remote_offset,

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 
 #include "nic_fixture.hpp"
 
@@ -319,6 +320,50 @@ TEST(Ud, SendCarriesGrhQkeyAndSourceQp) {
   EXPECT_EQ(static_cast<uint8_t>(grh[35]), 1);
   EXPECT_EQ(c.sl, 0x8 | 0x2) << "the CQE's SL is the packet type, as mlx5's says: UDP, IPv4";
   EXPECT_EQ(y->nic().responder().counters().dropped, 1u);
+}
+
+// The host's receive doorbell records, as a test sets them.
+struct Records : RecvDoorbellRecords {
+  std::map<WorkQueue, uint64_t> producers;
+  std::optional<uint64_t> recv_producer(WorkQueue q) override {
+    auto it = producers.find(q);
+    return it == producers.end() ? std::nullopt : std::optional(it->second);
+  }
+};
+
+// A receive posted before the SEND arrived but whose doorbell the NIC has not
+// seen (the daemon scans doorbell records) is read from its record, as mlx5
+// reads the RQ's; over UD the SEND would otherwise be dropped.
+TEST(Ud, ASendFindsAReceiveThatOnlyItsDoorbellRecordHolds) {
+  TestBed bed;
+  QpOptions o;
+  o.type = QpType::Ud;
+  auto [x, y] = bed.pair(o);
+  Records records;
+  y->nic().set_doorbell_records(&records);
+  const uint32_t ah = x->nic().create_ah(bed.b().address);
+  fill_random(x->bytes(0, 100), 4);
+  SendWqe s = x->send_wqe(1, 0, 100);
+  s.ud_ah = ah;
+  s.ud_remote_qpn = y->qpn;
+  s.ud_remote_qkey = packet::Qkey(o.qkey);
+  x->post_send(s);  // nothing posted: dropped
+  bed.run();
+  EXPECT_EQ(y->nic().responder().counters().dropped, 1u);
+  records.producers[WorkQueue::recv(y->qpn)] = y->recv_unrung(y->recv_wqe(8, 0, 40 + 100));
+  s.wr_id = 2;
+  x->post_send(s);
+  bed.run();
+  ASSERT_EQ(y->cqes.size(), 1u);
+  EXPECT_EQ(y->cqes[0].cqe.wr_id, 8u);
+  EXPECT_EQ(y->cqes[0].cqe.byte_len, 140u);
+  EXPECT_TRUE(std::equal(x->bytes(0, 100).begin(), x->bytes(0, 100).end(), y->bytes(40, 100).begin()));
+  EXPECT_EQ(y->nic().responder().counters().dropped, 1u);
+  EXPECT_EQ(y->nic().responder().counters().record_reads, 1u);
+  // The doorbell that arrives after it changes nothing.
+  y->nic().ring_doorbell(WorkQueue::recv(y->qpn), 1);
+  bed.run();
+  EXPECT_EQ(y->cqes.size(), 1u);
 }
 
 TEST(Ud, LargerThanMtuIsALocalLengthError) {
