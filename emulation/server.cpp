@@ -25,6 +25,7 @@
 #include "emulation/registry.hpp"
 #include "emulation/session.hpp"
 #include "fabric/pcap_tap.hpp"
+#include "scenario/runner.hpp"
 #include "scenario/world.hpp"
 #include "sim/real_time.hpp"
 #include "sim/virtual_time.hpp"
@@ -463,6 +464,10 @@ void Server::print_summary() {
        << " spells of CPUs contended; ";
   executor_->summarize(out_);
   out_ << std::endl;
+  // Drops in the fabric, PFC and ECN: why a lossless scenario retransmitted.
+  scenario::Summary fabric;
+  scenario::summarise_fabric(world_, fabric);
+  scenario::print_fabric(fabric.fabric, out_);
 }
 
 void Server::print_cm_summary() {

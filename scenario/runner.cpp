@@ -62,30 +62,6 @@ void add_pfc_sent(const fabric::PfcGenerator* g, FabricSummary& f) {
   }
 }
 
-void summarise_fabric(World& world, Summary& sum) {
-  FabricSummary& f = sum.fabric;
-  for (const auto& sw : world.switches()) {
-    ++f.switches;
-    f.forwarded += sw->counters().forwarded;
-    f.ecn_marked += sw->counters().ecn_marked;
-    for (size_t d = 0; d < f.switch_drops.size(); ++d) f.switch_drops[d] += sw->counters().drops[d];
-    sum.drops += sw->counters().drops_total();
-    f.peak_buffer_bytes = std::max(f.peak_buffer_bytes, sw->buffer().peak_used());
-    for (size_t i = 0; i < sw->port_count(); ++i) {
-      add_port_pfc(sw->port(i), f);
-      add_pfc_sent(sw->pfc(i), f);
-      sum.drops += sw->port(i).counters().drops_loss + sw->port(i).counters().drops_link_down +
-                   sw->port(i).counters().drops_fault;
-    }
-  }
-  for (const auto& h : world.hosts()) {
-    if (h->port) add_port_pfc(*h->port, f);
-    add_pfc_sent(h->nic->pfc(), f);
-    f.ecn_ce_received += h->nic->rx_pipeline().counters().ecn_ce;
-    f.cnps_received += h->nic->rx_pipeline().counters().cnps;
-    f.cnps_sent += h->nic->stats().cnps_sent;
-  }
-}
 
 }  // namespace
 
@@ -470,7 +446,32 @@ void print_perftest_report(const WorkloadSummary& w, std::ostream& out) {
   out << kResultLine;
 }
 
-static void print_fabric(const FabricSummary& f, std::ostream& out) {
+void summarise_fabric(World& world, Summary& sum) {
+  FabricSummary& f = sum.fabric;
+  for (const auto& sw : world.switches()) {
+    ++f.switches;
+    f.forwarded += sw->counters().forwarded;
+    f.ecn_marked += sw->counters().ecn_marked;
+    for (size_t d = 0; d < f.switch_drops.size(); ++d) f.switch_drops[d] += sw->counters().drops[d];
+    sum.drops += sw->counters().drops_total();
+    f.peak_buffer_bytes = std::max(f.peak_buffer_bytes, sw->buffer().peak_used());
+    for (size_t i = 0; i < sw->port_count(); ++i) {
+      add_port_pfc(sw->port(i), f);
+      add_pfc_sent(sw->pfc(i), f);
+      sum.drops += sw->port(i).counters().drops_loss + sw->port(i).counters().drops_link_down +
+                   sw->port(i).counters().drops_fault;
+    }
+  }
+  for (const auto& h : world.hosts()) {
+    if (h->port) add_port_pfc(*h->port, f);
+    add_pfc_sent(h->nic->pfc(), f);
+    f.ecn_ce_received += h->nic->rx_pipeline().counters().ecn_ce;
+    f.cnps_received += h->nic->rx_pipeline().counters().cnps;
+    f.cnps_sent += h->nic->stats().cnps_sent;
+  }
+}
+
+void print_fabric(const FabricSummary& f, std::ostream& out) {
   if (f.switches > 0) {
     out << "fabric: " << f.switches << " switches, " << f.forwarded << " frames forwarded, peak buffer "
         << f.peak_buffer_bytes << " bytes, drops:";

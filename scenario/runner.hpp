@@ -44,5 +44,11 @@ Summary run_text(std::string_view yaml_text, std::string_view file_name, const R
 // a summary of each flows workload, then a table of all workloads and totals.
 void print_summary(const Summary& s, std::ostream& out);
 void print_perftest_report(const WorkloadSummary& w, std::ostream& out);
+class World;
+// The switches' forwarding, drops by cause, ECN and PFC of a world, as
+// print_summary gives them (the emulation daemon's exit summary too); adds
+// the fabric's drops to sum.drops.
+void summarise_fabric(World& world, Summary& sum);
+void print_fabric(const FabricSummary& f, std::ostream& out);
 
 }  // namespace rnicsim::scenario
