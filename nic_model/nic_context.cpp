@@ -34,4 +34,11 @@ packet::PacketFields NicContext::packet_template(const QpContext& qp) {
   return f;
 }
 
+uint8_t NicContext::egress_priority(const QpContext& qp) const {
+  fabric::Markings m;
+  m.dscp = static_cast<uint8_t>(qp.remote.traffic_class >> 2);
+  m.sl = qp.remote.sl;
+  return fabric::priority_of(packet::link_type(config.link), config.priorities, m);
+}
+
 }  // namespace rnicsim::nic

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "fabric/classify.hpp"
 #include "fabric/frame.hpp"
 #include "nic_model/congestion_control.hpp"
 #include "nic_model/context_cache.hpp"
@@ -35,6 +36,11 @@ struct NicConfig {
   // moves no payload bytes to or from host memory (see fabric::Frame); timing,
   // address checks and everything else are as with full bytes.
   bool elide_payload = false;
+  // The fabric's priority map (its switches'): the NIC sends each frame on the
+  // priority a switch will give it, from its DSCP (RoCEv2, untagged) or SL
+  // (IB), as mlx5 does when it trusts DSCP, so that a pause for that priority
+  // stops it and a lossless priority is lossless end to end.
+  fabric::PriorityMap priorities{};
   // The algorithms params.congestion.algorithm names a row of.
   CcAlgorithmTable cc_table = cc_algorithms();
   // The unit of the model the NIC belongs to (its host): its events run as it.
@@ -84,6 +90,8 @@ struct NicContext {
   // Headers every packet of `qp` shares (addresses, ports, QPN); opcode and the
   // rest are the caller's.
   packet::PacketFields packet_template(const QpContext& qp);
+  // The priority the QP's packets go out on (config.priorities).
+  uint8_t egress_priority(const QpContext& qp) const;
 };
 
 }  // namespace rnicsim::nic

@@ -152,7 +152,7 @@ void Requester::rewind(QpContext& qp, Psn psn) {
     const SendEntry& e = qp.send_entries[i];
     if (Psn::distance(e.first_psn, psn) < 0 || Psn::distance(psn, e.last_psn()) < 0) continue;
     // What still waits for the wire is taken back: only what was sent is sent again.
-    const uint32_t withdrawn = ports_.transmit->withdraw(qp.qpn, qp.remote.sl, psn);
+    const uint32_t withdrawn = ports_.transmit->withdraw(qp.qpn, ctx_.egress_priority(qp), psn);
     const uint32_t resent = static_cast<uint32_t>(std::max<int64_t>(0, int64_t{requests_sent_from(qp, i, psn)} - withdrawn));
     qp.retransmitted_packets += resent;
     ctx_.stats.retransmitted_packets += resent;
@@ -340,7 +340,7 @@ packet::FrameLayout Requester::build_headers(QpContext& qp, const SendEntry& e, 
 
 uint32_t Requester::send_packet(QpContext& qp, const SendEntry& e, uint32_t index, uint32_t len, uint32_t offset,
                                 const packet::FrameLayout& layout, fabric::Frame&& frame, bool ends_unreliable) {
-  frame.meta().priority = qp.remote.sl;
+  frame.meta().priority = ctx_.egress_priority(qp);
   frame.meta().flow_id = qp.qpn.value();
   frame.meta().psn = e.first_psn + index;
   frame.meta().request = true;

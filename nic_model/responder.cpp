@@ -54,7 +54,7 @@ void Responder::send_ack(QpContext& qp, Syndrome syndrome, Psn psn) {
   packet::derive_fields(f);
   fabric::Frame frame = ctx_.pool.acquire(packet::frame_length(f));
   if (!packet::build(f, {}, frame.bytes())) return;
-  frame.meta().priority = qp.remote.sl;
+  frame.meta().priority = ctx_.egress_priority(qp);
   frame.meta().created = ctx_.now();
   ports_.wire->transmit(std::move(frame));
   ++counters_.acks_sent;
@@ -503,7 +503,7 @@ void Responder::step_responses(Unit& unit) {
     fabric::Frame frame = ctx_.pool.acquire(packet::frame_length(f));
     const auto layout = packet::write_headers(f, frame.bytes());
     if (len > 0 && ctx_.config.elide_payload) frame.elide_from(layout->payload_offset);
-    frame.meta().priority = qp->remote.sl;
+    frame.meta().priority = ctx_.egress_priority(*qp);
     frame.meta().created = ctx_.now();
     const DmaPiece piece{job.host_addr + offset, 0, len};
     const Qpn qpn = job.qpn;

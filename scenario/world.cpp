@@ -124,6 +124,7 @@ nic::NicConfig nic_config(const Scenario& s, const Host& h, packet::LinkKind lin
   cfg.ip = h.address.ip;
   cfg.lid = h.address.lid;
   cfg.elide_payload = s.size_only;
+  cfg.priorities = s.fabric.switch_params.priorities;
   return cfg;
 }
 

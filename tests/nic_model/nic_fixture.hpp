@@ -52,6 +52,7 @@ struct QpOptions {
   uint8_t max_rd_atomic = 16, max_dest_rd_atomic = 16;
   uint32_t qkey = 0x11111111;  // UD
   uint32_t tally = 0;  // Nic::open_tally's number, 0: none
+  uint8_t sl = 0, traffic_class = 0;  // of the address vector
   Srqn srq;                    // take receives from this SRQ of the host's NIC
 };
 
@@ -98,6 +99,8 @@ public:
     a.dest_qpn = peer.qpn;
     a.rq_psn = Psn(peer.opts_.psn);
     a.av = peer.host_.address;
+    a.av.sl = opts_.sl;
+    a.av.traffic_class = opts_.traffic_class;
     a.min_rnr_timer = opts_.min_rnr_timer;
     a.max_dest_rd_atomic = opts_.max_dest_rd_atomic;
     if (opts_.type == QpType::Ud) return nic().modify_qp(qpn, a, kQpState);

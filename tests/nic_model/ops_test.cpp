@@ -366,6 +366,31 @@ TEST(Ud, ASendFindsAReceiveThatOnlyItsDoorbellRecordHolds) {
   EXPECT_EQ(y->cqes.size(), 1u);
 }
 
+// The priorities of the frames leaving a port.
+struct Priorities : fabric::EgressListener {
+  std::vector<uint8_t> seen;
+  void dequeued(const fabric::Frame& f) override { seen.push_back(f.meta().priority); }
+};
+
+// A QP's frames go out on the priority the fabric gives their DSCP (the
+// default map: DSCP / 8), whatever the SL says, as mlx5 trusting DSCP sends
+// them: UCX's traffic class 106 (DSCP 26) on priority 3, its ACKs too. A
+// pause of that priority then stops them.
+TEST(Priority, FramesGoOutOnThePriorityTheFabricGivesTheirDscp) {
+  TestBed bed;
+  QpOptions o;
+  o.traffic_class = 106;
+  auto [x, y] = bed.pair(o);
+  Priorities a, b;
+  bed.a().port->set_egress_listener(&a);
+  bed.b().port->set_egress_listener(&b);
+  x->post_send(x->write_wqe(1, 0, 100, *y, 0));
+  bed.run();
+  ASSERT_EQ(x->cqes.size(), 1u);
+  EXPECT_EQ(a.seen, (std::vector<uint8_t>{3})) << "the WRITE";
+  EXPECT_EQ(b.seen, (std::vector<uint8_t>{3})) << "its ACK";
+}
+
 TEST(Ud, LargerThanMtuIsALocalLengthError) {
   TestBed bed;
   QpOptions o;
