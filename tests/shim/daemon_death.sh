@@ -16,6 +16,7 @@ pids=()
 run() {  # run NAME HOST ARGS...: a program on HOST, in the background
   local name=$1 host=$2
   shift 2
+  rm -f "$out/$name.log"  # in_transfer reads it: nothing of an earlier run
   timeout 60 "$rnicsim" exec --socket "$sock" --host "$host" -- stdbuf -oL "$@" > "$out/$name.log" 2>&1 &
   pids+=($!)
 }

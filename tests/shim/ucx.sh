@@ -26,6 +26,9 @@ run_perftest() {
   local tls=$1 test=$2 name="$out/${2}_${1%%,*}" before=$fail
   fail=0
   local env=(env UCX_TLS="$tls" UCX_NET_DEVICES=rnicsim0:1)
+  # The wait below reads the server's output: none may be left from an earlier
+  # run (the background job truncates the file only once it starts).
+  rm -f "$name.server" "$name.client"
   ex --host host0 -- "${env[@]}" stdbuf -oL timeout 120 ucx_perftest -p "$port" -t "$test" -n "$iters" > "$name.server" 2>&1 &
   local server=$!
   # It listens before it says so (line-buffered; one program per host, so no ss).
