@@ -23,19 +23,19 @@ int Context::take_doorbell() {
   return -1;
 }
 
+const proto::DoorbellRecord* HostState::record(uint32_t ctx, uint32_t doorbell) const {
+  auto c = contexts->find(ctx);
+  return c == contexts->end() ? nullptr : &c->second->doorbell(doorbell);
+}
+
 std::optional<uint64_t> HostState::consumer_index(nic::Cqn cqn) const {
   auto it = cqs.find(cqn.value());
-  if (it == cqs.end()) return std::nullopt;
-  auto c = contexts->find(it->second.ctx);
-  if (c == contexts->end()) return std::nullopt;
-  return c->second->doorbell(it->second.doorbell).cq_consumer.load(std::memory_order_acquire);
+  const proto::DoorbellRecord* d = it == cqs.end() ? nullptr : record(it->second.ctx, it->second.doorbell);
+  if (d == nullptr) return std::nullopt;
+  return d->cq_consumer.load(std::memory_order_acquire);
 }
 
 std::optional<uint64_t> HostState::recv_producer(nic::WorkQueue queue) {
-  auto record = [this](uint32_t ctx, uint32_t doorbell) -> const proto::DoorbellRecord* {
-    auto c = contexts->find(ctx);
-    return c == contexts->end() ? nullptr : &c->second->doorbell(doorbell);
-  };
   if (queue.is_srq()) {
     auto it = srqs.find(queue.srqn().value());
     const proto::DoorbellRecord* d = it == srqs.end() ? nullptr : record(it->second.ctx, it->second.doorbell);

@@ -108,6 +108,8 @@ struct HostState : nic::CompletionListener, nic::AsyncEventListener, nic::RecvDo
   // What the program's ibv_post_recv / ibv_post_srq_recv published, taken as
   // rung (the doorbell scanner rings each value once).
   std::optional<uint64_t> recv_producer(nic::WorkQueue queue) override;
+  // Doorbell record `doorbell` of context `ctx`; nullptr once the context is gone.
+  const verbs_proto::DoorbellRecord* record(uint32_t ctx, uint32_t doorbell) const;
 };
 
 class Registry {

@@ -149,10 +149,11 @@ void Responder::take_recv_wqe(QpContext& qp) {
 Responder::Verdict Responder::need_recv_wqe(QpContext& qp) {
   if (!recv_queue(qp).empty()) return Verdict::Done;
   SrqContext* srq = qp.uses_srq() ? ctx_.tables.srq(qp.srq) : nullptr;
-  const WorkRing& ring = srq != nullptr ? srq->ring : qp.rq;
+  WorkRing& ring = srq != nullptr ? srq->ring : qp.rq;
   const WorkQueue queue = srq != nullptr ? WorkQueue::srq(srq->srqn) : WorkQueue::recv(qp.qpn);
-  if (ring.fetched == ring.producer && !ports_.fetch->recv_fetch_pending(queue)) read_doorbell_record(queue);
-  if (ring.fetched < ring.producer || ports_.fetch->recv_fetch_pending(queue)) {
+  const bool fetching = ports_.fetch->recv_fetch_pending(queue);
+  if (ring.fetched == ring.producer && !fetching) read_doorbell_record(queue, ring);
+  if (ring.fetched < ring.producer || fetching) {
     if (ring.fetched < ring.producer) ports_.fetch->kick(queue);
     return Verdict::Stall;
   }
@@ -161,12 +162,11 @@ Responder::Verdict Responder::need_recv_wqe(QpContext& qp) {
 
 // Receives posted but not rung yet are in the record. Its read is taken as part
 // of the WQE fetch that follows (one PCIe read fewer than hardware's).
-void Responder::read_doorbell_record(WorkQueue queue) {
+void Responder::read_doorbell_record(WorkQueue queue, WorkRing& ring) {
   if (records_ == nullptr) return;
-  WorkRing* ring = ctx_.tables.work_ring(queue);
   const std::optional<uint64_t> producer = records_->recv_producer(queue);
-  if (ring == nullptr || !producer || *producer <= ring->producer) return;
-  ring->producer = *producer;
+  if (!producer || *producer <= ring.producer) return;
+  ring.producer = *producer;
   ++counters_.record_reads;
 }
 

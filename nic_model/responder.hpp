@@ -103,7 +103,8 @@ private:
   // message took one for the QP).
   sim::RingQueue<RecvWqe>& recv_queue(QpContext& qp);
   Verdict need_recv_wqe(QpContext& qp);
-  void read_doorbell_record(WorkQueue queue);
+  // Receives the host posted on `queue` (whose ring is `ring`) but has not rung yet.
+  void read_doorbell_record(WorkQueue queue, WorkRing& ring);
   // A QP on an SRQ takes the SRQ's next WQE for the message that starts.
   void take_recv_wqe(QpContext& qp);
   void consume_recv_wqe(QpContext& qp);

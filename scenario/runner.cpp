@@ -62,7 +62,6 @@ void add_pfc_sent(const fabric::PfcGenerator* g, FabricSummary& f) {
   }
 }
 
-
 }  // namespace
 
 namespace {
