@@ -36,10 +36,8 @@ void SlotHeap::place(uint32_t i, const QueueSlot& s) {
 void SlotHeap::sift_down(uint32_t i) {
   const uint32_t n = static_cast<uint32_t>(slots_.size());
   const QueueSlot s = slots_[i];
-  for (;;) {
-    uint32_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && slots_[child + 1] < slots_[child]) ++child;
+  while (kArity * i + 1 < n) {
+    const uint32_t child = earliest_child(i, n);
     if (!(slots_[child] < s)) break;
     place(i, slots_[child]);
     i = child;
@@ -57,10 +55,8 @@ Event* SlotHeap::pop() {
     // then put the last slot there and sift it up. The last slot is usually among
     // the latest events, so this saves a comparison per level.
     uint32_t hole = 0;
-    for (;;) {
-      uint32_t child = 2 * hole + 1;
-      if (child >= n) break;
-      if (child + 1 < n && slots_[child + 1] < slots_[child]) ++child;
+    while (kArity * hole + 1 < n) {
+      const uint32_t child = earliest_child(hole, n);
       place(hole, slots_[child]);
       hole = child;
     }

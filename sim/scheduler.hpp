@@ -109,8 +109,11 @@ struct QueueSlot {
   }
 };
 
-// An indexed binary heap of slots; each event keeps its position, with the
-// heap's tag in the high bit, in Event::heap_index_ (O(log n) removal).
+// An indexed 4-ary heap of slots; each event keeps its position, with the
+// heap's tag in the high bit, in Event::heap_index_ (O(log n) removal). Four
+// children, not two: every level a slot moves writes its event's position, a
+// cold line in a large world, and a 4-ary heap has half the levels; the extra
+// comparisons read slots that lie side by side.
 class SlotHeap {
 public:
   explicit SlotHeap(uint32_t tag) : tag_(tag) {}
@@ -131,7 +134,7 @@ private:
   // Moves the hole at `i` up until `s` fits there.
   void sift_up(uint32_t i, const QueueSlot s) {
     while (i > 0) {
-      const uint32_t parent = (i - 1) / 2;
+      const uint32_t parent = (i - 1) / kArity;
       if (!(s < slots_[parent])) break;
       place(i, slots_[parent]);
       i = parent;
@@ -139,6 +142,16 @@ private:
     place(i, s);
   }
   void sift_down(uint32_t i);
+  // The earliest of i's children (i has at least one; n slots).
+  uint32_t earliest_child(uint32_t i, uint32_t n) const {
+    const uint32_t first = kArity * i + 1;
+    const uint32_t end = first + kArity < n ? first + kArity : n;
+    uint32_t best = first;
+    for (uint32_t c = first + 1; c < end; ++c)
+      if (slots_[c] < slots_[best]) best = c;
+    return best;
+  }
+  static constexpr uint32_t kArity = 4;
 
   std::vector<QueueSlot> slots_;
   uint32_t tag_;
