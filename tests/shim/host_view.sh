@@ -26,12 +26,16 @@ sys=/sys/class/infiniband/rnicsim0
 ex -- ls /sys/class/net | grep -qx lo || bad "/sys/class/net lost its entries"
 [ -e /sys/class/infiniband/rnicsim0 ] && bad "the view leaked out of the program's namespace"
 # Two programs started at once get a host each: the launcher claims its host
-# before the program starts (the first holds it until the second has run).
-rm -f "$out/second_ran"
-ex -- sh -c "cat $sys/node_guid; for _ in \$(seq 400); do [ -e $out/second_ran ] && break; sleep 0.05; done" \
-  > "$out/first.txt" 2>&1 &
+# before the program starts. Each holds its host until the other has run too:
+# either may reach the daemon first, and one that ended before the other
+# began would leave its host free for it.
+rm -f "$out/ran_first" "$out/ran_second"
+hold() {  # MINE OTHER: prints the host's GUID, then waits for the other program
+  ex -- sh -c "cat $sys/node_guid; touch $out/$1; for _ in \$(seq 400); do [ -e $out/$2 ] && break; sleep 0.05; done"
+}
+hold ran_first ran_second > "$out/first.txt" 2>&1 &
 first=$!
-ex -- sh -c "cat $sys/node_guid; touch $out/second_ran" > "$out/second.txt" 2>&1 &
+hold ran_second ran_first > "$out/second.txt" 2>&1 &
 second=$!
 wait $first $second
 [ "$(sort "$out/first.txt" "$out/second.txt" | tr '\n' ' ')" = "0200:00ff:fe00:0001 0200:00ff:fe00:0002 " ] ||
