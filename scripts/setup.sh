@@ -4,16 +4,18 @@
 
 RNICSIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Build: compiler, CMake, and the libraries the code links against.
+# Build: compiler, CMake, and the libraries the code links against (Boost.MPI
+# and Open MPI: the engine's ranks over MPI).
 RNICSIM_BUILD_PACKAGES="g++ cmake ninja-build pkg-config libgtest-dev libgmock-dev
-  libpcap-dev libyaml-cpp-dev libibverbs-dev librdmacm-dev libisal-dev libns3-dev libcli11-dev nlohmann-json3-dev"
+  libpcap-dev libyaml-cpp-dev libibverbs-dev librdmacm-dev libisal-dev libns3-dev libcli11-dev nlohmann-json3-dev
+  libboost-mpi-dev libopenmpi-dev"
 # Tests: real RDMA programs, the protocol decoder and an independent ICRC implementation;
 # matplotlib for `rnicsim plot` (and its test); iproute2 (ss; ip for the hosts' network) and util-linux
 # (setpriv) for the shim tests; ucx-utils (ucx_info) and libfabric-bin (fi_pingpong) for the hosts' tests;
-# openmpi-bin and libopenmpi-dev (mpirun, and the MPI test programs built against it) for the cluster test;
+# openmpi-bin (mpirun) for the cluster test and the engine's ranks over MPI;
 # clang and its runtime libraries (libFuzzer, sanitizers) for the fuzz preset's fuzzers.
 RNICSIM_TEST_PACKAGES="ibverbs-utils rdmacm-utils perftest python3-pyverbs tshark python3-scapy python3-matplotlib iproute2 util-linux
-  ucx-utils libfabric-bin openmpi-bin libopenmpi-dev clang libclang-rt-14-dev"
+  ucx-utils libfabric-bin openmpi-bin clang libclang-rt-14-dev"
 
 rnicsim_missing_packages() {
   local missing="" p
