@@ -4,7 +4,9 @@
 // all-to-all of the sizes, so a rank posts every receive before it waits; the
 // minimum and maximum are MPI_Allreduce. Built only where MPI and Boost.MPI are
 // installed (RNICSIM_HAVE_MPI). The program holds a boost::mpi::environment
-// (MPI_Init) for as long as it uses an MpiRanks.
+// (MPI_Init) for as long as it uses an MpiRanks, at threading::serialized or
+// above where partitions run on threads: the engine calls MPI from whichever
+// of its threads ends a phase, one at a time.
 #pragma once
 
 #include <boost/mpi/communicator.hpp>

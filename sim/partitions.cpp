@@ -1,11 +1,13 @@
 #include "sim/partitions.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <thread>
 
 #include "sim/first_error.hpp"
+#include "sim/rank_link.hpp"
 #include "sim/window_barrier.hpp"
 
 namespace rnicsim::sim {
@@ -15,10 +17,21 @@ Partitions::Partitions(Duration lookahead, unsigned threads) : lookahead_(lookah
   if (threads == 0) throw std::invalid_argument("partitions need at least one thread");
 }
 
-void Partitions::add(Partition p) {
+void Partitions::set_ranks(RankLink& ranks, size_t partitions) {
+  if (!parts_.empty()) throw std::logic_error("ranks are set before partitions are added");
+  ranks_ = &ranks;
+  world_parts_ = partitions;
+  first_ = static_cast<size_t>(ranks.rank());
+  stride_ = static_cast<size_t>(ranks.ranks());
+}
+
+void Partitions::add(Partition p, Mail mail) {
   if (p.scheduler == nullptr || !p.land || !p.clear) throw std::invalid_argument("a partition needs its scheduler, land and clear");
+  if (ranks_ != nullptr && stride_ > 1 && (!mail.outbox || !mail.inbox)) throw std::invalid_argument("a partition across ranks needs its outbox and inbox");
+  if (ranks_ != nullptr && number(parts_.size()) >= world_parts_) throw std::invalid_argument("more partitions added than this rank holds");
   if (outside_ != nullptr) p.scheduler->take_outside_keys_from(*outside_);
   parts_.push_back(std::move(p));
+  mail_.push_back(std::move(mail));
 }
 
 void Partitions::set_outside(Scheduler& outside) {
@@ -31,11 +44,16 @@ void Partitions::set_stages(Stages stages) {
   stages_ = std::move(stages);
 }
 
+int64_t Partitions::least(int64_t v) const { return ranks_ != nullptr && stride_ > 1 ? ranks_->min(v) : v; }
+
+int64_t Partitions::greatest(int64_t v) const { return ranks_ != nullptr && stride_ > 1 ? ranks_->max(v) : v; }
+
 std::optional<Time> Partitions::next_start() const {
-  std::optional<Time> t;
+  Time t = Time::max();
   for (const Partition& p : parts_)
-    if (!p.scheduler->empty()) t = std::min(t.value_or(Time::max()), p.scheduler->next_time());
-  return t;
+    if (!p.scheduler->empty()) t = std::min(t, p.scheduler->next_time());
+  t = Time::from_ps(least(t.picoseconds()));
+  return t == Time::max() ? std::nullopt : std::optional(t);
 }
 
 Time Partitions::bound(Time start, Time end) const {
@@ -59,7 +77,7 @@ void Partitions::run_phase(unsigned thread, unsigned threads) {
   for (size_t i = thread; i < parts_.size(); i += threads) {
     parts_[i].clear();  // every landing has read it
     Scheduler& s = *parts_[i].scheduler;
-    auto share_done = [&] { return stages_.done && stages_.done(i); };
+    auto share_done = [&] { return stages_.done && stages_.done(number(i)); };
     waiting_[i] = share_done();
     if (waiting_[i]) continue;  // its share is done: it waits for the others
     bool done = false;
@@ -75,12 +93,59 @@ void Partitions::run_phase(unsigned thread, unsigned threads) {
 }
 
 void Partitions::decide_after_run() {
-  const auto waiting = static_cast<size_t>(std::count(waiting_.begin(), waiting_.end(), 1));
-  after_ = waiting == parts_.size() && stages_.done ? After::Finish : waiting > 0 ? After::Resume : After::Land;
   instant_.reset();  // the latest finish of a share: the stage's last instant
-  if (after_ == After::Finish)
-    for (const std::optional<Time>& f : finished_)
-      if (f) instant_ = std::max(instant_.value_or(Time::zero()), *f);
+  if (!stages_.done) {
+    after_ = After::Land;
+    return;
+  }
+  const auto waiting = static_cast<size_t>(std::count(waiting_.begin(), waiting_.end(), 1));
+  const bool all = least(waiting == parts_.size()) != 0, any = greatest(waiting > 0) != 0;
+  after_ = all ? After::Finish : any ? After::Resume : After::Land;
+  if (after_ != After::Finish) return;
+  int64_t latest = -1;
+  for (const std::optional<Time>& f : finished_)
+    if (f) latest = std::max(latest, f->picoseconds());
+  latest = greatest(latest);
+  if (latest >= 0) instant_ = Time::from_ps(latest);
+}
+
+void Partitions::cross_ranks() {
+  if (ranks_ == nullptr || stride_ == 1) return;
+  // Per rank: (from, to, length) then the bytes, for every outbox not empty.
+  std::vector<std::vector<std::byte>> out(stride_);
+  auto put = [](std::vector<std::byte>& b, uint64_t v) {
+    const auto* p = reinterpret_cast<const std::byte*>(&v);
+    b.insert(b.end(), p, p + sizeof v);
+  };
+  for (size_t i = 0; i < parts_.size(); ++i)
+    for (size_t to = 0; to < world_parts_; ++to) {
+      if (to % stride_ == first_) continue;
+      const std::span<const std::byte> bytes = mail_[i].outbox(to);
+      if (bytes.empty()) continue;
+      std::vector<std::byte>& b = out[to % stride_];
+      put(b, number(i)), put(b, to), put(b, bytes.size());
+      b.insert(b.end(), bytes.begin(), bytes.end());
+    }
+  const std::vector<std::span<const std::byte>> views(out.begin(), out.end());
+  received_ = ranks_->exchange(views);
+  for (size_t r = 0; r < stride_; ++r) {
+    if (r == first_) continue;
+    std::span<const std::byte> in = received_[r];
+    auto take = [&in] {
+      uint64_t v = 0;
+      if (in.size() < sizeof v) throw std::runtime_error("a rank's crossings end inside a header");
+      std::memcpy(&v, in.data(), sizeof v);
+      in = in.subspan(sizeof v);
+      return v;
+    };
+    while (!in.empty()) {
+      const uint64_t from = take(), to = take(), length = take();
+      if (to % stride_ != first_ || to >= world_parts_ || from >= world_parts_ || length > in.size())
+        throw std::runtime_error("a rank's crossings do not parse");
+      mail_[to / stride_].inbox(from, in.first(length));
+      in = in.subspan(length);
+    }
+  }
 }
 
 void Partitions::second_phase(unsigned thread, unsigned threads) {
@@ -106,10 +171,12 @@ void Partitions::move_clocks_to(Time t) {
 void Partitions::end_stage() {
   Time t = Time::zero();  // with no share finished at an event: where the partitions stand
   for (const Partition& p : parts_) t = std::max(t, p.scheduler->now());
-  t = instant_.value_or(t);
+  t = instant_.value_or(Time::from_ps(greatest(t.picoseconds())));
   move_clocks_to(t);
   std::fill(finished_.begin(), finished_.end(), std::nullopt);
-  if (!stages_.end(t)) over_ = ended_ = true;
+  const bool go_on = stages_.end(t);
+  if (least(go_on) != greatest(go_on)) throw std::logic_error("the ranks disagree on whether a stage's end ends the run");
+  if (!go_on) over_ = ended_ = true;
 }
 
 bool Partitions::next_window(Time end) {
@@ -129,8 +196,8 @@ bool Partitions::between_windows(Time end) {
 }
 
 void Partitions::run_until(Time end) {
-  if (parts_.empty()) return;
-  const unsigned threads = std::min<unsigned>(threads_, static_cast<unsigned>(parts_.size()));
+  if (parts_.empty() && (ranks_ == nullptr || stride_ == 1)) return;
+  const unsigned threads = std::clamp<unsigned>(static_cast<unsigned>(parts_.size()), 1, threads_);
   waiting_.assign(parts_.size(), 0);
   finished_.resize(parts_.size());
   over_ = ended_ = false;
@@ -150,10 +217,13 @@ void Partitions::run_until(Time end) {
   auto body = [&](unsigned thread) {
     while (go) {
       error.run([&] { run_phase(thread, threads); });
-      sync.arrive_and_wait([&] { decide_after_run(); });
+      sync.arrive_and_wait([&] {
+        decide_after_run();
+        if (after_ == After::Land) error.run([&] { cross_ranks(); });
+      });
       if (after_ != After::Land) {
         error.run([&] { second_phase(thread, threads); });
-        sync.arrive_and_wait([] {});
+        sync.arrive_and_wait([&] { error.run([&] { cross_ranks(); }); });
       }
       error.run([&] { land_phase(thread, threads); });
       sync.arrive_and_wait(after_landing);
@@ -165,7 +235,17 @@ void Partitions::run_until(Time end) {
     body(0);
   }
   for (const Partition& p : parts_) p.clear();
-  error.rethrow();
+  received_.clear();
+  rethrow(error);
+}
+
+void Partitions::rethrow(const FirstError& error) {
+  try {
+    error.rethrow();
+  } catch (const std::exception& e) {
+    if (ranks_ != nullptr && stride_ > 1) ranks_->abort(e.what());  // the other ranks wait in a collective
+    throw;
+  }
 }
 
 }  // namespace rnicsim::sim

@@ -22,17 +22,29 @@
 // each finishes the instant the last share ended in, and the stage's end
 // (the next workload's start, or the run's end) acts on the world at rest.
 // Both happen at points that no partitioning moves.
+//
+// Across ranks (rank_link.hpp: processes under mpirun), each rank holds a
+// share of the partitions and runs them on its threads as above; at the
+// window's end, before the landing, the outboxes addressed to other ranks'
+// partitions travel as bytes in one exchange, and the window's start, the
+// stage's end and its last instant are agreed by a minimum or maximum over
+// ranks. The outside is the same on every rank and acts on its partitions.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "sim/scheduler.hpp"
 #include "sim/time.hpp"
 
 namespace rnicsim::sim {
+
+class FirstError;
+class RankLink;
 
 class Partitions {
 public:
@@ -46,6 +58,14 @@ public:
     // the partition runs its next window, and at the end).
     std::function<void()> clear;
   };
+  // What a partition needs across ranks: the bytes it sent partition `to` (of
+  // another rank) in the window just run; and a place for the bytes partition
+  // `from` (of another rank) sent it, which stay valid until the next window
+  // runs, for its land() to read.
+  struct Mail {
+    std::function<std::span<const std::byte>(size_t to)> outbox;
+    std::function<void(size_t from, std::span<const std::byte>)> inbox;
+  };
   // Stages, for a run that ends (or moves on) when work is done rather than
   // at a time. `done(p)`: partition p's share of the current stage is done
   // and stays so until the stage ends; the event that finishes it calls its
@@ -58,7 +78,13 @@ public:
   };
   // `lookahead` > 0; `threads` >= 1 (one: no thread is started).
   Partitions(Duration lookahead, unsigned threads);
-  void add(Partition p);
+  // Across `ranks`: the world has `partitions` partitions, and this rank
+  // holds those whose number modulo the rank count is its rank (rank_of),
+  // added in ascending order. Call before add(). Without it one rank holds all.
+  void set_ranks(RankLink& ranks, size_t partitions);
+  static int rank_of(size_t partition, int ranks) { return static_cast<int>(partition % static_cast<size_t>(ranks)); }
+  void add(Partition p, Mail mail = {});
+  // This rank's partitions (every partition without ranks).
   size_t size() const { return parts_.size(); }
   // The outside's scheduler; partitions added before or after take actor 0's
   // keys from it (Scheduler::take_outside_keys_from).
@@ -94,14 +120,24 @@ private:
   void decide_after_run();
   bool between_windows(Time end);
   void end_stage();
+  // Rethrows what a thread met; across ranks, ends every rank with it first.
+  void rethrow(const FirstError& error);
   // Lets the outside act, then sets the next window's bound (false: none).
   bool next_window(Time end);
+  // Across ranks: sends the outboxes addressed to other ranks and hands each
+  // partition what reached it (between the last run and the landing).
+  void cross_ranks();
+  // The least or greatest of `v` over ranks (`v` itself in one process).
+  int64_t least(int64_t v) const;
+  int64_t greatest(int64_t v) const;
+  // Partition number `i` of this rank's in the world.
+  size_t number(size_t i) const { return first_ + i * stride_; }
   // Fires the outside's events that come before every partition's, up to `end`.
   void fire_outside(Time end);
   // Moves every partition's clock to `t` where nothing pending is earlier.
   void move_clocks_to(Time t);
-  // The earliest pending event of any partition (what crossed in the last
-  // window has landed by then); none when none is.
+  // The earliest pending event of any partition of any rank (what crossed in
+  // the last window has landed by then); none when none is.
   std::optional<Time> next_start() const;
   // The last time a window from `start` runs to: its end, the outside's next
   // event's time (exclusive), or `end`.
@@ -109,7 +145,11 @@ private:
 
   Duration lookahead_;
   unsigned threads_;
-  std::vector<Partition> parts_;
+  std::vector<Partition> parts_;  // this rank's
+  std::vector<Mail> mail_;
+  RankLink* ranks_ = nullptr;     // none: one process
+  size_t world_parts_ = 0, first_ = 0, stride_ = 1;
+  std::vector<std::vector<std::byte>> received_;  // the last exchange's, by rank
   Scheduler* outside_ = nullptr;
   Stages stages_;
   std::function<void()> between_;

@@ -1,8 +1,9 @@
-// The ranks over MPI, run under mpirun (ctest: sim_mpi_ranks, 3 ranks). Every
-// rank runs every test in the same order, and no test leaves a collective
-// early (EXPECT, not ASSERT, before one), so a failure fails the job, never
-// hangs it. With --abort-on-rank R, rank R ends the run while the others wait
-// in an exchange (ctest: sim_mpi_rank_failure).
+// The ranks over MPI, run under mpirun (ctest: sim_mpi_ranks, 3 ranks; and 2).
+// Every rank runs every test in the same order, and no test leaves a
+// collective early (EXPECT, not ASSERT, before one), so a failure fails the
+// job, never hangs it. With --abort-on-rank R, rank R ends the run while the
+// others wait in an exchange; with --throw-on-rank R, an event of rank R's
+// partition throws in a windowed run (ctest: sim_mpi_rank_failure).
 #include <gtest/gtest.h>
 
 #include <boost/mpi/environment.hpp>
@@ -10,7 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../sim/ring_world.hpp"
 #include "sim/mpi_ranks.hpp"
+#include "sim/partitions.hpp"
 
 namespace rnicsim::sim {
 namespace {
@@ -72,6 +75,65 @@ TEST(MpiRanks, AnExchangeTakesOnePartForEachRank) {
   EXPECT_THROW(ranks.exchange(one), std::invalid_argument);  // before any message: no rank waits
 }
 
+// The windowed engine across ranks: each rank's actors see what they see when
+// one scheduler runs the whole ring, for any partition and thread count (a
+// rank may hold no partition), with the outside and with stages.
+TEST(MpiPartitions, EveryRankSeesWhatOneSchedulerGives) {
+  MpiRanks ranks;
+  const Time end = Time::zero() + Duration::ns(600);
+  for (const bool outside : {false, true})
+    for (const bool stages : {false, true}) {
+      const Ring::Options o{.outside = outside, .stages = stages};
+      const auto one = Ring(1, 1, o).run(end);
+      for (const uint32_t partitions : {1u, 2u, 3u, 5u})
+        for (const unsigned threads : {1u, 2u}) {
+          Ring ring(partitions, threads, o, &ranks);
+          const auto logs = ring.run(end);
+          for (uint32_t a = 1; a <= Ring::kActors; ++a) {
+            const bool mine = ring.held(a % partitions);
+            EXPECT_EQ(logs[a], mine ? one[a] : std::vector<std::string>{})
+                << "actor " << a << ", " << partitions << " partitions on " << threads << " threads, outside " << outside
+                << ", stages " << stages;
+            EXPECT_EQ(ranks.max(mine), 1) << "actor " << a << " held by no rank";
+          }
+          EXPECT_EQ(ring.engine().ended(), stages);
+        }
+    }
+}
+
+// A run taken up again across ranks is the run in one go.
+TEST(MpiPartitions, ARunTakenUpAgainIsTheRunInOneGo) {
+  MpiRanks ranks;
+  const auto whole = Ring(1, 1).run(Time::zero() + Duration::ns(600));
+  Ring ring(4, 2, {}, &ranks);
+  ring.run(Time::zero() + Duration::ns(237));
+  const auto logs = ring.run(Time::zero() + Duration::ns(600));
+  for (uint32_t a = 1; a <= Ring::kActors; ++a)
+    if (ring.held(a % 4)) {
+      EXPECT_EQ(logs[a], whole[a]) << "actor " << a;
+    }
+}
+
+// --throw-on-rank R: an event of rank R's partition throws mid-run; every
+// rank is in the windowed run.
+int throw_on_rank(int rank) {
+  MpiRanks ranks;
+  Scheduler mine;
+  int ticks = 0;
+  Event tick([&] {
+    if (++ticks < 1000000) mine.schedule_in(tick, Duration::us(1));
+  });
+  Event bad([] { throw std::runtime_error("broken model"); });
+  mine.schedule(tick, Time::zero());
+  if (ranks.rank() == rank) mine.schedule(bad, Time::zero() + Duration::us(10));
+  Partitions engine(Duration::us(1), 1);
+  engine.set_ranks(ranks, static_cast<size_t>(ranks.ranks()));
+  auto none = [](size_t) { return std::span<const std::byte>(); };
+  engine.add({&mine, [] {}, [] {}}, {none, [](size_t, std::span<const std::byte>) {}});
+  engine.run_until(Time::max());
+  return 0;  // not reached: the throw ends every rank
+}
+
 // --abort-on-rank R: rank R ends the run; the others wait in an exchange.
 int abort_on_rank(int rank) {
   MpiRanks ranks;
@@ -86,8 +148,11 @@ int abort_on_rank(int rank) {
 }  // namespace rnicsim::sim
 
 int main(int argc, char** argv) {
-  boost::mpi::environment env(argc, argv);
+  // The windowed engine calls MPI from whichever of its threads ends a phase,
+  // one at a time.
+  boost::mpi::environment env(argc, argv, boost::mpi::threading::serialized);
   if (argc == 3 && std::strcmp(argv[1], "--abort-on-rank") == 0) return rnicsim::sim::abort_on_rank(std::atoi(argv[2]));
+  if (argc == 3 && std::strcmp(argv[1], "--throw-on-rank") == 0) return rnicsim::sim::throw_on_rank(std::atoi(argv[2]));
   testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
