@@ -100,6 +100,7 @@ public:
   // Sizes the buffer (PFC headroom per port) once every port is there.
   void finish();
   Port& port(size_t i) { return *ports_[i]->port; }
+  const Port& port(size_t i) const { return *ports_[i]->port; }
   size_t port_count() const { return ports_.size(); }
   // The numbering of destinations this switch shares with others (before add_route).
   void share_destinations(std::shared_ptr<Destinations> d) { destinations_ = std::move(d); }

@@ -5,6 +5,7 @@
 
 #include "scenario/expect.hpp"
 #include "scenario/timeseries.hpp"
+#include "scenario/unit_reports.hpp"
 #include "scenario/workload.hpp"
 #include "scenario/world.hpp"
 #include "sim/tasks.hpp"
@@ -14,10 +15,10 @@ namespace {
 
 // Per port and priority: PFC sent and received, paused time, and the headroom
 // kept for the port's lossless priorities (stats.json).
-void port_stats(sim::Stats& stats, const std::string& prefix, const fabric::Port& port,
-                const fabric::PfcGenerator* pfc, uint64_t headroom) {
-  const auto& c = port.counters();
-  if (pfc != nullptr) stats.counter(prefix + "pfc_headroom_bytes").add(headroom);
+void port_stats(sim::Stats& stats, const std::string& prefix, const PortReport& port) {
+  const auto& c = port.counters;
+  const fabric::PfcSendCounters* pfc = port.has_pfc ? &port.pfc : nullptr;
+  if (pfc != nullptr) stats.counter(prefix + "pfc_headroom_bytes").add(port.headroom);
   stats.counter(prefix + "tx_frames").add(c.tx_frames);
   stats.counter(prefix + "drops_loss").add(c.drops_loss);
   if (c.drops_link_down > 0) stats.counter(prefix + "drops_link_down").add(c.drops_link_down);
@@ -26,24 +27,24 @@ void port_stats(sim::Stats& stats, const std::string& prefix, const fabric::Port
     if (c.pause_rx[p] + c.xon_rx[p] > 0) {
       stats.counter(prefix + "pfc_pause_rx" + q).add(c.pause_rx[p]);
       stats.counter(prefix + "pfc_xon_rx" + q).add(c.xon_rx[p]);
-      stats.counter(prefix + "pfc_paused_ps" + q).add(static_cast<uint64_t>(port.paused_time(p).picoseconds()));
+      stats.counter(prefix + "pfc_paused_ps" + q).add(static_cast<uint64_t>(c.paused_time[p].picoseconds()));
     }
-    if (pfc != nullptr && pfc->counters().xoff[p] > 0) {
-      stats.counter(prefix + "pfc_xoff_tx" + q).add(pfc->counters().xoff[p]);
-      stats.counter(prefix + "pfc_refresh_tx" + q).add(pfc->counters().refresh[p]);
-      stats.counter(prefix + "pfc_xon_tx" + q).add(pfc->counters().xon[p]);
+    if (pfc != nullptr && pfc->xoff[p] > 0) {
+      stats.counter(prefix + "pfc_xoff_tx" + q).add(pfc->xoff[p]);
+      stats.counter(prefix + "pfc_refresh_tx" + q).add(pfc->refresh[p]);
+      stats.counter(prefix + "pfc_xon_tx" + q).add(pfc->xon[p]);
     }
   }
 }
 
 // A host NIC's counters under "HOST.nic." (stats.json).
-void nic_stats(sim::Stats& stats, const Host& h) {
-  const std::string p = h.name + ".nic.";
-  const auto& rx = h.nic->rx_pipeline().counters();
-  const auto& rs = h.nic->responder().counters();
+void nic_stats(sim::Stats& stats, const std::string& name, const HostReport::Counters& h) {
+  const std::string p = name + ".nic.";
+  const auto& rx = h.rx;
+  const auto& rs = h.responder;
   const std::pair<const char*, uint64_t> counters[] = {
-      {"tx_packets", h.nic->stats().tx_packets},
-      {"tx_bytes", h.nic->stats().tx_bytes},
+      {"tx_packets", h.nic.tx_packets},
+      {"tx_bytes", h.nic.tx_bytes},
       {"rx_packets", rx.packets},
       {"rx_malformed", rx.malformed},
       {"rx_bad_icrc", rx.bad_icrc},
@@ -51,12 +52,12 @@ void nic_stats(sim::Stats& stats, const Host& h) {
       {"rx_wrong_transport", rx.wrong_transport},
       {"rx_bad_pkey", rx.bad_pkey},
       {"rx_wrong_source", rx.wrong_source},
-      {"cq_overruns", h.nic->cqe_writer().overruns()},
+      {"cq_overruns", h.cq_overruns},
       {"rx_ecn_ce", rx.ecn_ce},
-      {"rx_buffer_peak_bytes", h.nic->rx_buffer_peak()},
+      {"rx_buffer_peak_bytes", h.rx_buffer_peak},
       {"rx_cnps", rx.cnps},
-      {"retransmitted_packets", h.nic->stats().retransmitted_packets},
-      {"cnps_sent", h.nic->stats().cnps_sent},
+      {"retransmitted_packets", h.nic.retransmitted_packets},
+      {"cnps_sent", h.nic.cnps_sent},
       {"responder.duplicates", rs.duplicates},
       {"responder.out_of_sequence", rs.out_of_sequence},
       {"responder.sequence_naks", rs.sequence_naks},
@@ -64,55 +65,55 @@ void nic_stats(sim::Stats& stats, const Host& h) {
       {"responder.rnr_naks", rs.rnr_naks},
       {"responder.bad_opcode_sequence", rs.bad_opcode_sequence},
       {"responder.acks_sent", rs.acks_sent},
-      {"completer.naks", h.nic->completer().naks()},
-      {"completer.timeouts", h.nic->completer().timeouts()},
-      {"dma.reads", h.nic->dma().reads()},
-      {"dma.writes", h.nic->dma().writes()},
-      {"pcie.upstream_bytes", h.nic->pcie().upstream_bytes()},
-      {"pcie.downstream_bytes", h.nic->pcie().downstream_bytes()},
+      {"completer.naks", h.completer_naks},
+      {"completer.timeouts", h.completer_timeouts},
+      {"dma.reads", h.dma_reads},
+      {"dma.writes", h.dma_writes},
+      {"pcie.upstream_bytes", h.pcie_upstream_bytes},
+      {"pcie.downstream_bytes", h.pcie_downstream_bytes},
   };
   for (const auto& [name, value] : counters) stats.counter(p + name).add(value);
 }
 
 // The run's stats registry with every NIC, port and switch counter and each
 // workload's latency histogram added.
-sim::Stats& fill_stats(World& world, const std::vector<std::unique_ptr<Workload>>& workloads) {
-  sim::Stats& stats = world.sim().stats();
-  for (const auto& h : world.hosts()) {
-    nic_stats(stats, *h);
-    if (h->port) port_stats(stats, h->name + ".port0.", *h->port, h->nic->pfc(), h->nic->pfc_headroom());
+sim::Stats fill_stats(const UnitReports& r, const std::vector<std::unique_ptr<Workload>>& workloads) {
+  sim::Stats stats;
+  for (size_t i = 0; i < r.hosts.size(); ++i) {
+    const HostReport::Counters& h = r.hosts[i].counters;
+    nic_stats(stats, r.host_names[i], h);
+    if (h.has_port) port_stats(stats, r.host_names[i] + ".port0.", h.port);
   }
-  for (const auto& sw : world.switches()) {
-    const std::string p = sw->name() + ".";
-    stats.counter(p + "forwarded").add(sw->counters().forwarded);
-    stats.counter(p + "ecn_marked").add(sw->counters().ecn_marked);
-    stats.counter(p + "buffer_peak_bytes").add(sw->buffer().peak_used());
+  for (size_t i = 0; i < r.switches.size(); ++i) {
+    const SwitchReport& sw = r.switches[i];
+    const std::string p = r.switch_names[i] + ".";
+    stats.counter(p + "forwarded").add(sw.counters.forwarded);
+    stats.counter(p + "ecn_marked").add(sw.counters.ecn_marked);
+    stats.counter(p + "buffer_peak_bytes").add(sw.buffer_peak);
     for (size_t d = 0; d < fabric::kDropCauseNames.size(); ++d)
-      stats.counter(p + "drops." + std::string(fabric::kDropCauseNames[d])).add(sw->counters().drops[d]);
-    for (size_t i = 0; i < sw->port_count(); ++i)
-      port_stats(stats, p + "port" + std::to_string(i) + ".", sw->port(i), sw->pfc(i), sw->buffer().headroom_of(i));
+      stats.counter(p + "drops." + std::string(fabric::kDropCauseNames[d])).add(sw.counters.drops[d]);
+    for (size_t port = 0; port < sw.ports.size(); ++port)
+      port_stats(stats, p + "port" + std::to_string(port) + ".", sw.ports[port]);
   }
   for (const auto& w : workloads) stats.histogram("workload." + w->spec().name + ".latency_ps") = w->latency_ps();
   return stats;
 }
 
 // Every QP of every NIC: its counters and congestion-control state.
-void write_qp_csv(World& world, const std::filesystem::path& file, bool exact_twin) {
+void write_qp_csv(const UnitReports& r, const std::filesystem::path& file, bool exact_twin) {
   sim::CsvWriter out(file, exact_twin);
   for (const char* c : {"host", "qpn", "type", "state", "tx_packets", "rx_packets", "retransmitted_packets",
                         "ecn_ce_received", "cnps_received", "rate_limited", "rate_gbps", "rate_cuts"})
     out.text(c);
   out.end_row();
-  for (const auto& h : world.hosts())
-    h->nic->for_each_qp([&](const nic::QpContext& qp) {
-      out.text(h->name).number(qp.qpn.value()).text(nic::to_string(qp.type)).text(nic::to_string(qp.state));
+  for (size_t i = 0; i < r.hosts.size(); ++i)
+    for (const QpReport& qp : r.hosts[i].qps) {
+      out.text(r.host_names[i]).number(qp.qpn).text(nic::to_string(qp.type)).text(nic::to_string(qp.state));
       out.number(qp.tx_packets).number(qp.rx_packets).number(qp.retransmitted_packets);
-      const nic::CongestionControl* block = h->nic->congestion();
-      const nic::CcSummary cc = block != nullptr && qp.cc ? block->summary(*qp.cc) : nic::CcSummary{};
-      out.number(qp.ecn_ce_received).number(qp.cnps_received).number(cc.limited ? 1 : 0);
-      out.number(static_cast<double>(cc.rate) / 1e9).number(cc.rate_cuts);
+      out.number(qp.ecn_ce_received).number(qp.cnps_received).number(qp.cc.limited ? 1 : 0);
+      out.number(static_cast<double>(qp.cc.rate) / 1e9).number(qp.cc.rate_cuts);
       out.end_row();
-    });
+    }
 }
 
 sim::Json fabric_json(const FabricSummary& f) {
@@ -313,7 +314,7 @@ void write_perftest_json(const Summary& sum, const std::filesystem::path& dir, b
       sim::write_json_file(dir / (w.name + ".json"), j, exact_twins);
 }
 
-void write_outputs(World& world, const std::vector<std::unique_ptr<Workload>>& workloads, const Sampler& sampler,
+void write_outputs(const UnitReports& units, const std::vector<std::unique_ptr<Workload>>& workloads, const Sampler& sampler,
                    const Summary& sum, const std::filesystem::path& dir, bool exact_twins, unsigned threads) {
   std::filesystem::create_directories(dir);
   // Each piece reads what no other changes (the stats registry is filled by
@@ -321,10 +322,10 @@ void write_outputs(World& world, const std::vector<std::unique_ptr<Workload>>& w
   std::vector<std::function<void()>> tasks = sampler.writers(dir, exact_twins);
   tasks.emplace_back([&] {
     sim::Json stats = sim::output_document("rnicsim.stats");
-    stats.update(fill_stats(world, workloads).to_json());
+    stats.update(fill_stats(units, workloads).to_json());
     sim::write_json_file(dir / "stats.json", stats, exact_twins);
   });
-  tasks.emplace_back([&] { write_qp_csv(world, dir / "qps.csv", exact_twins); });
+  tasks.emplace_back([&] { write_qp_csv(units, dir / "qps.csv", exact_twins); });
   tasks.emplace_back([&] { sim::write_json_file(dir / "summary.json", summary_json(sum), exact_twins); });
   for (const WorkloadSummary& w : sum.workloads) {
     if (w.flows.empty()) continue;

@@ -15,7 +15,7 @@ namespace rnicsim::scenario {
 
 class Sampler;
 class Workload;
-class World;
+struct UnitReports;
 
 // summary.json: the run's Summary.
 sim::Json summary_json(const Summary& s);
@@ -32,8 +32,8 @@ sim::Json perftest_out_json(const WorkloadSummary& w);
 // DIR/NAME.json for each perftest workload of `sum`.
 void write_perftest_json(const Summary& sum, const std::filesystem::path& dir, bool exact_twins);
 // Writes every file into `dir` (and exact twins with `exact_twins`), on up to
-// `threads` threads.
-void write_outputs(World& world, const std::vector<std::unique_ptr<Workload>>& workloads, const Sampler& sampler,
+// `threads` threads; the units' counters from `units` (unit_reports.hpp).
+void write_outputs(const UnitReports& units, const std::vector<std::unique_ptr<Workload>>& workloads, const Sampler& sampler,
                    const Summary& sum, const std::filesystem::path& dir, bool exact_twins, unsigned threads = 1);
 
 }  // namespace rnicsim::scenario

@@ -19,6 +19,7 @@
 #include "scenario/progress.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/timeseries.hpp"
+#include "scenario/unit_reports.hpp"
 #include "scenario/workload.hpp"
 #include "scenario/workloads.hpp"
 #include "scenario/world.hpp"
@@ -34,32 +35,6 @@ const char* pattern_name(WorkloadPattern p) {
     case WorkloadPattern::Flows: return "flows";
   }
   return "?";
-}
-
-// Adds a port's PFC receive counters to the summary.
-void add_port_pfc(const fabric::Port& port, FabricSummary& f) {
-  const auto& c = port.counters();
-  for (uint8_t p = 0; p < 8; ++p) {
-    f.pause_received[p] += c.pause_rx[p];
-    f.xon_received[p] += c.xon_rx[p];
-    f.paused_us[p] += port.paused_time(p).microseconds();
-  }
-  f.watchdog_trips += c.watchdog_trips;
-  for (size_t p = 0; p < 8; ++p) {
-    f.credit_stalls += c.credit_stalls[p];
-    f.credit_stall_us += c.credit_stall_time[p].microseconds();
-  }
-}
-
-void add_pfc_sent(const fabric::PfcGenerator* g, FabricSummary& f) {
-  if (g == nullptr) return;
-  const auto& c = g->counters();
-  f.pfc_frames_sent += c.frames;
-  for (size_t p = 0; p < 8; ++p) {
-    f.xoff_sent[p] += c.xoff[p];
-    f.refresh_sent[p] += c.refresh[p];
-    f.xon_sent[p] += c.xon[p];
-  }
 }
 
 }  // namespace
@@ -273,24 +248,8 @@ WorkloadSummary summarise_workload(const Scenario& s, packet::LinkKind link, con
   return ws;
 }
 
-// The hosts' packets, drops, retransmissions, errors and completions.
-void summarise_hosts(World& world, Summary& sum) {
-  for (const auto& h : world.hosts()) {
-    if (h->port) {
-      sum.packets += h->port->counters().tx_frames;
-      sum.drops += h->port->counters().drops_loss + h->port->counters().drops_queue_full +
-                   h->port->counters().drops_link_down + h->port->counters().drops_fault;
-    }
-    sum.data_packets += h->nic->requester().packets_sent();
-    sum.retransmissions += h->nic->stats().retransmitted_packets;
-    sum.rx_errors += h->nic->rx_pipeline().counters().malformed + h->nic->rx_pipeline().counters().bad_icrc;
-    sum.payload_writes_dropped += h->memory.writes_dropped();
-    for (size_t i = 0; i < kCompletionStatuses; ++i) sum.completions[i] += h->completions[i];
-  }
-}
-
-Summary summarise(const Scenario& s, World& world, const Workloads& workloads, sim::Time run_end, uint64_t seed,
-                  std::chrono::steady_clock::time_point wall_start) {
+Summary summarise(const Scenario& s, World& world, const UnitReports& units, const Workloads& workloads, sim::Time run_end,
+                  uint64_t seed, std::chrono::steady_clock::time_point wall_start) {
   Summary sum;
   sum.name = s.name;
   sum.seed = seed;
@@ -303,8 +262,8 @@ Summary summarise(const Scenario& s, World& world, const Workloads& workloads, s
     sum.bytes += ws.bytes;
     sum.workloads.push_back(ws);
   }
-  summarise_hosts(world, sum);
-  summarise_fabric(world, sum);
+  summarise_hosts(units, sum);
+  summarise_fabric(units, sum);
   sum.sim_seconds = world.now().since_start().seconds();
   sum.events = world.events_fired();
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -353,9 +312,10 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   if (timeline) timeline->finish();
 
   for (auto& w : workloads) w->settle();
-  Summary sum = summarise(s, world, workloads, run_end, seed, wall_start);
+  const UnitReports units = reports(world);
+  Summary sum = summarise(s, world, units, workloads, run_end, seed, wall_start);
   for (auto& t : taps) t->flush();
-  if (!opts.out_dir.empty()) write_outputs(world, workloads, *sampler, sum, opts.out_dir, opts.exact_twins, threads);
+  if (!opts.out_dir.empty()) write_outputs(units, workloads, *sampler, sum, opts.out_dir, opts.exact_twins, threads);
   if (!opts.perftest_json_dir.empty()) write_perftest_json(sum, opts.perftest_json_dir, opts.exact_twins);
   return sum;
 }
@@ -445,30 +405,7 @@ void print_perftest_report(const WorkloadSummary& w, std::ostream& out) {
   out << kResultLine;
 }
 
-void summarise_fabric(World& world, Summary& sum) {
-  FabricSummary& f = sum.fabric;
-  for (const auto& sw : world.switches()) {
-    ++f.switches;
-    f.forwarded += sw->counters().forwarded;
-    f.ecn_marked += sw->counters().ecn_marked;
-    for (size_t d = 0; d < f.switch_drops.size(); ++d) f.switch_drops[d] += sw->counters().drops[d];
-    sum.drops += sw->counters().drops_total();
-    f.peak_buffer_bytes = std::max(f.peak_buffer_bytes, sw->buffer().peak_used());
-    for (size_t i = 0; i < sw->port_count(); ++i) {
-      add_port_pfc(sw->port(i), f);
-      add_pfc_sent(sw->pfc(i), f);
-      sum.drops += sw->port(i).counters().drops_loss + sw->port(i).counters().drops_link_down +
-                   sw->port(i).counters().drops_fault;
-    }
-  }
-  for (const auto& h : world.hosts()) {
-    if (h->port) add_port_pfc(*h->port, f);
-    add_pfc_sent(h->nic->pfc(), f);
-    f.ecn_ce_received += h->nic->rx_pipeline().counters().ecn_ce;
-    f.cnps_received += h->nic->rx_pipeline().counters().cnps;
-    f.cnps_sent += h->nic->stats().cnps_sent;
-  }
-}
+void summarise_fabric(World& world, Summary& sum) { summarise_fabric(reports(world), sum); }
 
 void print_fabric(const FabricSummary& f, std::ostream& out) {
   if (f.switches > 0) {

@@ -16,7 +16,7 @@ words: error units text_file keys
 spec: workload_ops workload_counts spec summary
 loaders: yaml_reader fault_keys nic_keys fabric_keys flow_sources workload_keys expect scenario params
 world: partition_map world timeline host_cores workload perftest flows workloads timeseries progress
-run: outputs runner sweep
+run: unit_reports outputs runner sweep
 '
 # Prints one line per file not in a layer and per include that runs back up.
 check() {
