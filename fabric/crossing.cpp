@@ -14,7 +14,7 @@ const std::array<Frame::Sealer, 3> kSealers = {nullptr, &packet::complete_seal_e
 
 namespace {
 
-enum class Kind : uint8_t { Frame = 1, Credit = 2 };
+enum class Kind : uint8_t { Frame = 1, Credit = 2, Word = 3 };
 
 // A record's fixed fields, gathered on the stack and appended in one go: a
 // record has a few dozen fields, and a busy cut link carries millions.
@@ -128,6 +128,14 @@ void CrossingWriter::credit(const CrossingCredit& c) {
   ++records_;
 }
 
+void CrossingWriter::word(const CrossingWord& w) {
+  Fields f;
+  put_head(f, Kind::Word, w.listener, w.arrival, w.key);
+  f.put(w.part);
+  f.append_to(out_);
+  ++records_;
+}
+
 CrossingReader::Record CrossingReader::next() {
   if (in_.empty()) return {};
   uint8_t kind = 0;
@@ -138,6 +146,10 @@ CrossingReader::Record CrossingReader::next() {
   const sim::Time at = sim::Time::from_ps(arrival);
   if (kind == static_cast<uint8_t>(Kind::Frame)) return read_frame(port, at, key);
   if (kind == static_cast<uint8_t>(Kind::Credit)) return read_credit(port, at, key);
+  if (kind == static_cast<uint8_t>(Kind::Word)) {
+    CrossingWord w{port, at, key};
+    return get(in_, w.part) ? Record(w) : refuse();
+  }
   return refuse();
 }
 

@@ -1,6 +1,7 @@
 // What crosses a cut link from one partition of the world to another: a frame
-// that reaches the far port, or IB credit that reaches the sending port back,
-// each at a simulated time and with the key its sender's scheduler gave it
+// that reaches the far port, or IB credit that reaches the sending port back;
+// and word between the parts of a program on different partitions (a failed
+// host telling the others), which crosses outside the fabric; each at a simulated time and with the key its sender's scheduler gave it
 // (sim::Scheduler::next_key), so that the receiving scheduler fires it where one
 // scheduler would have. Records are plain bytes appended to a buffer, which
 // another thread reads or a message between processes carries: no pointer
@@ -32,6 +33,14 @@ struct CrossingFrame {
   Frame frame;
 };
 
+// Word for part `part` of what listens as `listener` (scenario::World::listen).
+struct CrossingWord {
+  uint32_t listener = 0;
+  sim::Time arrival;
+  uint64_t key = 0;
+  uint32_t part = 0;
+};
+
 struct CrossingCredit {
   uint32_t port = 0;  // the port the credit returns to (the sender of the frames)
   sim::Time arrival;
@@ -45,6 +54,7 @@ public:
   // Appends a frame, which is spent: its borrowed payload is copied in first.
   void frame(uint32_t port, sim::Time arrival, uint64_t key, Frame&& frame);
   void credit(const CrossingCredit& c);
+  void word(const CrossingWord& w);
   std::span<const std::byte> bytes() const { return out_; }
   size_t records() const { return records_; }
   void clear() {
@@ -63,7 +73,7 @@ public:
   // (the receiving side's Destinations, numbered as the sender's).
   CrossingReader(std::span<const std::byte> in, FramePool& pool, const void* numbering)
       : in_(in), pool_(pool), numbering_(numbering) {}
-  using Record = std::variant<std::monostate, CrossingFrame, CrossingCredit>;
+  using Record = std::variant<std::monostate, CrossingFrame, CrossingCredit, CrossingWord>;
   // The next record; monostate at the end, or at a record that does not parse
   // (then malformed() says so and nothing after it is read).
   Record next();

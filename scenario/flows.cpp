@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <tuple>
 
 namespace rnicsim::scenario {
@@ -94,6 +95,10 @@ FlowsWorkload::FlowsWorkload(World& world, const Scenario& s, const WorkloadSpec
     flows_[i].ideal_us = ideal_us(s, spec, flows_[i].spec);
   }
   plan_parts();
+  listener_ = world.listen([this](const fabric::CrossingWord& w) {
+    if (w.part >= parts_in_order_.size()) throw std::logic_error("word for a part the flows workload does not have");
+    tell_stop(*parts_in_order_[w.part], w.arrival, w.key);
+  });
 }
 
 // Each host's flows by start time, the completions it waits for, and how far
@@ -277,7 +282,7 @@ void FlowsWorkload::finish_part(Part& part) {
 }
 
 // The other hosts stop a control delay later, as they would once told over
-// the network: word that crosses to their partitions (World::post).
+// the network: word that crosses to their partitions (World::tell).
 void FlowsWorkload::fail_part(Part& part, const std::string& why) {
   part.failed = true;
   part.failure = why;
@@ -286,8 +291,8 @@ void FlowsWorkload::fail_part(Part& part, const std::string& why) {
   const uint32_t from = world_.partition_of(part.side->host());
   for (Part* other : parts_in_order_) {
     if (other == &part) continue;
-    const uint64_t key = clock(part).next_key();
-    world_.post(from, world_.partition_of(other->side->host()), [this, other, when, key] { tell_stop(*other, when, key); });
+    const fabric::CrossingWord stop{listener_, when, clock(part).next_key(), static_cast<uint32_t>(other->index)};
+    world_.tell(from, world_.partition_of(other->side->host()), stop);
   }
 }
 

@@ -89,6 +89,8 @@ private:
   std::vector<Channel> channels_;
   std::vector<uint32_t> channel_of_;  // per flow
   uint32_t path_mtu_;
+  // Where a failed host's word to stop reaches the others (World::listen).
+  uint32_t listener_ = 0;
 };
 
 }  // namespace rnicsim::scenario

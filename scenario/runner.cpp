@@ -110,7 +110,7 @@ public:
   Launcher& operator=(const Launcher&) = delete;
 
   // Whether some workload has parts in more than one partition (they may
-  // send each other word: World::post).
+  // send each other word: World::tell).
   bool spans_partitions() const {
     for (const auto& w : workloads_)
       for (size_t i = 1; i < w->parts(); ++i)

@@ -198,37 +198,58 @@ uint64_t World::events_fired() const {
   return n;
 }
 
-void World::post(uint32_t from, uint32_t to, std::function<void()> deliver) {
-  if (from == to) {
-    deliver();
-    return;
-  }
-  parts_.at(from)->posts.at(to).push_back(std::move(deliver));
+uint32_t World::listen(Listener listener) {
+  listeners_.push_back(std::move(listener));
+  return static_cast<uint32_t>(listeners_.size() - 1);
 }
 
+void World::tell(uint32_t from, uint32_t to, const fabric::CrossingWord& word) {
+  if (from == to) {
+    listeners_.at(word.listener)(word);
+    return;
+  }
+  parts_.at(from)->to.at(to).word(word);
+}
+
+// Lands one partition's crossings into partition `p` (what another rank's
+// partition sent, or a partition of this process).
+void World::land_from(uint32_t p, std::span<const std::byte> bytes) {
+  fabric::CrossingReader in(bytes, parts_.at(p)->pool, destinations_.get());
+  for (;;) {
+    fabric::CrossingReader::Record r = in.next();
+    if (auto* f = std::get_if<fabric::CrossingFrame>(&r)) {
+      ports_.at(f->port)->land(f->arrival, f->key, std::move(f->frame));
+    } else if (auto* c = std::get_if<fabric::CrossingCredit>(&r)) {
+      ports_.at(c->port)->land_credit(*c);
+    } else if (auto* w = std::get_if<fabric::CrossingWord>(&r)) {
+      listeners_.at(w->listener)(*w);
+    } else {
+      break;
+    }
+  }
+  if (in.malformed()) throw std::logic_error("a crossing record between partitions does not parse");
+}
+
+// A partition held by this process wrote its outbox; one of another rank's
+// came as bytes. Each is empty where the other is.
 void World::land(uint32_t p) {
   Partition& here = *parts_.at(p);
   for (uint32_t q = 0; q < parts_.size(); ++q) {
     if (q == p) continue;
-    fabric::CrossingReader in(parts_[q]->to[p].bytes(), here.pool, destinations_.get());
-    for (;;) {
-      fabric::CrossingReader::Record r = in.next();
-      if (auto* f = std::get_if<fabric::CrossingFrame>(&r)) {
-        ports_.at(f->port)->land(f->arrival, f->key, std::move(f->frame));
-      } else if (auto* c = std::get_if<fabric::CrossingCredit>(&r)) {
-        ports_.at(c->port)->land_credit(*c);
-      } else {
-        break;
-      }
-    }
-    if (in.malformed()) throw std::logic_error("a crossing record between partitions does not parse");
-    for (const auto& deliver : parts_[q]->posts[p]) deliver();
+    land_from(p, parts_[q]->to[p].bytes());
+    land_from(p, here.inbox[q]);
   }
 }
 
 void World::clear(uint32_t p) {
   for (fabric::CrossingWriter& w : parts_.at(p)->to) w.clear();
-  for (auto& posts : parts_.at(p)->posts) posts.clear();
+  for (auto& bytes : parts_.at(p)->inbox) bytes = {};
+}
+
+sim::Partitions::Mail World::mail(uint32_t p) {
+  Partition& part = *parts_.at(p);
+  return {[&part](size_t to) { return part.to.at(to).bytes(); },
+          [&part](size_t from, std::span<const std::byte> bytes) { part.inbox.at(from) = bytes; }};
 }
 
 void World::add_hosts(const Scenario& s, const MemoryFor& memory) {

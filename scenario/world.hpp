@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "nic_model/nic.hpp"
 #include "fabric/crossing.hpp"
 #include "scenario/partition_map.hpp"
+#include "sim/partitions.hpp"
 #include "scenario/spec.hpp"
 #include "scenario/workload_counts.hpp"
 #include "sim/simulator.hpp"
@@ -86,14 +88,20 @@ public:
   bool pending() const;
   uint64_t events_fired() const;
   // The engine's hooks for partition `p`: land what the others sent it in the
-  // window just run, and empty its outboxes (sim::Partitions::Partition).
+  // window just run, and empty its outboxes (sim::Partitions::Partition); and
+  // across ranks, its outbox to another rank's partition and the bytes that
+  // came from one (sim::Partitions::Mail), landed with the rest.
   void land(uint32_t p);
   void clear(uint32_t p);
-  // Runs `deliver` in partition `to` (now if `to` is `from`, else when the
-  // window's crossings land there). It may only schedule keyed events of
-  // `to`'s units at least the control delay ahead, so when it runs changes
-  // nothing.
-  void post(uint32_t from, uint32_t to, std::function<void()> deliver);
+  sim::Partitions::Mail mail(uint32_t p);
+  // Word between the parts of a program: `listen` gives a listener its number
+  // (made in the same order wherever the world is built), `tell` hands it
+  // `word` in partition `to`: now if `to` is `from`, else when the window's
+  // crossings land there. A listener may only schedule keyed events of `to`'s
+  // units at least the control delay ahead, so when it hears changes nothing.
+  using Listener = std::function<void(const fabric::CrossingWord&)>;
+  uint32_t listen(Listener listener);
+  void tell(uint32_t from, uint32_t to, const fabric::CrossingWord& word);
   Host& host(const std::string& name);
   std::vector<std::unique_ptr<Host>>& hosts() { return hosts_; }
   fabric::FramePool& pool() { return parts_.front()->pool; }
@@ -128,13 +136,14 @@ private:
 
   struct Partition {
     Partition(uint64_t seed, std::ostream& log, size_t frame_bytes, size_t partitions)
-        : sim(seed, log), pool(frame_bytes), to(partitions), posts(partitions) {}
+        : sim(seed, log), pool(frame_bytes), to(partitions), inbox(partitions) {}
     sim::Simulator sim;
     fabric::FramePool pool;
     std::vector<fabric::CrossingWriter> to;                  // frames and credit, per partition
-    std::vector<std::vector<std::function<void()>>> posts;  // per partition
+    std::vector<std::span<const std::byte>> inbox;           // per partition: from another rank's
   };
   Partition& part_of_node(uint32_t node) { return *parts_[map_.of_node[node]]; }
+  void land_from(uint32_t p, std::span<const std::byte> bytes);
   // Joins the two ends of a link: directly, or across partitions.
   void wire(fabric::Port& a, uint32_t node_a, fabric::Port& b, uint32_t node_b, sim::Duration delay);
 
@@ -153,6 +162,7 @@ private:
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<fabric::Switch>> switches_;
   std::vector<std::unique_ptr<sim::Event>> link_events_;  // links going down and up
+  std::vector<Listener> listeners_;
   uint16_t next_cm_port_ = 18515;
   // Last: they go before the NICs and the scheduler they use.
   std::vector<std::unique_ptr<cm::ConnectionManager>> cms_;

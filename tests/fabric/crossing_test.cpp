@@ -133,7 +133,7 @@ TEST(Crossing, ABorrowedPayloadCrossesAsTheBytesTheLenderHadThen) {
   for (size_t i = 20; i < 84; ++i) EXPECT_EQ(c->frame.bytes()[i], std::byte{0x21}) << i;
 }
 
-// Two records in one buffer, and every cut of it: the records before the cut
+// Three records (credit, frame, word) in one buffer, and every cut of it: the records before the cut
 // come out whole, the cut one is refused with nothing after it.
 TEST(Crossing, RecordsComeInOrderAndACutBufferIsRefusedWhereItIsCut) {
   FramePool here(2048), there(2048);
@@ -141,15 +141,17 @@ TEST(Crossing, RecordsComeInOrderAndACutBufferIsRefusedWhereItIsCut) {
   w.credit({4, Time::from_ps(700), 11, 2, 4096});
   const size_t credit_bytes = w.bytes().size();
   w.frame(9, Time::from_ps(800), 12, write_first(here, nullptr, true));
-  ASSERT_EQ(w.records(), 2u);
+  const size_t frame_end = w.bytes().size();
+  w.word({3, Time::from_ps(900), 13, 6});
+  ASSERT_EQ(w.records(), 3u);
   const std::vector<std::byte> all(w.bytes().begin(), w.bytes().end());
   for (size_t cut = 0; cut <= all.size(); ++cut) {
     CrossingReader r(std::span<const std::byte>(all).first(cut), there, &kNumbering);
     size_t whole = 0;
     for (auto rec = r.next(); !std::holds_alternative<std::monostate>(rec); rec = r.next()) ++whole;
-    const size_t expect = cut == all.size() ? 2 : cut >= credit_bytes ? 1 : 0;
+    const size_t expect = cut == all.size() ? 3 : cut >= frame_end ? 2 : cut >= credit_bytes ? 1 : 0;
     EXPECT_EQ(whole, expect) << cut;
-    EXPECT_EQ(r.malformed(), cut != 0 && cut != credit_bytes && cut != all.size()) << cut;
+    EXPECT_EQ(r.malformed(), cut != 0 && cut != credit_bytes && cut != frame_end && cut != all.size()) << cut;
   }
   EXPECT_EQ(there.in_use(), 0u);
   CrossingReader r(all, there, &kNumbering);
@@ -162,6 +164,13 @@ TEST(Crossing, RecordsComeInOrderAndACutBufferIsRefusedWhereItIsCut) {
   EXPECT_EQ(credit->vl, 2);
   EXPECT_EQ(credit->bytes, 4096u);
   EXPECT_TRUE(std::holds_alternative<CrossingFrame>(r.next()));
+  auto third = r.next();
+  auto* word = std::get_if<CrossingWord>(&third);
+  ASSERT_NE(word, nullptr);
+  EXPECT_EQ(word->listener, 3u);
+  EXPECT_EQ(word->arrival, Time::from_ps(900));
+  EXPECT_EQ(word->key, 13u);
+  EXPECT_EQ(word->part, 6u);
 }
 
 // A field out of its range refuses the record: an unknown kind, a priority

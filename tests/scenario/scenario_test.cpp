@@ -398,6 +398,11 @@ TEST(Run, AFlowsHostThatFailsStopsTheOthers) {
   EXPECT_FALSE(w.flows[100].done);
   EXPECT_LT(s.sim_seconds, 100e-6) << "c stopped, not 530 us into its flows";
   EXPECT_GT(s.sim_seconds, 5e-6);
+  // Hosts on two partitions: the word to stop crosses between them (World::tell).
+  const Summary cut = run_text("partitions: 2\n" + text, "failing.yaml", quiet());
+  EXPECT_EQ(cut.workloads[0].failure, w.failure);
+  EXPECT_EQ(cut.sim_seconds, s.sim_seconds);
+  EXPECT_EQ(cut.workloads[0].messages, w.messages);
   // A shorter link elsewhere shortens the control delay, and with it the run.
   std::string shorter = text;
   shorter.replace(shorter.find("{name: d}]"), 10, "{name: d}, {name: e}, {name: f}]");
