@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/mpi_session.hpp"
 #include "scenario/params.hpp"
 #include "scenario/runner.hpp"
 #include "scenario/scenario.hpp"
@@ -74,6 +75,23 @@ int run_sweep(const std::vector<sc::SweepPoint>& points, sc::RunOptions opts) {
   return all_ok ? kExitOk : kExitFailed;
 }
 
+// One rank of a run across processes: rank 0 prints the run's summary and
+// gives its exit status; an error on any rank ends every rank (MPI_Abort)
+// with its message, since the others would wait for it.
+int run_as_rank(const sc::Scenario& s, sc::RunOptions opts, sim::RankLink& ranks) {
+  opts.ranks = &ranks;
+  try {
+    const auto summary = sc::run(s, opts);
+    if (ranks.rank() != 0) return kExitOk;
+    sc::print_summary(summary, std::cout);
+    std::cout.flush();
+    return summary.completed && summary.expectations_met ? kExitOk : kExitFailed;
+  } catch (const std::exception& e) {
+    ranks.abort(e.what());
+  }
+  return kExitFailed;  // not reached: abort() ends every rank
+}
+
 struct RunArgs {
   ScenarioArgs scenario;
   sc::RunOptions opts;
@@ -136,7 +154,12 @@ Action add_run(CLI::App& sub, const Program&) {
     a->opts.sample_interval = *sc::parse_duration(a->sample);
     if (!a->ib_capture.empty()) a->scenario.overrides.push_back("ib_capture=" + a->ib_capture);
     return with_runs("run", a->scenario, [&](const std::vector<sc::SweepPoint>& runs) {
-      if (runs.size() != 1 || !runs.front().settings.empty()) return run_sweep(runs, a->opts);
+      const std::unique_ptr<RankSession> job = join_mpirun_job();
+      if (runs.size() != 1 || !runs.front().settings.empty()) {
+        if (job) throw std::invalid_argument("a sweep runs in one process: run it without mpirun");
+        return run_sweep(runs, a->opts);
+      }
+      if (job) return run_as_rank(runs.front().scenario, a->opts, job->ranks());
       const auto summary = sc::run(runs.front().scenario, a->opts);
       sc::print_summary(summary, std::cout);
       return summary.completed && summary.expectations_met ? kExitOk : kExitFailed;

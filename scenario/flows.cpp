@@ -230,8 +230,44 @@ void FlowsWorkload::post_recv(uint32_t channel) {
 
 uint64_t FlowsWorkload::delivered_bytes() const {
   uint64_t bytes = 0;
-  for (const auto& [host, part] : parts_) bytes += part.side->payload_placed();
+  for (const auto& [host, part] : parts_) bytes += part.shipped ? part.shipped->delivered : part.side->payload_placed();
   return bytes;
+}
+
+void FlowsWorkload::write_parts(std::span<const size_t> parts, sim::ByteWriter& out) const {
+  out.put(uint64_t{parts.size()});
+  for (size_t i : parts) {
+    const Part& p = *parts_in_order_.at(i);
+    out.put(uint64_t{i}), out.put(p.messages), out.put(p.bytes);
+    p.latency.write(out);
+    out.put(static_cast<uint8_t>(p.finished)), out.put(static_cast<uint8_t>(p.failed)), out.put(p.end);
+    out.put_string(p.failure);
+    const bool checked = data_checked_ && p.reach > 0;
+    out.put(static_cast<uint8_t>(!checked || region_matches(p)));
+    out.put(p.side->payload_placed());
+    for (size_t f : p.order) out.put(Outcome{flows_[f].start, flows_[f].end, flows_[f].done, flows_[f].fct_us, flows_[f].slowdown});
+  }
+}
+
+void FlowsWorkload::read_parts(sim::ByteReader& in) {
+  const size_t n = in.count(1);
+  for (size_t k = 0; k < n; ++k) {
+    const auto i = in.take<uint64_t>();
+    if (i >= parts_in_order_.size()) throw std::runtime_error("a flows workload's part is out of range");
+    Part& p = *parts_in_order_[i];
+    p.messages = in.take<uint64_t>(), p.bytes = in.take<uint64_t>();
+    p.latency.read(in);
+    p.finished = in.take<uint8_t>() != 0, p.failed = in.take<uint8_t>() != 0;
+    p.end = in.take<sim::Time>();
+    p.failure = in.take_string();
+    const bool data_ok = in.take<uint8_t>() != 0;
+    p.shipped = Part::Shipped{data_ok, in.take<uint64_t>()};
+    for (size_t f : p.order) {
+      const auto o = in.take<Outcome>();
+      FlowResult& r = flows_[f];
+      r.start = o.start, r.end = o.end, r.done = o.done, r.fct_us = o.fct_us, r.slowdown = o.slowdown;
+    }
+  }
 }
 
 uint64_t FlowsWorkload::expected_bytes() const {
@@ -333,12 +369,16 @@ void FlowsWorkload::settle() {
   end_ = end;
   for (Part* p : parts_in_order_) {
     if (failed_ || !data_checked_ || p->reach == 0) continue;
-    HostSide& side = *p->side;
-    const uint64_t region = side.buffer_bytes() / 2;
-    auto sent = side.memory(side.buffer(), p->reach);
-    auto got = side.memory(side.buffer() + region, p->reach);
-    if (!std::equal(sent.begin(), sent.end(), got.begin())) data_verified_ = false;
+    if (!(p->shipped ? p->shipped->data_ok : region_matches(*p))) data_verified_ = false;
   }
+}
+
+bool FlowsWorkload::region_matches(const Part& p) const {
+  HostSide& side = *p.side;
+  const uint64_t region = side.buffer_bytes() / 2;
+  auto sent = side.memory(side.buffer(), p.reach);
+  auto got = side.memory(side.buffer() + region, p.reach);
+  return std::equal(sent.begin(), sent.end(), got.begin());
 }
 
 }  // namespace rnicsim::scenario

@@ -11,6 +11,7 @@
 #include <map>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ public:
   uint64_t delivered_bytes() const override;
   uint64_t expected_bytes() const override;
   void settle() override;
+  // Each part: its counts, latencies and end, whether its receive region
+  // matched (checked where it ran), its payload placed, and its flows' times.
+  void write_parts(std::span<const size_t> parts, sim::ByteWriter& out) const override;
+  void read_parts(sim::ByteReader& in) override;
 
 private:
   // A QP pair; its sender's state and its receiver's, each touched by its host only.
@@ -63,7 +68,22 @@ private:
     std::string failure;
     std::unique_ptr<sim::Event> stop;  // told by a failed part
     uint64_t stop_key = 0;             // the key it was told with
+    // Read from the rank it ran on (read_parts): whether its region matched,
+    // and the payload its host placed.
+    struct Shipped {
+      bool data_ok = true;
+      uint64_t delivered = 0;
+    };
+    std::optional<Shipped> shipped;
   };
+  // A flow's outcome, as its sender saw it.
+  struct Outcome {
+    sim::Time start, end;
+    bool done = false;
+    double fct_us = 0, slowdown = 0;
+  };
+  // Whether the part's receive region holds what its senders sent.
+  bool region_matches(const Part& p) const;
   struct ChannelPlan;
   static ChannelPlan plan_channels(const WorkloadSpec& spec);
   // The hosts' sides (their buffers holding `pattern`) and a QP pair per channel.

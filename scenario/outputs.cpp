@@ -108,7 +108,7 @@ void write_qp_csv(const UnitReports& r, const std::filesystem::path& file, bool 
   out.end_row();
   for (size_t i = 0; i < r.hosts.size(); ++i)
     for (const QpReport& qp : r.hosts[i].qps) {
-      out.text(r.host_names[i]).number(qp.qpn).text(nic::to_string(qp.type)).text(nic::to_string(qp.state));
+      out.text(r.host_names[i]).number(qp.qpn.value()).text(nic::to_string(qp.type)).text(nic::to_string(qp.state));
       out.number(qp.tx_packets).number(qp.rx_packets).number(qp.retransmitted_packets);
       out.number(qp.ecn_ce_received).number(qp.cnps_received).number(qp.cc.limited ? 1 : 0);
       out.number(static_cast<double>(qp.cc.rate) / 1e9).number(qp.cc.rate_cuts);

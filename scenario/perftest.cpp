@@ -643,8 +643,24 @@ uint64_t PerftestWorkload::received() const {
 // Finished phases count their messages; the phase in progress what its receiver
 // placed so far (never more than the phase's messages hold).
 uint64_t PerftestWorkload::delivered_bytes() const {
+  if (shipped_) return shipped_->delivered;
   if (!in_phase_) return bytes_;
   return bytes_ + std::min(received() - phase_base_, phase_messages() * size_);
+}
+
+void PerftestWorkload::write_parts(std::span<const size_t> parts, sim::ByteWriter& out) const {
+  out.put(static_cast<uint8_t>(!parts.empty()));
+  if (parts.empty()) return;
+  write_results(out);
+  out.put(delivered_bytes());
+  out.put(posting_busy());
+}
+
+void PerftestWorkload::read_parts(sim::ByteReader& in) {
+  if (in.take<uint8_t>() == 0) return;
+  read_results(in);
+  const auto delivered = in.take<uint64_t>();
+  shipped_ = Shipped{delivered, in.take<sim::Duration>()};
 }
 
 uint64_t PerftestWorkload::expected_bytes() const {

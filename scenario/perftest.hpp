@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -30,8 +31,13 @@ public:
   uint64_t delivered_bytes() const override;
   uint64_t expected_bytes() const override;
   sim::Duration posting_busy() const override {
+    if (shipped_) return shipped_->posting_busy;
     return std::max(client_->cores().busiest(), server_->cores().busiest());
   }
+  // Its one part is the whole run: the results, and what was delivered and
+  // how busy its cores were (read from the hosts where it ran).
+  void write_parts(std::span<const size_t> parts, sim::ByteWriter& out) const override;
+  void read_parts(sim::ByteReader& in) override;
 
 private:
   struct LatSide;
@@ -99,6 +105,13 @@ private:
   std::unique_ptr<LatSide> lat_client_, lat_server_;
   sim::Time lat_end_;
   int lat_sides_left_ = 0;
+
+  // Read from the rank it ran on (read_parts).
+  struct Shipped {
+    uint64_t delivered = 0;
+    sim::Duration posting_busy;
+  };
+  std::optional<Shipped> shipped_;
 };
 
 }  // namespace rnicsim::scenario

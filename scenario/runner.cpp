@@ -23,6 +23,7 @@
 #include "scenario/workload.hpp"
 #include "scenario/workloads.hpp"
 #include "scenario/world.hpp"
+#include "sim/byte_record.hpp"
 #include "sim/partitions.hpp"
 
 namespace rnicsim::scenario {
@@ -59,15 +60,30 @@ std::string device_of(const Scenario& s, const std::string& name) {
 
 using Workloads = std::vector<std::unique_ptr<Workload>>;
 
-// The first host's port (--pcap) and the scenario's captures.
-std::vector<std::unique_ptr<fabric::PcapTap>> open_taps(World& world, const Scenario& s, const RunOptions& opts) {
+// What this process runs of the world: every partition, or across ranks
+// (sim::Partitions::set_ranks) those whose number modulo the rank count is
+// its rank; rank 0 gathers the rest once the run is over.
+struct Share {
+  sim::RankLink* ranks = nullptr;  // none, or more than one
+  bool holds(uint32_t partition) const {
+    return ranks == nullptr || sim::Partitions::rank_of(partition, ranks->ranks()) == ranks->rank();
+  }
+  bool first() const { return ranks == nullptr || ranks->rank() == 0; }
+};
+
+// The first host's port (--pcap) and the scenario's captures, each written
+// by the rank that runs its port.
+std::vector<std::unique_ptr<fabric::PcapTap>> open_taps(World& world, const Scenario& s, const RunOptions& opts,
+                                                        const Share& share) {
   const fabric::CaptureLinkType capture_type = fabric::capture_link_type(world.link_kind(), s.ib_capture);
   std::vector<std::unique_ptr<fabric::PcapTap>> taps;
-  if (!opts.pcap_path.empty() && !world.hosts().empty() && world.hosts().front()->port) {
+  if (!opts.pcap_path.empty() && !world.hosts().empty() && world.hosts().front()->port &&
+      share.holds(world.partition_of(*world.hosts().front()))) {
     taps.push_back(std::make_unique<fabric::PcapTap>(opts.pcap_path, capture_type));
     world.hosts().front()->port->add_tap(taps.back().get());
   }
   for (const CaptureSpec& c : s.captures) {
+    if (!share.holds(world.node_partition(c.node))) continue;
     std::filesystem::path file(c.file);
     if (file.is_relative() && !opts.out_dir.empty()) {
       std::filesystem::create_directories(opts.out_dir);
@@ -178,16 +194,60 @@ sim::Duration window(World& world, const Launcher& launcher) {
 // Runs the world on the engine until its stages end (every workload done),
 // nothing is left or the scenario's duration is reached; where the run ended
 // (at the duration when it cut the run short, else at the last event).
-sim::Time run_events(World& world, Launcher& launcher, sim::Time limit, unsigned threads, Progress& progress) {
+sim::Time run_events(World& world, Launcher& launcher, sim::Time limit, unsigned threads, Progress& progress,
+                     const Share& share) {
   sim::Partitions engine(window(world, launcher), threads);
+  if (share.ranks != nullptr) engine.set_ranks(*share.ranks, world.partitions());
   for (uint32_t p = 0; p < world.partitions(); ++p)
-    engine.add({&world.sim(p).scheduler(), [&world, p] { world.land(p); }, [&world, p] { world.clear(p); }});
+    if (share.holds(p))
+      engine.add({&world.sim(p).scheduler(), [&world, p] { world.land(p); }, [&world, p] { world.clear(p); }},
+                 world.mail(p));
   engine.set_outside(world.outside());
   engine.set_stages({[&](size_t p) { return launcher.share_done(p); }, [&](sim::Time) { return launcher.end_stage(); }});
   engine.set_between([&] { progress.update(world.now(), world.events_fired()); });
   engine.run_until(limit);
   progress.finish();
-  return !engine.ended() && world.pending() ? limit : world.now();
+  return !engine.ended() && world.pending_anywhere() ? limit : world.now_anywhere();
+}
+
+// The events this rank fired: its partitions', and the outside's once (on rank 0).
+uint64_t events_here(World& world, const Share& share) {
+  const uint64_t all = world.events_fired();
+  return share.first() ? all : all - world.outside().events_fired();
+}
+
+// Across ranks, once the run is over: every rank's units, workloads' parts
+// and time series reach rank 0, which then holds what one process would;
+// returns the events fired on every rank (on rank 0).
+uint64_t gather(World& world, UnitReports& units, Workloads& workloads, Sampler* sampler, const Share& share) {
+  sim::ByteWriter out;
+  out.put(events_here(world, share));
+  std::vector<size_t> hosts, switches;
+  for (size_t i = 0; i < world.hosts().size(); ++i)
+    if (share.holds(world.partition_of(*world.hosts()[i]))) hosts.push_back(i);
+  for (size_t i = 0; i < world.switches().size(); ++i)
+    if (share.holds(world.switch_partition(i))) switches.push_back(i);
+  out.put_bytes(write_reports(units, hosts, switches));
+  for (const auto& w : workloads) {
+    std::vector<size_t> parts;
+    for (size_t i = 0; i < w->parts(); ++i)
+      if (share.holds(world.partition_of(*w->part_hosts(i).front()))) parts.push_back(i);
+    w->write_parts(parts, out);
+  }
+  if (sampler != nullptr) sampler->write(out);
+  std::vector<std::span<const std::byte>> to(static_cast<size_t>(share.ranks->ranks()));
+  to[0] = out.bytes();
+  const auto got = share.ranks->exchange(to);
+  if (!share.first()) return 0;
+  uint64_t events = events_here(world, share);
+  for (size_t r = 1; r < got.size(); ++r) {
+    sim::ByteReader in(got[r]);
+    events += in.take<uint64_t>();
+    read_reports(in.take_bytes(), units);
+    for (auto& w : workloads) w->read_parts(in);
+    if (sampler != nullptr) sampler->merge(in);
+  }
+  return events;
 }
 
 // What the workload was asked to do (its spec, as perftest would report it).
@@ -249,7 +309,7 @@ WorkloadSummary summarise_workload(const Scenario& s, packet::LinkKind link, con
 }
 
 Summary summarise(const Scenario& s, World& world, const UnitReports& units, const Workloads& workloads, sim::Time run_end,
-                  uint64_t seed, std::chrono::steady_clock::time_point wall_start) {
+                  sim::Time now, uint64_t events, uint64_t seed, std::chrono::steady_clock::time_point wall_start) {
   Summary sum;
   sum.name = s.name;
   sum.seed = seed;
@@ -264,8 +324,8 @@ Summary summarise(const Scenario& s, World& world, const UnitReports& units, con
   }
   summarise_hosts(units, sum);
   summarise_fabric(units, sum);
-  sum.sim_seconds = world.now().since_start().seconds();
-  sum.events = world.events_fired();
+  sum.sim_seconds = now.since_start().seconds();
+  sum.events = events;
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   sum.events_per_sec = sum.wall_seconds > 0 ? static_cast<double>(sum.events) / sum.wall_seconds : 0;
   sum.expectations = check_expectations(s.expect, sum);
@@ -279,17 +339,21 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   const auto wall_start = std::chrono::steady_clock::now();
   const uint64_t seed = opts.seed.value_or(s.seed);
   const unsigned threads = opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  const Share share{opts.ranks != nullptr && opts.ranks->ranks() > 1 ? opts.ranks : nullptr};
+  const auto ranks = static_cast<unsigned>(share.ranks != nullptr ? share.ranks->ranks() : 1);
   // The WQE timeline needs one partition; asked for with more, it says so below.
   const uint32_t partitions =
-      s.partitions.value_or(opts.timeline.path.empty() ? default_partitions(s, threads) : 1);
+      s.partitions.value_or(opts.timeline.path.empty() ? default_partitions(s, threads * ranks) : 1);
   World world(s, seed, std::cerr, {}, Outside::Apart, partitions);
+  world.set_ranks(share.ranks);
   for (uint32_t p = 0; p < world.partitions(); ++p) world.sim(p).log().set_level(opts.log_level);
   if (!opts.defer_writes)
     for (const auto& h : world.hosts()) h->memory.set_deferring(false);
-  const auto taps = open_taps(world, s, opts);
+  const auto taps = open_taps(world, s, opts, share);
   std::unique_ptr<Timeline> timeline;
   if (!opts.timeline.path.empty()) {
     // Its tracks are numbered and written as the NICs' events come: one thread's order.
+    if (share.ranks != nullptr) throw std::invalid_argument("the WQE timeline is written from one process: run it without mpirun");
     if (world.partitions() > 1) throw std::invalid_argument("the WQE timeline is written from one partition: run it with --partitions 1");
     timeline = std::make_unique<Timeline>(opts.timeline.path, opts.timeline.filter);
     for (const auto& h : world.hosts()) timeline->attach(*h);
@@ -299,22 +363,29 @@ Summary run(const Scenario& s, const RunOptions& opts) {
   for (const WorkloadSpec& w : s.workloads) workloads.push_back(make_workload(world, s, w, seed));
   Launcher launcher(world, workloads, world.partitions(), [&world](const Host& h) { return world.partition_of(h); });
 
-  Progress progress(opts.quiet ? nullptr : &std::cerr, isatty(STDERR_FILENO) != 0, opts.progress, s, workloads,
-                    wall_start);
+  Progress progress(opts.quiet || !share.first() ? nullptr : &std::cerr, isatty(STDERR_FILENO) != 0, opts.progress, s,
+                    workloads, wall_start);
   std::unique_ptr<Sampler> sampler;
   if (!opts.out_dir.empty()) {
     sampler = std::make_unique<Sampler>(world, workloads, opts.sample_interval);
     sampler->start();
   }
   const sim::Time limit = s.duration ? sim::Time::zero() + *s.duration : sim::Time::max();
-  const sim::Time run_end = run_events(world, launcher, limit, threads, progress);
+  const sim::Time run_end = run_events(world, launcher, limit, threads, progress, share);
+  const sim::Time now = world.now_anywhere();
   if (sampler) sampler->stop();
   if (timeline) timeline->finish();
+  for (auto& t : taps) t->flush();
 
   for (auto& w : workloads) w->settle();
-  const UnitReports units = reports(world);
-  Summary sum = summarise(s, world, units, workloads, run_end, seed, wall_start);
-  for (auto& t : taps) t->flush();
+  UnitReports units = reports(world);
+  uint64_t events = world.events_fired();
+  if (share.ranks != nullptr) {
+    events = gather(world, units, workloads, sampler.get(), share);
+    if (!share.first()) return {};
+    for (auto& w : workloads) w->settle();
+  }
+  Summary sum = summarise(s, world, units, workloads, run_end, now, events, seed, wall_start);
   if (!opts.out_dir.empty()) write_outputs(units, workloads, *sampler, sum, opts.out_dir, opts.exact_twins, threads);
   if (!opts.perftest_json_dir.empty()) write_perftest_json(sum, opts.perftest_json_dir, opts.exact_twins);
   return sum;

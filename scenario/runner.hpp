@@ -16,6 +16,7 @@
 #include "scenario/summary.hpp"
 #include "scenario/timeline.hpp"
 #include "sim/log.hpp"
+#include "sim/rank_link.hpp"
 
 namespace rnicsim::scenario {
 
@@ -35,6 +36,11 @@ struct RunOptions {
   bool defer_writes = true;
   // Threads that run the world's partitions (0: one per core of the machine).
   unsigned threads = 0;
+  // The ranks of a run across processes (mpirun), this process one of them;
+  // none: the run is this process's alone. Every rank runs the same scenario
+  // with the same options; rank 0 gathers and writes every output and
+  // returns the run's Summary, the others an empty one.
+  sim::RankLink* ranks = nullptr;
 };
 
 Summary run(const Scenario& s, const RunOptions& opts);

@@ -36,18 +36,20 @@ void Sampler::start() {
 }
 
 void Sampler::sample() {
-  record();
-  // Keep sampling while anything else is going on.
-  if (world_.pending()) world_.outside().schedule(tick_, world_.now() + interval_);
+  record(world_.now());
+  // Keep sampling while anything else is going on (on any rank).
+  if (world_.pending_anywhere()) world_.outside().schedule(tick_, world_.now() + interval_);
 }
 
 void Sampler::stop() {
   world_.outside().cancel(tick_);
   bool more = false;
   for (size_t i = 0; i < workloads_.size(); ++i) more |= workloads_[i]->delivered_bytes() != last_bytes_[i];
+  more = world_.any_rank(more);
   if (!more) return;
-  if (world_.now() > last_time_ || bytes_.empty()) {
-    record();
+  const sim::Time now = world_.now_anywhere();
+  if (now > last_time_ || bytes_.empty()) {
+    record(now);
     return;
   }
   // Delivered after the last sample at the same instant: that row holds it.
@@ -59,8 +61,7 @@ void Sampler::stop() {
 }
 
 // One row: what each workload delivered since the last row, and the ports now.
-void Sampler::record() {
-  const sim::Time now = world_.now();
+void Sampler::record(sim::Time now) {
   times_.push_back(now.since_start().seconds() * 1e6);
   spans_.push_back(now - last_time_);
   last_time_ = now;
@@ -83,6 +84,24 @@ void Sampler::record() {
   }
   queued_.end_row();
   paused_us_.end_row();
+}
+
+void Sampler::write(sim::ByteWriter& out) const {
+  out.put(uint64_t{bytes_.size()});
+  for (const auto& row : bytes_) out.put_vector(row);
+  queued_.write(out);
+  paused_us_.write(out);
+}
+
+void Sampler::merge(sim::ByteReader& in) {
+  if (in.count(0) != bytes_.size()) throw std::runtime_error("a time series from another rank has other rows");
+  for (auto& row : bytes_) {
+    const auto theirs = in.take_vector<uint64_t>();
+    if (theirs.size() != row.size()) throw std::runtime_error("a time series from another rank has other workloads");
+    for (size_t i = 0; i < row.size(); ++i) row[i] += theirs[i];
+  }
+  queued_.merge(in);
+  paused_us_.merge(in);
 }
 
 namespace {

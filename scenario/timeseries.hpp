@@ -14,6 +14,7 @@
 
 #include "scenario/workload.hpp"
 #include "scenario/world.hpp"
+#include "sim/byte_record.hpp"
 #include "sim/scheduler.hpp"
 
 namespace rnicsim::scenario {
@@ -29,7 +30,7 @@ public:
   void set(size_t column, T v) {
     if (v == last_[column]) return;
     last_[column] = v;
-    changes_.emplace_back(static_cast<uint32_t>(column), v);
+    changes_.push_back({static_cast<uint32_t>(column), v});
   }
   void end_row() { row_ends_.push_back(changes_.size()); }
   size_t rows() const { return row_ends_.size(); }
@@ -40,14 +41,42 @@ public:
     std::vector<T> values(last_.size());
     size_t c = 0;
     for (size_t i = 0; i < row_ends_.size(); ++i) {
-      for (; c < row_ends_[i]; ++c) values[changes_[c].first] = changes_[c].second;
+      for (; c < row_ends_[i]; ++c) values[changes_[c].column] = changes_[c].value;
       row(i, values);
     }
   }
+  // The changes as bytes; and adding to each row the changes that another
+  // table of the same rows kept of other columns (another rank's ports),
+  // which throws std::runtime_error unless the rows match.
+  void write(sim::ByteWriter& out) const {
+    out.put_vector(changes_);
+    out.put_vector(row_ends_);
+  }
+  void merge(sim::ByteReader& in) {
+    const auto changes = in.take_vector<Change>();
+    const auto ends = in.take_vector<size_t>();
+    if (ends.size() != row_ends_.size() || (!ends.empty() && ends.back() != changes.size()))
+      throw std::runtime_error("a time series from another rank has other rows");
+    std::vector<Change> merged;
+    size_t mine = 0, theirs = 0;
+    for (size_t i = 0; i < row_ends_.size(); ++i) {
+      for (; mine < row_ends_[i]; ++mine) merged.push_back(changes_[mine]);
+      for (; theirs < ends[i]; ++theirs) {
+        if (changes[theirs].column >= last_.size()) throw std::runtime_error("a time series' column is out of range");
+        merged.push_back(changes[theirs]);
+      }
+      row_ends_[i] = merged.size();
+    }
+    changes_ = std::move(merged);
+  }
 
 private:
+  struct Change {
+    uint32_t column;
+    T value;
+  };
   std::vector<T> last_;
-  std::vector<std::pair<uint32_t, T>> changes_;
+  std::vector<Change> changes_;
   std::vector<size_t> row_ends_;  // [row]: the end of its changes
 };
 
@@ -62,10 +91,15 @@ public:
   // longest first.
   std::vector<std::function<void()>> writers(const std::filesystem::path& dir, bool exact_twins) const;
   size_t samples() const { return times_.size(); }
+  // A run across ranks, once it is over: this rank's series (its ports, its
+  // workloads' parts) as bytes, and another rank's added to these (each
+  // port's column comes from the rank that ran it, the bytes add up).
+  void write(sim::ByteWriter& out) const;
+  void merge(sim::ByteReader& in);
 
 private:
   void sample();
-  void record();
+  void record(sim::Time now);
 
   World& world_;
   const std::vector<std::unique_ptr<Workload>>& workloads_;

@@ -1,11 +1,10 @@
 #include "scenario/unit_reports.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
-#include <type_traits>
 
 #include "nic_model/nic.hpp"
+#include "sim/byte_record.hpp"
 #include "scenario/world.hpp"
 
 namespace rnicsim::scenario {
@@ -21,51 +20,15 @@ PortReport report(const fabric::Port& port, const fabric::PfcGenerator* pfc, uin
   return r;
 }
 
-// Fixed-size values copied as they are: a report travels between ranks of
-// one run, so both ends share the program and its layout.
-template <class T>
-void put(std::vector<std::byte>& out, const T& v) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  const auto* p = reinterpret_cast<const std::byte*>(&v);
-  out.insert(out.end(), p, p + sizeof v);
-}
-
-class Bytes {
-public:
-  explicit Bytes(std::span<const std::byte> in) : in_(in) {}
-  bool empty() const { return in_.empty(); }
-  template <class T>
-  T take() {
-    static_assert(std::is_trivially_copyable_v<T>);
-    if (in_.size() < sizeof(T)) throw std::runtime_error("a unit report ends early");
-    T v;
-    std::memcpy(&v, in_.data(), sizeof v);
-    in_ = in_.subspan(sizeof v);
-    return v;
-  }
-
-private:
-  std::span<const std::byte> in_;
-};
-
 // Unit kinds in the bytes.
 constexpr uint8_t kHost = 1, kSwitch = 2;
 
-void put_host(std::vector<std::byte>& out, uint64_t index, const HostReport& h) {
-  put(out, kHost), put(out, index), put(out, h.counters), put(out, uint64_t{h.qps.size()});
-  for (const QpReport& q : h.qps) put(out, q);
+void put_host(sim::ByteWriter& out, uint64_t index, const HostReport& h) {
+  out.put(kHost), out.put(index), out.put(h.counters), out.put_vector(h.qps);
 }
 
-void put_switch(std::vector<std::byte>& out, uint64_t index, const SwitchReport& s) {
-  put(out, kSwitch), put(out, index), put(out, s.counters), put(out, s.buffer_peak), put(out, uint64_t{s.ports.size()});
-  for (const PortReport& p : s.ports) put(out, p);
-}
-
-// A count of items, no more than a world has.
-size_t count(Bytes& in) {
-  const auto n = in.take<uint64_t>();
-  if (n > (uint64_t{1} << 32)) throw std::runtime_error("a unit report's count does not parse");
-  return static_cast<size_t>(n);
+void put_switch(sim::ByteWriter& out, uint64_t index, const SwitchReport& s) {
+  out.put(kSwitch), out.put(index), out.put(s.counters), out.put(s.buffer_peak), out.put_vector(s.ports);
 }
 
 }  // namespace
@@ -94,7 +57,7 @@ HostReport report(const Host& h) {
   if (n.pfc() != nullptr) c.port.pfc = n.pfc()->counters();
   const nic::CongestionControl* cc = n.congestion();
   n.for_each_qp([&](const nic::QpContext& qp) {
-    QpReport q{qp.qpn.value(), qp.type, qp.state, qp.tx_packets, qp.rx_packets, qp.retransmitted_packets,
+    QpReport q{qp.qpn, qp.type, qp.state, qp.tx_packets, qp.rx_packets, qp.retransmitted_packets,
                qp.ecn_ce_received, qp.cnps_received, cc != nullptr && qp.cc ? cc->summary(*qp.cc) : nic::CcSummary{}};
     r.qps.push_back(q);
   });
@@ -123,28 +86,26 @@ UnitReports reports(World& world) {
 }
 
 std::vector<std::byte> write_reports(const UnitReports& from, std::span<const size_t> hosts, std::span<const size_t> switches) {
-  std::vector<std::byte> out;
+  sim::ByteWriter out;
   for (size_t i : hosts) put_host(out, i, from.hosts.at(i));
   for (size_t i : switches) put_switch(out, i, from.switches.at(i));
-  return out;
+  return std::move(out.bytes());
 }
 
 void read_reports(std::span<const std::byte> bytes, UnitReports& into) {
-  Bytes in(bytes);
+  sim::ByteReader in(bytes);
   while (!in.empty()) {
     const auto kind = in.take<uint8_t>();
     const auto index = in.take<uint64_t>();
     if (kind == kHost && index < into.hosts.size()) {
       HostReport& h = into.hosts[index];
       h.counters = in.take<HostReport::Counters>();
-      h.qps.resize(count(in));
-      for (QpReport& q : h.qps) q = in.take<QpReport>();
+      h.qps = in.take_vector<QpReport>();
     } else if (kind == kSwitch && index < into.switches.size()) {
       SwitchReport& s = into.switches[index];
       s.counters = in.take<fabric::SwitchCounters>();
       s.buffer_peak = in.take<uint64_t>();
-      s.ports.resize(count(in));
-      for (PortReport& p : s.ports) p = in.take<PortReport>();
+      s.ports = in.take_vector<PortReport>();
     } else {
       throw std::runtime_error("a unit report names no unit of this world");
     }

@@ -39,7 +39,7 @@ struct PortReport {
 
 // A QP's row of qps.csv.
 struct QpReport {
-  uint32_t qpn = 0;
+  nic::Qpn qpn{};
   nic::QpType type{};
   nic::QpState state{};
   uint64_t tx_packets = 0, rx_packets = 0, retransmitted_packets = 0, ecn_ce_received = 0, cnps_received = 0;

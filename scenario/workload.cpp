@@ -12,10 +12,34 @@ uint32_t ring_entries(uint64_t n) {
   return s;
 }
 
+void Workload::write_results(sim::ByteWriter& out) const {
+  out.put(start_), out.put(end_), out.put(messages_), out.put(bytes_), out.put(counts_), out.put(send_completions_);
+  latency_.write(out);
+  const uint8_t flags[] = {completion_order_ok_, started_, finished_, failed_, data_verified_, data_checked_};
+  out.put(flags);
+  out.put_string(failure_);
+  out.put_vector(rows_);
+}
+
+void Workload::read_results(sim::ByteReader& in) {
+  start_ = in.take<sim::Time>(), end_ = in.take<sim::Time>();
+  messages_ = in.take<uint64_t>(), bytes_ = in.take<uint64_t>();
+  counts_ = in.take<WorkloadCounts>();
+  send_completions_ = in.take<std::array<uint64_t, kCompletionStatuses>>();
+  latency_.read(in);
+  const auto flags = in.take<std::array<uint8_t, 6>>();
+  completion_order_ok_ = flags[0], started_ = flags[1], finished_ = flags[2], failed_ = flags[3];
+  data_verified_ = flags[4], data_checked_ = flags[5];
+  failure_ = in.take_string();
+  rows_ = in.take_vector<PerftestRow>();
+}
+
 void Workload::begin(PartDone on_part_done) {
   on_part_done_ = std::move(on_part_done);
   clock_ = &part_hosts(0).front()->nic->scheduler();
-  start_ = now();
+  // The world's time, not its first part's clock: across ranks that part's
+  // partition may be another rank's, whose clock stands still here.
+  start_ = world_.now();
   started_ = true;
 }
 

@@ -20,6 +20,7 @@
 #include "scenario/summary.hpp"
 #include "scenario/workload_counts.hpp"
 #include "scenario/world.hpp"
+#include "sim/byte_record.hpp"
 #include "sim/stats.hpp"
 
 namespace rnicsim::scenario {
@@ -67,6 +68,12 @@ public:
   // every part is, and its counts); called while no event runs: at a
   // stage's end and after the run.
   virtual void settle() {}
+  // A run across ranks, once it is over: what parts `parts` did (each ran on
+  // one rank; the others hold it as it was built), as one record, and back
+  // into another rank's copy of this workload; settle() then gives there
+  // what one process gives.
+  virtual void write_parts(std::span<const size_t> parts, sim::ByteWriter& out) const = 0;
+  virtual void read_parts(sim::ByteReader& in) = 0;
   sim::Duration elapsed() const { return end_ - start_; }
   bool started() const { return started_; }
   // From its start to its end, or to `until` if it has not finished (zero before it starts).
@@ -92,6 +99,9 @@ public:
   const std::vector<FlowResult>& flows() const { return flows_; }
 
 protected:
+  // The results every workload keeps (below), as bytes and back.
+  void write_results(sim::ByteWriter& out) const;
+  void read_results(sim::ByteReader& in);
   void begin(PartDone on_part_done);
   void finish();
   void fail(const std::string& why);

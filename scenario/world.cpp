@@ -185,6 +185,13 @@ sim::Time World::now() const {
   return t;
 }
 
+sim::Time World::now_anywhere() const {
+  const sim::Time t = now();
+  return ranks_ == nullptr ? t : sim::Time::from_ps(ranks_->max(t.picoseconds()));
+}
+
+bool World::any_rank(bool b) const { return ranks_ == nullptr ? b : ranks_->max(b) != 0; }
+
 bool World::pending() const {
   if (!outside_.empty()) return true;
   for (const auto& p : parts_)
@@ -286,6 +293,7 @@ std::vector<fabric::Switch*> World::add_switches(const Scenario& s) {
         part.sim, part.pool, t.nodes[n].name, s.fabric.switch_params,
         ib ? packet::LinkType::Infiniband : packet::LinkType::Ethernet, actor));
     switches_.back()->share_destinations(destinations_);
+    switch_partition_.push_back(map_.of_node[n]);
     switch_of[n] = switches_.back().get();
   }
   return switch_of;
@@ -350,6 +358,14 @@ void World::add_routes(const fabric::Topology& t, const std::vector<fabric::Swit
       sw.add_route(ib ? fabric::RouteKey::of_lid(h.address.lid) : fabric::RouteKey::of_ip(h.address.ip), ports);
     }
   }
+}
+
+uint32_t World::node_partition(const std::string& node) const {
+  for (size_t i = 0; i < switches_.size(); ++i)
+    if (switches_[i]->name() == node) return switch_partition_[i];
+  for (const auto& h : hosts_)
+    if (h->name == node) return partition_of(*h);
+  throw std::out_of_range("no host or switch " + node);
 }
 
 fabric::Port& World::capture_port(const std::string& node, uint32_t port) {

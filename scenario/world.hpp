@@ -21,6 +21,7 @@
 #include "fabric/crossing.hpp"
 #include "scenario/partition_map.hpp"
 #include "sim/partitions.hpp"
+#include "sim/rank_link.hpp"
 #include "scenario/spec.hpp"
 #include "scenario/workload_counts.hpp"
 #include "sim/simulator.hpp"
@@ -81,12 +82,23 @@ public:
   sim::Simulator& sim(size_t partition) { return parts_.at(partition)->sim; }
   size_t partitions() const { return parts_.size(); }
   uint32_t partition_of(const Host& h) const { return host_partition_.at(h.actor().id() - 1); }
+  // The partition of switch `i` (in switches()), and of the host or switch named `node`.
+  uint32_t switch_partition(size_t i) const { return switch_partition_.at(i); }
+  uint32_t node_partition(const std::string& node) const;
   sim::Scheduler& outside() { return outside_apart_ ? outside_ : sim().scheduler(); }
   // The time the run has reached, whether any event is pending (outside or
   // in), and how many have fired.
   sim::Time now() const;
   bool pending() const;
   uint64_t events_fired() const;
+  // A world whose partitions are shared among ranks (sim::Partitions::set_ranks):
+  // the latest time and whether anything is pending on any rank, and whether
+  // `b` holds on any. Every rank calls them at the same point; without ranks
+  // they are now(), pending() and `b`.
+  void set_ranks(sim::RankLink* ranks) { ranks_ = ranks; }
+  sim::Time now_anywhere() const;
+  bool pending_anywhere() const { return any_rank(pending()); }
+  bool any_rank(bool b) const;
   // The engine's hooks for partition `p`: land what the others sent it in the
   // window just run, and empty its outboxes (sim::Partitions::Partition); and
   // across ranks, its outbox to another rank's partition and the bytes that
@@ -152,6 +164,7 @@ private:
   PartitionMap map_;
   std::vector<std::unique_ptr<Partition>> parts_;
   std::vector<uint32_t> host_partition_;   // per host
+  std::vector<uint32_t> switch_partition_;  // per switch
   std::vector<fabric::Port*> ports_;       // the world's numbering of ports, for crossings
   std::vector<std::pair<fabric::Port*, fabric::Port*>> wires_;  // every link's two ends
   std::shared_ptr<fabric::Destinations> destinations_;
@@ -163,6 +176,7 @@ private:
   std::vector<std::unique_ptr<fabric::Switch>> switches_;
   std::vector<std::unique_ptr<sim::Event>> link_events_;  // links going down and up
   std::vector<Listener> listeners_;
+  sim::RankLink* ranks_ = nullptr;
   uint16_t next_cm_port_ = 18515;
   // Last: they go before the NICs and the scheduler they use.
   std::vector<std::unique_ptr<cm::ConnectionManager>> cms_;

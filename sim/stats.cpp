@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "sim/byte_record.hpp"
 #include "sim/output.hpp"
 
 namespace rnicsim::sim {
@@ -37,6 +38,26 @@ void Histogram::add(const Histogram& other) {
   sum_ += other.sum_;
   min_ = std::min(min_, other.min_);
   max_ = std::max(max_, other.max_);
+}
+
+void Histogram::write(ByteWriter& out) const {
+  uint64_t used = 0;
+  for (uint64_t b : buckets_) used += b != 0 ? 1 : 0;
+  out.put(used);
+  for (size_t i = 0; i < buckets_.size(); ++i)
+    if (buckets_[i] != 0) out.put(static_cast<uint32_t>(i)), out.put(buckets_[i]);
+  out.put(count_), out.put(sum_), out.put(min_), out.put(max_);
+}
+
+void Histogram::read(ByteReader& in) {
+  buckets_.fill(0);
+  const size_t used = in.count(sizeof(uint32_t) + sizeof(uint64_t));
+  for (size_t k = 0; k < used; ++k) {
+    const auto i = in.take<uint32_t>();
+    if (i >= buckets_.size()) throw std::runtime_error("a histogram's bucket is out of range");
+    buckets_[i] = in.take<uint64_t>();
+  }
+  count_ = in.take<uint64_t>(), sum_ = in.take<uint64_t>(), min_ = in.take<uint64_t>(), max_ = in.take<uint64_t>();
 }
 
 uint64_t Histogram::percentile(double p) const {

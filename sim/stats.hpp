@@ -10,6 +10,9 @@
 
 namespace rnicsim::sim {
 
+class ByteReader;
+class ByteWriter;
+
 class Counter {
 public:
   void add(uint64_t n = 1) { value_ += n; }
@@ -33,6 +36,10 @@ public:
   double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0.0; }
   // The smallest recorded-bucket value v such that at least p (0..1) of the samples are <= v.
   uint64_t percentile(double p) const;
+  // As bytes (byte_record.hpp): the buckets that hold samples, then the
+  // totals; read() replaces what this one holds.
+  void write(ByteWriter& out) const;
+  void read(ByteReader& in);
 
 private:
   static constexpr int kSubBits = 6;

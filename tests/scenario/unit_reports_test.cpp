@@ -45,10 +45,10 @@ TEST(UnitReports, ReportsReadBackFromBytesIntoTheUnitsTheyName) {
   h.counters.port.has_pfc = true;
   h.counters.port.pfc.xoff[3] = 17;
   h.qps.resize(2);
-  h.qps[0].qpn = 18;
+  h.qps[0].qpn = nic::Qpn(18);
   h.qps[0].state = nic::QpState::Rts;
   h.qps[0].tx_packets = 40;
-  h.qps[1].qpn = 19;
+  h.qps[1].qpn = nic::Qpn(19);
   h.qps[1].rx_packets = 41;
   h.qps[1].cc = {true, 25000000000, 3};
   SwitchReport& s = from.switches[2];
@@ -66,7 +66,7 @@ TEST(UnitReports, ReportsReadBackFromBytesIntoTheUnitsTheyName) {
   EXPECT_EQ(got.counters.port.counters.paused_time[3], sim::Duration::ns(4321));
   EXPECT_EQ(got.counters.port.pfc.xoff[3], 17u);
   ASSERT_EQ(got.qps.size(), 2u);
-  EXPECT_EQ(got.qps[0].qpn, 18u);
+  EXPECT_EQ(got.qps[0].qpn, nic::Qpn(18));
   EXPECT_EQ(got.qps[0].state, nic::QpState::Rts);
   EXPECT_EQ(got.qps[0].tx_packets, 40u);
   EXPECT_EQ(got.qps[1].rx_packets, 41u);

@@ -6,6 +6,7 @@
 #include "sim/log.hpp"
 #include "sim/random.hpp"
 #include "sim/output.hpp"
+#include "sim/byte_record.hpp"
 #include "sim/stats.hpp"
 
 using namespace rnicsim::sim;
@@ -128,4 +129,30 @@ TEST(Histogram, AddedHistogramsAreOneOfAllTheirSamples) {
   EXPECT_EQ(sum.mean(), all.mean());
   for (double p : {0.0, 0.25, 0.5, 0.9, 0.99, 1.0}) EXPECT_EQ(sum.percentile(p), all.percentile(p)) << p;
   EXPECT_NE(a.percentile(0.5), all.percentile(0.5));
+}
+
+// A histogram sent as bytes (a rank's workload parts) reads back the same, and
+// bytes cut short or naming a bucket it does not have are refused.
+TEST(Histogram, ReadsBackFromItsBytes) {
+  Histogram h;
+  for (uint64_t v : {3ull, 3ull, 700ull, 123456789ull}) h.record(v);
+  ByteWriter out;
+  h.write(out);
+  Histogram back;
+  back.record(5);  // replaced, not added to
+  ByteReader in(out.bytes());
+  back.read(in);
+  EXPECT_TRUE(in.empty());
+  EXPECT_EQ(back.count(), 4u);
+  EXPECT_EQ(back.min(), 3u);
+  EXPECT_EQ(back.max(), 123456789u);
+  EXPECT_EQ(back.percentile(0.5), h.percentile(0.5));
+  EXPECT_EQ(back.percentile(0.99), h.percentile(0.99));
+  EXPECT_DOUBLE_EQ(back.mean(), h.mean());
+  ByteReader cut(std::span<const std::byte>(out.bytes()).first(out.bytes().size() - 1));
+  EXPECT_THROW(back.read(cut), std::runtime_error);
+  ByteWriter bad;
+  bad.put(uint64_t{1}), bad.put(uint32_t{1u << 30}), bad.put(uint64_t{1});
+  ByteReader far(bad.bytes());
+  EXPECT_THROW(back.read(far), std::runtime_error);
 }
