@@ -23,14 +23,14 @@ void post_pieces(Byte* bytes, size_t size, std::vector<boost::mpi::request>& req
 }
 }  // namespace
 
-std::vector<std::vector<std::byte>> MpiRanks::exchange(std::span<const std::span<const std::byte>> to) {
+void MpiRanks::exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& in) {
   const auto n = static_cast<size_t>(world_.size());
   const auto me = static_cast<size_t>(world_.rank());
   if (to.size() != n) throw std::invalid_argument("an exchange takes one part for each rank");
   std::vector<uint64_t> sizes_out(n), sizes_in;
   for (size_t r = 0; r < n; ++r) sizes_out[r] = r == me ? 0 : to[r].size();
   boost::mpi::all_to_all(world_, sizes_out, sizes_in);
-  std::vector<std::vector<std::byte>> in(n);
+  in.resize(n);
   std::vector<boost::mpi::request> requests;
   for (size_t r = 0; r < n; ++r) {
     if (r == me) continue;
@@ -43,12 +43,16 @@ std::vector<std::vector<std::byte>> MpiRanks::exchange(std::span<const std::span
   }
   boost::mpi::wait_all(requests.begin(), requests.end());
   in[me].assign(to[me].begin(), to[me].end());
-  return in;
 }
 
 int64_t MpiRanks::min(int64_t value) { return boost::mpi::all_reduce(world_, value, boost::mpi::minimum<int64_t>()); }
 
 int64_t MpiRanks::max(int64_t value) { return boost::mpi::all_reduce(world_, value, boost::mpi::maximum<int64_t>()); }
+
+void MpiRanks::min(std::span<int64_t> values) {
+  std::vector<int64_t> in(values.begin(), values.end());
+  boost::mpi::all_reduce(world_, in.data(), static_cast<int>(in.size()), values.data(), boost::mpi::minimum<int64_t>());
+}
 
 void MpiRanks::abort(std::string_view why) {
   std::fprintf(stderr, "rnicsim: rank %d of %d: %.*s\n", world_.rank(), world_.size(), static_cast<int>(why.size()),

@@ -21,9 +21,11 @@ public:
   MpiRanks() = default;  // MPI_COMM_WORLD
   int rank() const override { return world_.rank(); }
   int ranks() const override { return world_.size(); }
-  std::vector<std::vector<std::byte>> exchange(std::span<const std::span<const std::byte>> to) override;
+  using RankLink::exchange;
+  void exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& from) override;
   int64_t min(int64_t value) override;
   int64_t max(int64_t value) override;
+  void min(std::span<int64_t> values) override;
   [[noreturn]] void abort(std::string_view why) override;
 
 private:

@@ -62,14 +62,14 @@ Time Partitions::bound(Time start, Time end) const {
   return b;
 }
 
-void Partitions::fire_outside(Time end) {
+void Partitions::fire_outside(Time end, std::optional<Time>& first) {
   if (outside_ == nullptr) return;
   while (!outside_->empty() && outside_->next_time() <= end) {
     const Time t = outside_->next_time();
-    const std::optional<Time> first = next_start();
     if (first && *first < t) return;
     move_clocks_to(t);
     outside_->step();
+    first = next_start();  // what the outside scheduled may come first
   }
 }
 
@@ -99,7 +99,10 @@ void Partitions::decide_after_run() {
     return;
   }
   const auto waiting = static_cast<size_t>(std::count(waiting_.begin(), waiting_.end(), 1));
-  const bool all = least(waiting == parts_.size()) != 0, any = greatest(waiting > 0) != 0;
+  // Every share done on every rank, and some on any: one round of ranks.
+  int64_t both[] = {waiting == parts_.size(), -static_cast<int64_t>(waiting > 0)};
+  if (ranks_ != nullptr && stride_ > 1) ranks_->min(both);
+  const bool all = both[0] != 0, any = both[1] != 0;
   after_ = all ? After::Finish : any ? After::Resume : After::Land;
   if (after_ != After::Finish) return;
   int64_t latest = -1;
@@ -112,7 +115,9 @@ void Partitions::decide_after_run() {
 void Partitions::cross_ranks() {
   if (ranks_ == nullptr || stride_ == 1) return;
   // Per rank: (from, to, length) then the bytes, for every outbox not empty.
-  std::vector<std::vector<std::byte>> out(stride_);
+  std::vector<std::vector<std::byte>>& out = sending_;
+  out.resize(stride_);
+  for (auto& b : out) b.clear();  // their storage stays for the next window
   auto put = [](std::vector<std::byte>& b, uint64_t v) {
     const auto* p = reinterpret_cast<const std::byte*>(&v);
     b.insert(b.end(), p, p + sizeof v);
@@ -127,7 +132,7 @@ void Partitions::cross_ranks() {
       b.insert(b.end(), bytes.begin(), bytes.end());
     }
   const std::vector<std::span<const std::byte>> views(out.begin(), out.end());
-  received_ = ranks_->exchange(views);
+  ranks_->exchange(views, received_);
   for (size_t r = 0; r < stride_; ++r) {
     if (r == first_) continue;
     std::span<const std::byte> in = received_[r];
@@ -180,8 +185,8 @@ void Partitions::end_stage() {
 }
 
 bool Partitions::next_window(Time end) {
-  fire_outside(end);
-  const std::optional<Time> start = next_start();
+  std::optional<Time> start = next_start();
+  fire_outside(end, start);
   if (!start || *start > end) return false;
   window_bound_ = bound(*start, end);
   return true;
@@ -235,7 +240,7 @@ void Partitions::run_until(Time end) {
     body(0);
   }
   for (const Partition& p : parts_) p.clear();
-  received_.clear();
+  for (auto& b : received_) b.clear();
   rethrow(error);
 }
 

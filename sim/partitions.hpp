@@ -132,8 +132,9 @@ private:
   int64_t greatest(int64_t v) const;
   // Partition number `i` of this rank's in the world.
   size_t number(size_t i) const { return first_ + i * stride_; }
-  // Fires the outside's events that come before every partition's, up to `end`.
-  void fire_outside(Time end);
+  // Fires the outside's events that come before every partition's (`first`,
+  // kept up to date), up to `end`.
+  void fire_outside(Time end, std::optional<Time>& first);
   // Moves every partition's clock to `t` where nothing pending is earlier.
   void move_clocks_to(Time t);
   // The earliest pending event of any partition of any rank (what crossed in
@@ -149,7 +150,7 @@ private:
   std::vector<Mail> mail_;
   RankLink* ranks_ = nullptr;     // none: one process
   size_t world_parts_ = 0, first_ = 0, stride_ = 1;
-  std::vector<std::vector<std::byte>> received_;  // the last exchange's, by rank
+  std::vector<std::vector<std::byte>> sending_, received_;  // the last exchange's, by rank
   Scheduler* outside_ = nullptr;
   Stages stages_;
   std::function<void()> between_;

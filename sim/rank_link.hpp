@@ -22,12 +22,20 @@ public:
   virtual int rank() const = 0;
   virtual int ranks() const = 0;
   // Sends `to[r]` to rank r for every r (to.size() == ranks(); this rank's own
-  // part comes back as it is) and returns what each rank sent this one, by
-  // rank. Every rank calls it at the same point of the run.
-  virtual std::vector<std::vector<std::byte>> exchange(std::span<const std::span<const std::byte>> to) = 0;
-  // The least and the greatest of every rank's `value`.
+  // part comes back as it is) and puts what each rank sent this one in
+  // `from`, by rank, reusing each part's storage (a run exchanges every
+  // window). Every rank calls it at the same point of the run.
+  virtual void exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& from) = 0;
+  std::vector<std::vector<std::byte>> exchange(std::span<const std::span<const std::byte>> to) {
+    std::vector<std::vector<std::byte>> from;
+    exchange(to, from);
+    return from;
+  }
+  // The least and the greatest of every rank's `value`; and the least of each
+  // element of `values` over every rank, in place (several in one round).
   virtual int64_t min(int64_t value) = 0;
   virtual int64_t max(int64_t value) = 0;
+  virtual void min(std::span<int64_t> values) = 0;
   // Ends the run on every rank: `why`, with this rank's number, on stderr,
   // then every process exits non-zero. Never returns.
   [[noreturn]] virtual void abort(std::string_view why) = 0;
@@ -38,12 +46,15 @@ class SingleRank final : public RankLink {
 public:
   int rank() const override { return 0; }
   int ranks() const override { return 1; }
-  std::vector<std::vector<std::byte>> exchange(std::span<const std::span<const std::byte>> to) override {
+  using RankLink::exchange;
+  void exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& from) override {
     if (to.size() != 1) throw std::invalid_argument("an exchange of one rank takes one part");
-    return {std::vector<std::byte>(to[0].begin(), to[0].end())};
+    from.resize(1);
+    from[0].assign(to[0].begin(), to[0].end());
   }
   int64_t min(int64_t value) override { return value; }
   int64_t max(int64_t value) override { return value; }
+  void min(std::span<int64_t>) override {}
   [[noreturn]] void abort(std::string_view why) override;
 };
 
