@@ -116,7 +116,7 @@ void CrossingWriter::frame(uint32_t port, sim::Time arrival, uint64_t key, Frame
   put_meta(f, frame.meta());
   f.append_to(out_);
   out_.insert(out_.end(), bytes.begin(), bytes.end());
-  ++records_;
+  note(arrival);
 }
 
 void CrossingWriter::credit(const CrossingCredit& c) {
@@ -125,7 +125,7 @@ void CrossingWriter::credit(const CrossingCredit& c) {
   f.put(c.vl);
   f.put(c.bytes);
   f.append_to(out_);
-  ++records_;
+  note(c.arrival);
 }
 
 void CrossingWriter::word(const CrossingWord& w) {
@@ -133,7 +133,7 @@ void CrossingWriter::word(const CrossingWord& w) {
   put_head(f, Kind::Word, w.listener, w.arrival, w.key);
   f.put(w.part);
   f.append_to(out_);
-  ++records_;
+  note(w.arrival);
 }
 
 CrossingReader::Record CrossingReader::next() {

@@ -11,6 +11,7 @@
 // fields; the reader checks each one and refuses a buffer that does not parse.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -57,14 +58,23 @@ public:
   void word(const CrossingWord& w);
   std::span<const std::byte> bytes() const { return out_; }
   size_t records() const { return records_; }
+  // The earliest arrival of the records written (Time::max() when none): where
+  // the receiver's next window may start.
+  sim::Time earliest() const { return earliest_; }
   void clear() {
     out_.clear();
     records_ = 0;
+    earliest_ = sim::Time::max();
   }
 
 private:
   std::vector<std::byte> out_;
   size_t records_ = 0;
+  sim::Time earliest_ = sim::Time::max();
+  void note(sim::Time arrival) {
+    ++records_;
+    earliest_ = std::min(earliest_, arrival);
+  }
 };
 
 class CrossingReader {

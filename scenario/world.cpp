@@ -255,8 +255,13 @@ void World::clear(uint32_t p) {
 
 sim::Partitions::Mail World::mail(uint32_t p) {
   Partition& part = *parts_.at(p);
+  auto earliest = [&part] {
+    sim::Time t = sim::Time::max();
+    for (const fabric::CrossingWriter& w : part.to) t = std::min(t, w.earliest());
+    return t;
+  };
   return {[&part](size_t to) { return part.to.at(to).bytes(); },
-          [&part](size_t from, std::span<const std::byte> bytes) { part.inbox.at(from) = bytes; }};
+          [&part](size_t from, std::span<const std::byte> bytes) { part.inbox.at(from) = bytes; }, earliest};
 }
 
 void World::add_hosts(const Scenario& s, const MemoryFor& memory) {

@@ -23,13 +23,23 @@ void post_pieces(Byte* bytes, size_t size, std::vector<boost::mpi::request>& req
 }
 }  // namespace
 
-void MpiRanks::exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& in) {
+void MpiRanks::exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& in,
+                        int64_t& least) {
   const auto n = static_cast<size_t>(world_.size());
   const auto me = static_cast<size_t>(world_.rank());
   if (to.size() != n) throw std::invalid_argument("an exchange takes one part for each rank");
-  std::vector<uint64_t> sizes_out(n), sizes_in;
-  for (size_t r = 0; r < n; ++r) sizes_out[r] = r == me ? 0 : to[r].size();
-  boost::mpi::all_to_all(world_, sizes_out, sizes_in);
+  // To each rank: the size of its part and this rank's `least`.
+  std::vector<int64_t> heads_out(2 * n), heads_in(2 * n);
+  for (size_t r = 0; r < n; ++r) {
+    heads_out[2 * r] = r == me ? 0 : static_cast<int64_t>(to[r].size());
+    heads_out[2 * r + 1] = least;
+  }
+  boost::mpi::all_to_all(world_, heads_out.data(), 2, heads_in.data());
+  std::vector<uint64_t> sizes_in(n);
+  for (size_t r = 0; r < n; ++r) {
+    sizes_in[r] = static_cast<uint64_t>(heads_in[2 * r]);
+    least = std::min(least, heads_in[2 * r + 1]);
+  }
   in.resize(n);
   std::vector<boost::mpi::request> requests;
   for (size_t r = 0; r < n; ++r) {

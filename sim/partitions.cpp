@@ -27,7 +27,7 @@ void Partitions::set_ranks(RankLink& ranks, size_t partitions) {
 
 void Partitions::add(Partition p, Mail mail) {
   if (p.scheduler == nullptr || !p.land || !p.clear) throw std::invalid_argument("a partition needs its scheduler, land and clear");
-  if (ranks_ != nullptr && stride_ > 1 && (!mail.outbox || !mail.inbox)) throw std::invalid_argument("a partition across ranks needs its outbox and inbox");
+  if (ranks_ != nullptr && stride_ > 1 && (!mail.outbox || !mail.inbox || !mail.earliest)) throw std::invalid_argument("a partition across ranks needs its outbox and inbox");
   if (ranks_ != nullptr && number(parts_.size()) >= world_parts_) throw std::invalid_argument("more partitions added than this rank holds");
   if (outside_ != nullptr) p.scheduler->take_outside_keys_from(*outside_);
   parts_.push_back(std::move(p));
@@ -48,11 +48,21 @@ int64_t Partitions::least(int64_t v) const { return ranks_ != nullptr && stride_
 
 int64_t Partitions::greatest(int64_t v) const { return ranks_ != nullptr && stride_ > 1 ? ranks_->max(v) : v; }
 
-std::optional<Time> Partitions::next_start() const {
+Time Partitions::next_here() const {
   Time t = Time::max();
   for (const Partition& p : parts_)
     if (!p.scheduler->empty()) t = std::min(t, p.scheduler->next_time());
-  t = Time::from_ps(least(t.picoseconds()));
+  return t;
+}
+
+std::optional<Time> Partitions::next_start() {
+  Time t = Time::max();
+  if (agreed_start_) {
+    t = *agreed_start_;
+    agreed_start_.reset();
+  } else {
+    t = Time::from_ps(least(next_here().picoseconds()));
+  }
   return t == Time::max() ? std::nullopt : std::optional(t);
 }
 
@@ -132,7 +142,14 @@ void Partitions::cross_ranks() {
       b.insert(b.end(), bytes.begin(), bytes.end());
     }
   const std::vector<std::span<const std::byte>> views(out.begin(), out.end());
-  ranks_->exchange(views, received_);
+  // Where the next window starts: every pending event and everything sent,
+  // which lands at its arrival (what a word asks for may land later: a window
+  // that starts early runs empty, and changes nothing).
+  Time next = next_here();
+  for (const Mail& m : mail_) next = std::min(next, m.earliest());
+  int64_t least = next.picoseconds();
+  ranks_->exchange(views, received_, least);
+  agreed_start_ = Time::from_ps(least);
   for (size_t r = 0; r < stride_; ++r) {
     if (r == first_) continue;
     std::span<const std::byte> in = received_[r];
@@ -174,6 +191,7 @@ void Partitions::move_clocks_to(Time t) {
 }
 
 void Partitions::end_stage() {
+  agreed_start_.reset();  // the next stage's work is not in it
   Time t = Time::zero();  // with no share finished at an event: where the partitions stand
   for (const Partition& p : parts_) t = std::max(t, p.scheduler->now());
   t = instant_.value_or(Time::from_ps(greatest(t.picoseconds())));
@@ -205,6 +223,7 @@ void Partitions::run_until(Time end) {
   const unsigned threads = std::clamp<unsigned>(static_cast<unsigned>(parts_.size()), 1, threads_);
   waiting_.assign(parts_.size(), 0);
   finished_.resize(parts_.size());
+  agreed_start_.reset();
   over_ = ended_ = false;
   after_ = After::Land;
   FirstError error;

@@ -62,9 +62,13 @@ public:
   // another rank) in the window just run; and a place for the bytes partition
   // `from` (of another rank) sent it, which stay valid until the next window
   // runs, for its land() to read.
+  // And the earliest arrival of all it sent in that window, to any partition
+  // (Time::max() for none): with every partition's next event, where the next
+  // window starts, agreed in the exchange's round.
   struct Mail {
     std::function<std::span<const std::byte>(size_t to)> outbox;
     std::function<void(size_t from, std::span<const std::byte>)> inbox;
+    std::function<Time()> earliest;
   };
   // Stages, for a run that ends (or moves on) when work is done rather than
   // at a time. `done(p)`: partition p's share of the current stage is done
@@ -138,8 +142,10 @@ private:
   // Moves every partition's clock to `t` where nothing pending is earlier.
   void move_clocks_to(Time t);
   // The earliest pending event of any partition of any rank (what crossed in
-  // the last window has landed by then); none when none is.
-  std::optional<Time> next_start() const;
+  // the last window has landed by then; across ranks, as the exchange agreed
+  // it, once); none when none is. And of this rank's partitions.
+  std::optional<Time> next_start();
+  Time next_here() const;
   // The last time a window from `start` runs to: its end, the outside's next
   // event's time (exclusive), or `end`.
   Time bound(Time start, Time end) const;
@@ -151,6 +157,9 @@ private:
   RankLink* ranks_ = nullptr;     // none: one process
   size_t world_parts_ = 0, first_ = 0, stride_ = 1;
   std::vector<std::vector<std::byte>> sending_, received_;  // the last exchange's, by rank
+  // The next window's start as the last exchange agreed it (none pending:
+  // Time::max()), good until the outside acts or a stage ends.
+  std::optional<Time> agreed_start_;
   Scheduler* outside_ = nullptr;
   Stages stages_;
   std::function<void()> between_;

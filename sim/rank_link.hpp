@@ -24,8 +24,14 @@ public:
   // Sends `to[r]` to rank r for every r (to.size() == ranks(); this rank's own
   // part comes back as it is) and puts what each rank sent this one in
   // `from`, by rank, reusing each part's storage (a run exchanges every
-  // window). Every rank calls it at the same point of the run.
-  virtual void exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& from) = 0;
+  // window); and, in the same round, replaces `least` with the least of
+  // every rank's. Every rank calls it at the same point of the run.
+  virtual void exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& from,
+                        int64_t& least) = 0;
+  void exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& from) {
+    int64_t none = 0;
+    exchange(to, from, none);
+  }
   std::vector<std::vector<std::byte>> exchange(std::span<const std::span<const std::byte>> to) {
     std::vector<std::vector<std::byte>> from;
     exchange(to, from);
@@ -47,7 +53,8 @@ public:
   int rank() const override { return 0; }
   int ranks() const override { return 1; }
   using RankLink::exchange;
-  void exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& from) override {
+  void exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& from,
+                int64_t&) override {
     if (to.size() != 1) throw std::invalid_argument("an exchange of one rank takes one part");
     from.resize(1);
     from[0].assign(to[0].begin(), to[0].end());

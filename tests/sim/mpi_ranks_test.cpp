@@ -134,7 +134,7 @@ int throw_on_rank(int rank) {
   Partitions engine(Duration::us(1), 1);
   engine.set_ranks(ranks, static_cast<size_t>(ranks.ranks()));
   auto none = [](size_t) { return std::span<const std::byte>(); };
-  engine.add({&mine, [] {}, [] {}}, {none, [](size_t, std::span<const std::byte>) {}});
+  engine.add({&mine, [] {}, [] {}}, {none, [](size_t, std::span<const std::byte>) {}, [] { return Time::max(); }});
   engine.run_until(Time::max());
   return 0;  // not reached: the throw ends every rank
 }

@@ -17,6 +17,7 @@
 // of the partitions (Partitions::set_ranks); the other actors' logs stay empty.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -73,18 +74,20 @@ private:
   struct Part {
     Scheduler scheduler;
     std::vector<std::vector<std::byte>> to;            // outbox, per partition
+    Time earliest = Time::max();                       // of what it holds
     std::vector<std::span<const std::byte>> from;      // from other ranks' partitions
     std::vector<std::unique_ptr<Event>> events;        // landed here or made by this partition's actors
   };
   void add(uint32_t p) {
     Part& part = parts_[p];
     auto clear = [&part] {
+      part.earliest = Time::max();
       for (auto& bytes : part.to) bytes.clear();
       for (auto& bytes : part.from) bytes = {};
     };
     auto outbox = [&part](size_t to) { return std::span<const std::byte>(part.to[to]); };
     auto inbox = [&part](size_t from, std::span<const std::byte> bytes) { part.from[from] = bytes; };
-    engine_.add({&part.scheduler, [this, p] { land(p); }, clear}, {outbox, inbox});
+    engine_.add({&part.scheduler, [this, p] { land(p); }, clear}, {outbox, inbox, [&part] { return part.earliest; }});
   }
   Part& at(uint32_t actor) { return parts_[actor % parts_.size()]; }
   const Part& at(uint32_t actor) const { return parts_[actor % parts_.size()]; }
@@ -117,6 +120,7 @@ private:
       return;
     }
     const Crossing c{when.picoseconds(), here.scheduler.next_key(), from, to, static_cast<uint32_t>(what.size())};
+    here.earliest = std::min(here.earliest, when);
     auto& out = here.to[to % parts_.size()];
     const auto* bytes = reinterpret_cast<const std::byte*>(&c);
     out.insert(out.end(), bytes, bytes + sizeof c);
