@@ -24,21 +24,22 @@ void post_pieces(Byte* bytes, size_t size, std::vector<boost::mpi::request>& req
 }  // namespace
 
 void MpiRanks::exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& in,
-                        int64_t& least) {
+                        std::span<int64_t> least) {
   const auto n = static_cast<size_t>(world_.size());
   const auto me = static_cast<size_t>(world_.rank());
   if (to.size() != n) throw std::invalid_argument("an exchange takes one part for each rank");
-  // To each rank: the size of its part and this rank's `least`.
-  std::vector<int64_t> heads_out(2 * n), heads_in(2 * n);
+  // To each rank: the size of its part, then this rank's `least`.
+  const size_t head = 1 + least.size();
+  std::vector<int64_t> heads_out(head * n), heads_in(head * n);
   for (size_t r = 0; r < n; ++r) {
-    heads_out[2 * r] = r == me ? 0 : static_cast<int64_t>(to[r].size());
-    heads_out[2 * r + 1] = least;
+    heads_out[head * r] = r == me ? 0 : static_cast<int64_t>(to[r].size());
+    std::copy(least.begin(), least.end(), heads_out.begin() + static_cast<ptrdiff_t>(head * r + 1));
   }
-  boost::mpi::all_to_all(world_, heads_out.data(), 2, heads_in.data());
+  boost::mpi::all_to_all(world_, heads_out.data(), static_cast<int>(head), heads_in.data());
   std::vector<uint64_t> sizes_in(n);
   for (size_t r = 0; r < n; ++r) {
-    sizes_in[r] = static_cast<uint64_t>(heads_in[2 * r]);
-    least = std::min(least, heads_in[2 * r + 1]);
+    sizes_in[r] = static_cast<uint64_t>(heads_in[head * r]);
+    for (size_t k = 0; k < least.size(); ++k) least[k] = std::min(least[k], heads_in[head * r + 1 + k]);
   }
   in.resize(n);
   std::vector<boost::mpi::request> requests;

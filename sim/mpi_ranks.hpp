@@ -24,7 +24,7 @@ public:
   int ranks() const override { return world_.size(); }
   using RankLink::exchange;
   void exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& from,
-                int64_t& least) override;
+                std::span<int64_t> least) override;
   int64_t min(int64_t value) override;
   int64_t max(int64_t value) override;
   void min(std::span<int64_t> values) override;

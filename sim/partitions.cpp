@@ -102,28 +102,37 @@ void Partitions::run_phase(unsigned thread, unsigned threads) {
   }
 }
 
-void Partitions::decide_after_run() {
+void Partitions::decide_here() {
   instant_.reset();  // the latest finish of a share: the stage's last instant
-  if (!stages_.done) {
-    after_ = After::Land;
-    return;
-  }
+  finish_ = second_round_ = false;
   const auto waiting = static_cast<size_t>(std::count(waiting_.begin(), waiting_.end(), 1));
-  // Every share done on every rank, and some on any: one round of ranks.
-  int64_t both[] = {waiting == parts_.size(), -static_cast<int64_t>(waiting > 0)};
-  if (ranks_ != nullptr && stride_ > 1) ranks_->min(both);
-  const bool all = both[0] != 0, any = both[1] != 0;
-  after_ = all ? After::Finish : any ? After::Resume : After::Land;
-  if (after_ != After::Finish) return;
+  busy_ = stages_.done && waiting < parts_.size();
+  deferred_ = stages_.done && !parts_.empty() && waiting == parts_.size();
+  resume_here_ = waiting > 0 && !deferred_;
+}
+
+void Partitions::first_exchange() {
   int64_t latest = -1;
   for (const std::optional<Time>& f : finished_)
     if (f) latest = std::max(latest, f->picoseconds());
-  latest = greatest(latest);
-  if (latest >= 0) instant_ = Time::from_ps(latest);
+  // Reduced in the exchange's round as minima: the next start, whether any
+  // rank deferred, whether any is busy, the latest finish of a share.
+  int64_t values[] = {0, -int64_t{deferred_}, -int64_t{busy_}, -latest};
+  cross_ranks(!deferred_, received_, values);
+  if (values[1] == 0) return;  // no rank waits to learn whether the stage ends
+  second_round_ = true;
+  finish_ = values[2] == 0;  // every share on every rank is done
+  if (finish_ && values[3] <= 0) instant_ = Time::from_ps(-values[3]);
 }
 
-void Partitions::cross_ranks() {
-  if (ranks_ == nullptr || stride_ == 1) return;
+void Partitions::cross_ranks(bool send, std::vector<std::vector<std::byte>>& received, std::span<int64_t> values) {
+  if (ranks_ == nullptr || stride_ == 1) return;  // the next start is asked for after the landing
+  // values[0]: where the next window starts, as far as this rank knows: every
+  // pending event and everything sent, which lands at its arrival (what a
+  // word asks for may land later: a window that starts early runs empty).
+  Time next = next_here();
+  for (const Mail& m : mail_) next = std::min(next, m.earliest());
+  values[0] = next.picoseconds();
   // Per rank: (from, to, length) then the bytes, for every outbox not empty.
   std::vector<std::vector<std::byte>>& out = sending_;
   out.resize(stride_);
@@ -132,7 +141,7 @@ void Partitions::cross_ranks() {
     const auto* p = reinterpret_cast<const std::byte*>(&v);
     b.insert(b.end(), p, p + sizeof v);
   };
-  for (size_t i = 0; i < parts_.size(); ++i)
+  for (size_t i = 0; send && i < parts_.size(); ++i)
     for (size_t to = 0; to < world_parts_; ++to) {
       if (to % stride_ == first_) continue;
       const std::span<const std::byte> bytes = mail_[i].outbox(to);
@@ -142,17 +151,11 @@ void Partitions::cross_ranks() {
       b.insert(b.end(), bytes.begin(), bytes.end());
     }
   const std::vector<std::span<const std::byte>> views(out.begin(), out.end());
-  // Where the next window starts: every pending event and everything sent,
-  // which lands at its arrival (what a word asks for may land later: a window
-  // that starts early runs empty, and changes nothing).
-  Time next = next_here();
-  for (const Mail& m : mail_) next = std::min(next, m.earliest());
-  int64_t least = next.picoseconds();
-  ranks_->exchange(views, received_, least);
-  agreed_start_ = Time::from_ps(least);
+  ranks_->exchange(views, received, values);
+  agreed_start_ = Time::from_ps(values[0]);
   for (size_t r = 0; r < stride_; ++r) {
     if (r == first_) continue;
-    std::span<const std::byte> in = received_[r];
+    std::span<const std::byte> in = received[r];
     auto take = [&in] {
       uint64_t v = 0;
       if (in.size() < sizeof v) throw std::runtime_error("a rank's crossings end inside a header");
@@ -173,12 +176,17 @@ void Partitions::cross_ranks() {
 void Partitions::second_phase(unsigned thread, unsigned threads) {
   for (size_t i = thread; i < parts_.size(); i += threads) {
     Scheduler& s = *parts_[i].scheduler;
-    const std::optional<Time> to = after_ == After::Finish ? instant_ : waiting_[i] ? std::optional(window_bound_) : std::nullopt;
+    const std::optional<Time> to = finish_ ? instant_ : waiting_[i] ? std::optional(window_bound_) : std::nullopt;
     if (!to) continue;
     do {
       s.run_until(*to);
     } while (s.stopped());
   }
+}
+
+void Partitions::second_exchange() {
+  int64_t values[] = {0};
+  cross_ranks(deferred_, received_again_, values);
 }
 
 void Partitions::land_phase(unsigned thread, unsigned threads) {
@@ -212,7 +220,7 @@ bool Partitions::next_window(Time end) {
 
 bool Partitions::between_windows(Time end) {
   ++windows_;
-  if (after_ == After::Finish) end_stage();
+  if (finish_) end_stage();
   if (over_) return false;
   if (between_) between_();
   return next_window(end);
@@ -225,14 +233,18 @@ void Partitions::run_until(Time end) {
   finished_.resize(parts_.size());
   agreed_start_.reset();
   over_ = ended_ = false;
-  after_ = After::Land;
+  finish_ = false;
   FirstError error;
   bool go = false;
   error.run([&] { go = next_window(end); });
-  // Two barriers a window, three when a partition waited at its share's end:
-  // after the run (then every outbox is written), after the second run, and
-  // after the landing (then every scheduler holds what reached it; the stage
-  // ends, the outside acts and the next window starts at the earliest event).
+  // Two barriers a window: after the run (then every outbox is written and,
+  // across ranks, exchanged) and after the landing (then every scheduler
+  // holds what reached it; the stage ends, the outside acts and the next
+  // window starts at the earliest event). A partition whose share ended in
+  // the window runs on to the window's end before the exchange, unless every
+  // partition of its rank waits: then the exchange tells whether every share
+  // on every rank is done (the stage's last instant is run) or not (they run
+  // on), and what that sends goes in a second exchange.
   WindowBarrier sync(threads);
   auto after_landing = [&] {
     error.run([&] { go = between_windows(end); });
@@ -242,12 +254,16 @@ void Partitions::run_until(Time end) {
     while (go) {
       error.run([&] { run_phase(thread, threads); });
       sync.arrive_and_wait([&] {
-        decide_after_run();
-        if (after_ == After::Land) error.run([&] { cross_ranks(); });
+        decide_here();
+        if (!resume_here_) error.run([&] { first_exchange(); });
       });
-      if (after_ != After::Land) {
+      if (resume_here_) {
         error.run([&] { second_phase(thread, threads); });
-        sync.arrive_and_wait([&] { error.run([&] { cross_ranks(); }); });
+        sync.arrive_and_wait([&] { error.run([&] { first_exchange(); }); });
+      }
+      if (second_round_) {
+        if (finish_ || deferred_) error.run([&] { second_phase(thread, threads); });
+        sync.arrive_and_wait([&] { error.run([&] { second_exchange(); }); });
       }
       error.run([&] { land_phase(thread, threads); });
       sync.arrive_and_wait(after_landing);
@@ -260,6 +276,7 @@ void Partitions::run_until(Time end) {
   }
   for (const Partition& p : parts_) p.clear();
   for (auto& b : received_) b.clear();
+  for (auto& b : received_again_) b.clear();
   rethrow(error);
 }
 

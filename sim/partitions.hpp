@@ -108,10 +108,6 @@ public:
   uint64_t windows() const { return windows_; }
 
 private:
-  // What a window does after its run: land only; first let the partitions
-  // that waited at their share's end run on to the window's end; or finish
-  // the stage's last instant.
-  enum class After : uint8_t { Land, Resume, Finish };
   // One thread's part of a window (of `threads`): clears its partitions'
   // outboxes and runs those with work in the stage to the window's bound;
   // then, if asked, the second run; then, past a barrier, lands theirs.
@@ -121,16 +117,24 @@ private:
   // Between the barriers, on one thread: what follows the run; and after the
   // landing, the stage's end, the outside's events and the next window
   // (false: the run is over).
-  void decide_after_run();
+  // After the run, on one thread: what this rank does before the exchange
+  // (busy_, deferred_, resume_here_); then the exchange, which decides the
+  // rest (second_round_, finish_, instant_); and the second exchange.
+  void decide_here();
+  void first_exchange();
+  void second_exchange();
   bool between_windows(Time end);
   void end_stage();
   // Rethrows what a thread met; across ranks, ends every rank with it first.
   void rethrow(const FirstError& error);
   // Lets the outside act, then sets the next window's bound (false: none).
   bool next_window(Time end);
-  // Across ranks: sends the outboxes addressed to other ranks and hands each
-  // partition what reached it (between the last run and the landing).
-  void cross_ranks();
+  // Across ranks: sends the outboxes addressed to other ranks (if `send`)
+  // and hands each partition what reached it (between the last run and the
+  // landing), `received` holding it; `values` go in as this rank's and come
+  // out as the least of every rank's, values[0] being filled here with where
+  // the next window may start. In one process, only values[0] is filled.
+  void cross_ranks(bool send, std::vector<std::vector<std::byte>>& received, std::span<int64_t> values);
   // The least or greatest of `v` over ranks (`v` itself in one process).
   int64_t least(int64_t v) const;
   int64_t greatest(int64_t v) const;
@@ -156,7 +160,7 @@ private:
   std::vector<Mail> mail_;
   RankLink* ranks_ = nullptr;     // none: one process
   size_t world_parts_ = 0, first_ = 0, stride_ = 1;
-  std::vector<std::vector<std::byte>> sending_, received_;  // the last exchange's, by rank
+  std::vector<std::vector<std::byte>> sending_, received_, received_again_;  // the window's exchanges, by rank
   // The next window's start as the last exchange agreed it (none pending:
   // Time::max()), good until the outside acts or a stage ends.
   std::optional<Time> agreed_start_;
@@ -165,7 +169,7 @@ private:
   std::function<void()> between_;
   // The current window and stage.
   Time window_bound_;
-  After after_ = After::Land;
+  bool busy_ = false, deferred_ = false, resume_here_ = false, second_round_ = false, finish_ = false;
   std::vector<char> waiting_;                   // per partition: its share is done, it ran no further
   std::vector<std::optional<Time>> finished_;  // per partition: when its share of the stage finished
   std::optional<Time> instant_;                // once every share is: the latest of those

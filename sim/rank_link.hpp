@@ -24,13 +24,13 @@ public:
   // Sends `to[r]` to rank r for every r (to.size() == ranks(); this rank's own
   // part comes back as it is) and puts what each rank sent this one in
   // `from`, by rank, reusing each part's storage (a run exchanges every
-  // window); and, in the same round, replaces `least` with the least of
-  // every rank's. Every rank calls it at the same point of the run.
+  // window); and, in the same round, replaces each of `least` with the
+  // least of every rank's (every rank gives as many). Every rank calls it at
+  // the same point of the run.
   virtual void exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& from,
-                        int64_t& least) = 0;
+                        std::span<int64_t> least) = 0;
   void exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& from) {
-    int64_t none = 0;
-    exchange(to, from, none);
+    exchange(to, from, {});
   }
   std::vector<std::vector<std::byte>> exchange(std::span<const std::span<const std::byte>> to) {
     std::vector<std::vector<std::byte>> from;
@@ -54,7 +54,7 @@ public:
   int ranks() const override { return 1; }
   using RankLink::exchange;
   void exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& from,
-                int64_t&) override {
+                std::span<int64_t>) override {
     if (to.size() != 1) throw std::invalid_argument("an exchange of one rank takes one part");
     from.resize(1);
     from[0].assign(to[0].begin(), to[0].end());
