@@ -7,15 +7,17 @@ set -u
 mpirun=$1 rnicsim=$2 src=$3
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$(mktemp)
-trap 'rm -f "$out"; [ -n "${job:-}" ] && kill -9 "$job" 2>/dev/null' EXIT
+dir=$(mktemp -d)  # its path on the command line tells this job's processes from any other's
+trap 'rm -rf "$out" "$dir"; [ -n "${job:-}" ] && kill -9 "$job" 2>/dev/null' EXIT
 # A run of minutes: the fat-tree with a second of arrivals.
 "$mpirun" -np 2 --oversubscribe "$rnicsim" run "$src/scenarios/scale/fat_tree_128.yaml" \
-  --set workloads.0.flows.duration=1s --partitions 2 --threads 1 --progress never < /dev/null > "$out" 2>&1 &
+  --set workloads.0.flows.duration=1s --partitions 2 --threads 1 --progress never --out "$dir/out" \
+  < /dev/null > "$out" 2>&1 &
 job=$!
 # Rank 1: the process of the job whose environment says so.
 rank1=
-for _ in $(seq 100); do
-  for p in $(pgrep -f "rnicsim run .*fat_tree_128.yaml"); do
+for _ in $(seq 300); do
+  for p in $(pgrep -f -- "--out $dir/out"); do
     tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && rank1=$p
   done
   [ -n "$rank1" ] && break
