@@ -17,13 +17,20 @@
 
 namespace rnicsim::sim {
 
+// Appends a fixed-size value to bytes kept elsewhere (a buffer reused from
+// window to window); ByteWriter does the same into its own.
+template <class T>
+void append(std::vector<std::byte>& out, const T& v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  const auto* p = reinterpret_cast<const std::byte*>(&v);
+  out.insert(out.end(), p, p + sizeof v);
+}
+
 class ByteWriter {
 public:
   template <class T>
   void put(const T& v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    const auto* p = reinterpret_cast<const std::byte*>(&v);
-    out_.insert(out_.end(), p, p + sizeof v);
+    append(out_, v);
   }
   void put_string(std::string_view s) {
     put(uint64_t{s.size()});

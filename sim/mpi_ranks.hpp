@@ -27,7 +27,6 @@ public:
                 std::span<int64_t> least) override;
   int64_t min(int64_t value) override;
   int64_t max(int64_t value) override;
-  void min(std::span<int64_t> values) override;
   [[noreturn]] void abort(std::string_view why) override;
 
 private:

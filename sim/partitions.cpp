@@ -1,11 +1,11 @@
 #include "sim/partitions.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <thread>
 
+#include "sim/byte_record.hpp"
 #include "sim/first_error.hpp"
 #include "sim/rank_link.hpp"
 #include "sim/window_barrier.hpp"
@@ -133,21 +133,18 @@ void Partitions::cross_ranks(bool send, std::vector<std::vector<std::byte>>& rec
   Time next = next_here();
   for (const Mail& m : mail_) next = std::min(next, m.earliest());
   values[0] = next.picoseconds();
-  // Per rank: (from, to, length) then the bytes, for every outbox not empty.
+  // Per rank: from, to, length (what ByteReader::take_bytes reads) and the
+  // bytes, for every outbox not empty.
   std::vector<std::vector<std::byte>>& out = sending_;
   out.resize(stride_);
   for (auto& b : out) b.clear();  // their storage stays for the next window
-  auto put = [](std::vector<std::byte>& b, uint64_t v) {
-    const auto* p = reinterpret_cast<const std::byte*>(&v);
-    b.insert(b.end(), p, p + sizeof v);
-  };
   for (size_t i = 0; send && i < parts_.size(); ++i)
     for (size_t to = 0; to < world_parts_; ++to) {
       if (to % stride_ == first_) continue;
       const std::span<const std::byte> bytes = mail_[i].outbox(to);
       if (bytes.empty()) continue;
       std::vector<std::byte>& b = out[to % stride_];
-      put(b, number(i)), put(b, to), put(b, bytes.size());
+      append(b, uint64_t{number(i)}), append(b, uint64_t{to}), append(b, uint64_t{bytes.size()});
       b.insert(b.end(), bytes.begin(), bytes.end());
     }
   const std::vector<std::span<const std::byte>> views(out.begin(), out.end());
@@ -155,20 +152,13 @@ void Partitions::cross_ranks(bool send, std::vector<std::vector<std::byte>>& rec
   agreed_start_ = Time::from_ps(values[0]);
   for (size_t r = 0; r < stride_; ++r) {
     if (r == first_) continue;
-    std::span<const std::byte> in = received[r];
-    auto take = [&in] {
-      uint64_t v = 0;
-      if (in.size() < sizeof v) throw std::runtime_error("a rank's crossings end inside a header");
-      std::memcpy(&v, in.data(), sizeof v);
-      in = in.subspan(sizeof v);
-      return v;
-    };
+    ByteReader in(received[r]);
     while (!in.empty()) {
-      const uint64_t from = take(), to = take(), length = take();
-      if (to % stride_ != first_ || to >= world_parts_ || from >= world_parts_ || length > in.size())
+      const auto from = in.take<uint64_t>(), to = in.take<uint64_t>();
+      const std::span<const std::byte> bytes = in.take_bytes();
+      if (to % stride_ != first_ || to >= world_parts_ || from >= world_parts_)
         throw std::runtime_error("a rank's crossings do not parse");
-      mail_[to / stride_].inbox(from, in.first(length));
-      in = in.subspan(length);
+      mail_[to / stride_].inbox(from, bytes);
     }
   }
 }

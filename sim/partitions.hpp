@@ -26,9 +26,9 @@
 // Across ranks (rank_link.hpp: processes under mpirun), each rank holds a
 // share of the partitions and runs them on its threads as above; at the
 // window's end, before the landing, the outboxes addressed to other ranks'
-// partitions travel as bytes in one exchange, and the window's start, the
-// stage's end and its last instant are agreed by a minimum or maximum over
-// ranks. The outside is the same on every rank and acts on its partitions.
+// partitions travel as bytes in one exchange, whose round also agrees on the
+// next window's start and on the stage's end and last instant. The outside
+// is the same on every rank and acts on its partitions.
 #pragma once
 
 #include <cstddef>
@@ -59,12 +59,11 @@ public:
     std::function<void()> clear;
   };
   // What a partition needs across ranks: the bytes it sent partition `to` (of
-  // another rank) in the window just run; and a place for the bytes partition
+  // another rank) in the window just run; a place for the bytes partition
   // `from` (of another rank) sent it, which stay valid until the next window
-  // runs, for its land() to read.
-  // And the earliest arrival of all it sent in that window, to any partition
-  // (Time::max() for none): with every partition's next event, where the next
-  // window starts, agreed in the exchange's round.
+  // runs, for its land() to read; and the earliest arrival of all it sent in
+  // that window, to any partition (Time::max() for none), which with every
+  // partition's next event says where the next window starts.
   struct Mail {
     std::function<std::span<const std::byte>(size_t to)> outbox;
     std::function<void(size_t from, std::span<const std::byte>)> inbox;
@@ -114,12 +113,11 @@ private:
   void run_phase(unsigned thread, unsigned threads);
   void second_phase(unsigned thread, unsigned threads);
   void land_phase(unsigned thread, unsigned threads);
-  // Between the barriers, on one thread: what follows the run; and after the
-  // landing, the stage's end, the outside's events and the next window
-  // (false: the run is over).
-  // After the run, on one thread: what this rank does before the exchange
-  // (busy_, deferred_, resume_here_); then the exchange, which decides the
-  // rest (second_round_, finish_, instant_); and the second exchange.
+  // Between the barriers, on one thread. After the run: what this rank does
+  // before the exchange (busy_, deferred_, resume_here_); then the exchange,
+  // which decides the rest (second_round_, finish_, instant_); and the
+  // second exchange. After the landing: the stage's end, the outside's events
+  // and the next window (false: the run is over).
   void decide_here();
   void first_exchange();
   void second_exchange();

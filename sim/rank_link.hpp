@@ -37,11 +37,9 @@ public:
     exchange(to, from);
     return from;
   }
-  // The least and the greatest of every rank's `value`; and the least of each
-  // element of `values` over every rank, in place (several in one round).
+  // The least and the greatest of every rank's `value`.
   virtual int64_t min(int64_t value) = 0;
   virtual int64_t max(int64_t value) = 0;
-  virtual void min(std::span<int64_t> values) = 0;
   // Ends the run on every rank: `why`, with this rank's number, on stderr,
   // then every process exits non-zero. Never returns.
   [[noreturn]] virtual void abort(std::string_view why) = 0;
@@ -61,7 +59,6 @@ public:
   }
   int64_t min(int64_t value) override { return value; }
   int64_t max(int64_t value) override { return value; }
-  void min(std::span<int64_t>) override {}
   [[noreturn]] void abort(std::string_view why) override;
 };
 
