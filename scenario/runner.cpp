@@ -192,10 +192,10 @@ sim::Duration window(World& world, const Launcher& launcher) {
 }
 
 // Runs the world on the engine until its stages end (every workload done),
-// nothing is left or the scenario's duration is reached; where the run ended
-// (at the duration when it cut the run short, else at the last event).
-sim::Time run_events(World& world, Launcher& launcher, sim::Time limit, unsigned threads, Progress& progress,
-                     const Share& share) {
+// nothing is left or the scenario's duration is reached; whether the
+// duration cut the run short (else it ended at its last event).
+bool run_events(World& world, Launcher& launcher, sim::Time limit, unsigned threads, Progress& progress,
+                const Share& share) {
   sim::Partitions engine(window(world, launcher), threads);
   if (share.ranks != nullptr) engine.set_ranks(*share.ranks, world.partitions());
   for (uint32_t p = 0; p < world.partitions(); ++p)
@@ -207,7 +207,7 @@ sim::Time run_events(World& world, Launcher& launcher, sim::Time limit, unsigned
   engine.set_between([&] { progress.update(world.now(), world.events_fired()); });
   engine.run_until(limit);
   progress.finish();
-  return !engine.ended() && world.pending_anywhere() ? limit : world.now_anywhere();
+  return !engine.ended() && world.pending_anywhere();
 }
 
 // The events this rank fired: its partitions', and the outside's once (on rank 0).
@@ -371,8 +371,9 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     sampler->start();
   }
   const sim::Time limit = s.duration ? sim::Time::zero() + *s.duration : sim::Time::max();
-  const sim::Time run_end = run_events(world, launcher, limit, threads, progress, share);
-  const sim::Time now = world.now_anywhere();
+  const bool cut = run_events(world, launcher, limit, threads, progress, share);
+  const sim::Time now = world.now_anywhere();  // the last event's time, on any rank
+  const sim::Time run_end = cut ? limit : now;
   if (sampler) sampler->stop();
   if (timeline) timeline->finish();
   for (auto& t : taps) t->flush();
