@@ -242,8 +242,7 @@ void FlowsWorkload::write_parts(std::span<const size_t> parts, sim::ByteWriter& 
     p.latency.write(out);
     out.put(static_cast<uint8_t>(p.finished)), out.put(static_cast<uint8_t>(p.failed)), out.put(p.end);
     out.put_string(p.failure);
-    const bool checked = data_checked_ && p.reach > 0;
-    out.put(static_cast<uint8_t>(!checked || region_matches(p)));
+    out.put(static_cast<uint8_t>(region_ok(p)));
     out.put(p.side->payload_placed());
     for (size_t f : p.order) out.put(Outcome{flows_[f].start, flows_[f].end, flows_[f].done, flows_[f].fct_us, flows_[f].slowdown});
   }
@@ -367,13 +366,12 @@ void FlowsWorkload::settle() {
   if (!all || finished_) return;
   finished_ = true;
   end_ = end;
-  for (Part* p : parts_in_order_) {
-    if (failed_ || !data_checked_ || p->reach == 0) continue;
-    if (!(p->shipped ? p->shipped->data_ok : region_matches(*p))) data_verified_ = false;
-  }
+  for (Part* p : parts_in_order_)
+    if (!failed_ && !(p->shipped ? p->shipped->data_ok : region_ok(*p))) data_verified_ = false;
 }
 
-bool FlowsWorkload::region_matches(const Part& p) const {
+bool FlowsWorkload::region_ok(const Part& p) const {
+  if (!data_checked_ || p.reach == 0) return true;  // nothing to compare
   HostSide& side = *p.side;
   const uint64_t region = side.buffer_bytes() / 2;
   auto sent = side.memory(side.buffer(), p.reach);
