@@ -1,5 +1,8 @@
 #include "nic_model/host_memory.hpp"
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -8,15 +11,41 @@
 
 namespace rnicsim::nic {
 
-void SimulatedHostMemory::Free::operator()(std::byte* p) const noexcept { std::free(p); }
+SimulatedHostMemory::Pages::~Pages() {
+  for (auto [base, size] : maps_) munmap(base, size);
+}
+
+// Reserved, not committed: a host's payload buffers may far exceed the
+// machine's memory as long as nobody touches them. Huge pages for the large
+// regions (payload buffers, touched whole when payload is copied), none for
+// the shared ones (a host's rings would each pin 2 MiB).
+std::byte* SimulatedHostMemory::Pages::map(size_t size, bool large) {
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  madvise(p, size, large ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+  maps_.emplace_back(static_cast<std::byte*>(p), size);
+  return static_cast<std::byte*>(p);
+}
+
+std::byte* SimulatedHostMemory::Pages::take(size_t size, size_t align) {
+  if (size > kShared / 4) return map(size, true);  // page-aligned, whatever `align` asks
+  const size_t a = std::min<size_t>(align, 4096);
+  const size_t skip = (a - reinterpret_cast<uintptr_t>(next_) % a) % a;
+  if (next_ == nullptr || skip + size > left_) {
+    next_ = map(kShared, false);
+    left_ = kShared;
+    return take(size, align);
+  }
+  std::byte* const p = next_ + skip;
+  next_ = p + size;
+  left_ -= skip + size;
+  return p;
+}
 
 uint64_t SimulatedHostMemory::allocate(size_t size, size_t align) {
   if (size == 0) size = 1;
   const uint64_t addr = (next_ + align - 1) & ~static_cast<uint64_t>(align - 1);
-  auto* bytes = static_cast<std::byte*>(std::calloc(size, 1));
-  if (bytes == nullptr) throw std::bad_alloc();
-  Region r{size, std::unique_ptr<std::byte[], Free>(bytes)};
-  regions_.emplace(addr, std::move(r));
+  regions_.emplace(addr, Region{size, pages_.take(size, align)});
   next_ = addr + size + 4096;  // an unmapped gap after every region catches overruns
   allocated_ += size;
   return addr;
@@ -58,7 +87,7 @@ bool SimulatedHostMemory::read(uint64_t addr, std::span<std::byte> dst) const {
   const Region* r = find(addr, dst.size(), off);
   if (r == nullptr) return false;
   complete_deferred(addr, dst.size());
-  if (!dst.empty()) std::memcpy(dst.data(), r->bytes.get() + off, dst.size());
+  if (!dst.empty()) std::memcpy(dst.data(), r->bytes + off, dst.size());
   return true;
 }
 
@@ -68,7 +97,7 @@ bool SimulatedHostMemory::write(uint64_t addr, std::span<const std::byte> src) {
   if (r == nullptr) return false;
   if (src.empty()) return true;
   complete_deferred(addr, src.size(), true);
-  std::byte* dst = r->bytes.get() + off;
+  std::byte* dst = r->bytes + off;
   borrowers_.settle(dst, dst + src.size());
   std::memcpy(dst, src.data(), src.size());
   return true;
@@ -79,14 +108,14 @@ Loan SimulatedHostMemory::loan(uint64_t addr, size_t len) {
   const Region* r = find(addr, len, off);
   if (r == nullptr || len == 0 || !lending_) return {};
   complete_deferred(addr, len);
-  return {r->bytes.get() + off, &borrowers_};
+  return {r->bytes + off, &borrowers_};
 }
 
 void SimulatedHostMemory::settle(uint64_t addr, size_t len) {
   uint64_t off = 0;
   if (const Region* r = find(addr, len, off)) {
     complete_deferred(addr, len);
-    borrowers_.settle(r->bytes.get() + off, r->bytes.get() + off + len);
+    borrowers_.settle(r->bytes + off, r->bytes + off + len);
   }
 }
 
@@ -95,7 +124,7 @@ bool SimulatedHostMemory::write_frame(uint64_t addr, std::span<const std::byte> 
   Region* r = find(addr, src.size(), off);
   if (r == nullptr) return false;
   if (src.empty()) return true;
-  std::byte* const dst = r->bytes.get() + off;
+  std::byte* const dst = r->bytes + off;
   const bool defer = deferring_ && !r->spanned && src.size() >= kDeferMinBytes;
   // Deferred writes never overlap: one of exactly these bytes is alone in the
   // range, and goes moot (a stream writing one buffer over and over).
@@ -181,7 +210,7 @@ std::span<std::byte> SimulatedHostMemory::span(uint64_t addr, size_t len) {
 
 std::span<std::byte> SimulatedHostMemory::access(uint64_t addr, size_t len) {
   uint64_t off = 0;
-  std::byte* const p = region_of(addr, len, off).bytes.get() + off;
+  std::byte* const p = region_of(addr, len, off).bytes + off;
   complete_deferred(addr, len);
   borrowers_.settle(p, p + len);
   return {p, len};

@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "fabric/frame.hpp"
 #include "nic_model/types.hpp"
@@ -128,14 +129,29 @@ public:
   size_t bytes_allocated() const { return allocated_; }
 
 private:
-  struct Free {
-    void operator()(std::byte* p) const noexcept;
+  // The regions' bytes: anonymous mappings, fresh zero pages that cost memory
+  // only once touched. A size-only run never touches its payload buffers, and
+  // a rank of a run across processes never touches the rings of the hosts it
+  // does not run. Small regions share a mapping (a host's rings take the
+  // pages they touch and the process few mappings); a large one has its own.
+  class Pages {
+  public:
+    Pages() = default;
+    Pages(const Pages&) = delete;
+    Pages& operator=(const Pages&) = delete;
+    ~Pages();
+    std::byte* take(size_t size, size_t align);
+
+  private:
+    static constexpr size_t kShared = size_t{1} << 20;  // a shared mapping's size, and the most a region there takes
+    std::byte* map(size_t size, bool large);
+    std::vector<std::pair<std::byte*, size_t>> maps_;
+    std::byte* next_ = nullptr;  // in the current shared mapping
+    size_t left_ = 0;
   };
-  // From calloc: large regions come as fresh zero pages, which cost memory only
-  // once touched (a size-only run never touches its payload buffers).
   struct Region {
     size_t size;
-    std::unique_ptr<std::byte[], Free> bytes;
+    std::byte* bytes;
     bool spanned = false;  // somebody holds a span(): never written late
   };
   const Region* find(uint64_t addr, size_t len, uint64_t& offset) const;
@@ -159,6 +175,7 @@ private:
     if (!deferred_.empty()) [[unlikely]] complete_range(addr, len, covered_moot);
   }
   void complete_range(uint64_t addr, size_t len, bool covered_moot) const;
+  Pages pages_;  // first: the regions point into it
   std::map<uint64_t, Region> regions_;  // never removed: found_ may point into it
   struct Found {
     uint64_t start = 0;

@@ -1,9 +1,12 @@
-// Simulated host memory's deferred writes: a received frame's payload written
-// when somebody looks at it. Every test compares what a reader sees with what
-// writing at once would have left.
+// Simulated host memory: its deferred writes (a received frame's payload
+// written when somebody looks at it; every test compares what a reader sees
+// with what writing at once would have left) and the pages behind its regions.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
+#include <fstream>
 #include <vector>
 
 #include "fabric/frame.hpp"
@@ -171,6 +174,42 @@ TEST_F(DeferredWrites, ABorrowedPayloadKeepsTheBytesOfItsRead) {
   ASSERT_TRUE(sender.write(src, after));
   EXPECT_EQ(sender.borrowers().settled(), 1u) << "the held frame copied the old bytes in";
   EXPECT_EQ(read(mem, buf, 4096), before);
+}
+
+// Resident memory of this process, from /proc/self/statm (pages).
+size_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t total = 0, resident = 0;
+  statm >> total >> resident;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Regions are zero and cost memory only once touched: rings that nobody
+// writes (a host another rank runs) and a payload buffer larger than the
+// machine's memory take none. Before the regions were mapped lazily, their
+// zeroing touched every ring.
+TEST(SimulatedMemoryPages, UntouchedRegionsTakeNoMemory) {
+  SimulatedHostMemory mem;
+  const size_t before = resident_bytes();
+  std::vector<uint64_t> rings;
+  for (int i = 0; i < 4096; ++i) rings.push_back(mem.allocate(16384, 4096));  // 64 MiB of rings
+  const uint64_t huge = mem.allocate(size_t{64} << 30, 4096);                  // 64 GiB of payload
+  for (uint64_t r : rings) (void)mem.span(r, 16384);  // spans held, as a host's rings are
+  EXPECT_LT(resident_bytes() - before, size_t{8} << 20);
+  EXPECT_EQ(read(mem, huge + (size_t{32} << 30), 64), std::vector<std::byte>(64));
+  EXPECT_EQ(read(mem, rings[100] + 16000, 384), std::vector<std::byte>(384));
+  EXPECT_EQ(mem.bytes_allocated(), 4096u * 16384u + (size_t{64} << 30));
+}
+
+// Regions never share bytes, whichever mapping holds them, and keep what was written.
+TEST(SimulatedMemoryPages, RegionsAreApartAndKeepTheirBytes) {
+  SimulatedHostMemory mem;
+  std::vector<uint64_t> addrs;
+  for (size_t i = 0; i < 300; ++i) addrs.push_back(mem.allocate(1 + i * 997 % 400000, i % 2 ? 64 : 4096));
+  for (size_t i = 0; i < addrs.size(); ++i) ASSERT_TRUE(mem.write(addrs[i], pattern(1 + i * 997 % 400000, uint8_t(i))));
+  for (size_t i = 0; i < addrs.size(); ++i) EXPECT_EQ(read(mem, addrs[i], 1 + i * 997 % 400000), pattern(1 + i * 997 % 400000, uint8_t(i)));
+  const std::span<std::byte> s = mem.span(addrs[7], 64);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(s.data()) % 64, 0u) << "a region's bytes are aligned as asked, up to a page";
 }
 
 // The receiver's memory may go first or last; its frames are released either way.
