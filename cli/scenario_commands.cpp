@@ -63,6 +63,7 @@ int run_sweep(const std::vector<sc::SweepPoint>& points, sc::RunOptions opts) {
     if (!perftest_dir.empty()) opts.perftest_json_dir = perftest_dir + run;
     opts.pcap_path.clear();  // one capture would hold every run: none
     opts.timeline.path.clear();  // and one timeline
+    opts.engine_report.clear();  // and one engine report
     results.push_back(sc::run(points[i].scenario, opts));
     all_ok &= results.back().completed && results.back().expectations_met;
   }
@@ -118,6 +119,10 @@ Action add_run(CLI::App& sub, const Program&) {
   sub.add_option("--out", a->opts.out_dir, "write summary.json, stats.json and the CSV files into DIR (docs/OUTPUTS.md)")
       ->type_name("DIR")
       ->default_str("none");
+  sub.add_option("--engine-report", a->opts.engine_report,
+                 "write the engine's windows, each partition's units and events and what crossed between "
+                 "partitions into FILE (JSON), to plan a run across ranks (docs/PERFORMANCE.md)")
+      ->type_name("FILE");
   sub.add_option("--perftest-json", a->opts.perftest_json_dir,
                  "write DIR/NAME.json per perftest workload, as perftest's --out_json writes it (docs/OUTPUTS.md)")
       ->type_name("DIR")

@@ -24,6 +24,7 @@
 #include "scenario/workloads.hpp"
 #include "scenario/world.hpp"
 #include "sim/byte_record.hpp"
+#include "sim/output.hpp"
 #include "sim/partitions.hpp"
 
 namespace rnicsim::scenario {
@@ -191,11 +192,18 @@ sim::Duration window(World& world, const Launcher& launcher) {
   return w;
 }
 
+// How the engine's run went: whether the scenario's duration cut it short
+// (else it ended at its last event), its window and the windows it ran.
+struct EngineRun {
+  bool cut = false;
+  sim::Duration window;
+  uint64_t windows = 0;
+};
+
 // Runs the world on the engine until its stages end (every workload done),
-// nothing is left or the scenario's duration is reached; whether the
-// duration cut the run short (else it ended at its last event).
-bool run_events(World& world, Launcher& launcher, sim::Time limit, unsigned threads, Progress& progress,
-                const Share& share) {
+// nothing is left or the scenario's duration is reached.
+EngineRun run_events(World& world, Launcher& launcher, sim::Time limit, unsigned threads, Progress& progress,
+                     const Share& share) {
   sim::Partitions engine(window(world, launcher), threads);
   if (share.ranks != nullptr) engine.set_ranks(*share.ranks, world.partitions());
   for (uint32_t p = 0; p < world.partitions(); ++p)
@@ -207,7 +215,32 @@ bool run_events(World& world, Launcher& launcher, sim::Time limit, unsigned thre
   engine.set_between([&] { progress.update(world.now(), world.events_fired()); });
   engine.run_until(limit);
   progress.finish();
-  return !engine.ended() && world.pending_anywhere();
+  return {!engine.ended() && world.pending_anywhere(), window(world, launcher), engine.windows()};
+}
+
+// What predicts a run across ranks from a run in one process (docs/PERFORMANCE.md,
+// running on a cluster): the windows, each partition's units and events, and
+// what each pair of partitions sent each other, in how many windows.
+void write_engine_report(const std::string& path, World& world, const EngineRun& run, unsigned threads) {
+  sim::Json j = sim::output_document("engine");
+  j["partitions"] = world.partitions();
+  j["threads"] = threads;
+  j["window_ps"] = run.window.picoseconds();
+  j["windows"] = run.windows;
+  j["simulated_ps"] = world.now().picoseconds();
+  std::vector<uint64_t> hosts(world.partitions()), switches(world.partitions());
+  for (const auto& h : world.hosts()) ++hosts[world.partition_of(*h)];
+  for (size_t i = 0; i < world.switches().size(); ++i) ++switches[world.switch_partition(i)];
+  sim::Json parts = sim::Json::array(), crossings = sim::Json::array();
+  for (uint32_t p = 0; p < world.partitions(); ++p) {
+    parts.push_back({{"hosts", hosts[p]}, {"switches", switches[p]}, {"events", world.sim(p).scheduler().events_fired()}});
+    for (uint32_t q = 0; q < world.partitions(); ++q)
+      if (const World::Crossed& c = world.crossed(p, q); c.windows > 0)
+        crossings.push_back({{"from", p}, {"to", q}, {"windows", c.windows}, {"bytes", c.bytes}});
+  }
+  j["partition"] = std::move(parts);
+  j["crossings"] = std::move(crossings);
+  sim::write_json_file(path, j, false);
 }
 
 // The events this rank fired: its partitions', and the outside's once (on rank 0).
@@ -358,6 +391,8 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     timeline = std::make_unique<Timeline>(opts.timeline.path, opts.timeline.filter);
     for (const auto& h : world.hosts()) timeline->attach(*h);
   }
+  if (!opts.engine_report.empty() && share.ranks != nullptr)
+    throw std::invalid_argument("the engine report is written from one process (it predicts ranks): run it without mpirun");
 
   Workloads workloads;
   for (const WorkloadSpec& w : s.workloads) workloads.push_back(make_workload(world, s, w, seed));
@@ -371,9 +406,10 @@ Summary run(const Scenario& s, const RunOptions& opts) {
     sampler->start();
   }
   const sim::Time limit = s.duration ? sim::Time::zero() + *s.duration : sim::Time::max();
-  const bool cut = run_events(world, launcher, limit, threads, progress, share);
+  const EngineRun engine = run_events(world, launcher, limit, threads, progress, share);
+  if (!opts.engine_report.empty()) write_engine_report(opts.engine_report, world, engine, threads);
   const sim::Time now = world.now_anywhere();  // the last event's time, on any rank
-  const sim::Time run_end = cut ? limit : now;
+  const sim::Time run_end = engine.cut ? limit : now;
   if (sampler) sampler->stop();
   if (timeline) timeline->finish();
   for (auto& t : taps) t->flush();

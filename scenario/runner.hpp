@@ -34,6 +34,9 @@ struct RunOptions {
   // Simulated host memory writes a received payload when somebody looks at it
   // (nic::SimulatedHostMemory, deferred writes); false: at once, as it lands.
   bool defer_writes = true;
+  // The engine's report (windows, units and events per partition, what
+  // crossed between partitions): a JSON file, if a path is given; one process only.
+  std::string engine_report;
   // Threads that run the world's partitions (0: one per core of the machine).
   unsigned threads = 0;
   // The ranks of a run across processes (mpirun), this process one of them;

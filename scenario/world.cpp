@@ -249,8 +249,15 @@ void World::land(uint32_t p) {
 }
 
 void World::clear(uint32_t p) {
-  for (fabric::CrossingWriter& w : parts_.at(p)->to) w.clear();
-  for (auto& bytes : parts_.at(p)->inbox) bytes = {};
+  Partition& part = *parts_.at(p);
+  for (size_t q = 0; q < part.to.size(); ++q) {
+    if (const size_t n = part.to[q].bytes().size(); n > 0) {
+      ++part.crossed[q].windows;
+      part.crossed[q].bytes += n;
+    }
+    part.to[q].clear();
+  }
+  for (auto& bytes : part.inbox) bytes = {};
 }
 
 sim::Partitions::Mail World::mail(uint32_t p) {

@@ -105,6 +105,13 @@ public:
   // came from one (sim::Partitions::Mail), landed with the rest.
   void land(uint32_t p);
   void clear(uint32_t p);
+  // What partition `from` sent partition `to` over the run (counted as
+  // clear() empties the outboxes): in how many windows, and how many bytes.
+  struct Crossed {
+    uint64_t windows = 0;
+    uint64_t bytes = 0;
+  };
+  const Crossed& crossed(uint32_t from, uint32_t to) const { return parts_.at(from)->crossed.at(to); }
   sim::Partitions::Mail mail(uint32_t p);
   // Word between the parts of a program: `listen` gives a listener its number
   // (made in the same order wherever the world is built), `tell` hands it
@@ -148,11 +155,12 @@ private:
 
   struct Partition {
     Partition(uint64_t seed, std::ostream& log, size_t frame_bytes, size_t partitions)
-        : sim(seed, log), pool(frame_bytes), to(partitions), inbox(partitions) {}
+        : sim(seed, log), pool(frame_bytes), to(partitions), inbox(partitions), crossed(partitions) {}
     sim::Simulator sim;
     fabric::FramePool pool;
     std::vector<fabric::CrossingWriter> to;                  // frames and credit, per partition
     std::vector<std::span<const std::byte>> inbox;           // per partition: from another rank's
+    std::vector<Crossed> crossed;                            // per partition: what went there
   };
   Partition& part_of_node(uint32_t node) { return *parts_[map_.of_node[node]]; }
   void land_from(uint32_t p, std::span<const std::byte> bytes);

@@ -602,6 +602,47 @@ TEST(World, PartitionsHoldTheirUnitsAndCutLinksCross) {
             sim::Duration::ns(300));
 }
 
+// The engine's report: every partition's units and events, and what crossed
+// each cut in how many windows; nothing crosses within a partition, and a
+// run in one partition sends nothing anywhere.
+TEST(Run, TheEngineReportCountsWindowsEventsAndCrossings) {
+  const std::string text =
+      "topology: {kind: leaf_spine, leaves: 4, spines: 2, hosts_per_leaf: 2}\n"
+      "workloads: [{pattern: flows, flows: [{from: h0, to: h7, op: write, size: 64KiB},"
+      " {from: h2, to: h5, op: write, size: 64KiB}]}]\n";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("engine_report_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  for (const uint32_t parts : {3u, 1u}) {
+    RunOptions o = quiet();
+    o.threads = 2;
+    o.engine_report = (dir / ("engine" + std::to_string(parts) + ".json")).string();
+    const Summary sum = run_text("partitions: " + std::to_string(parts) + "\n" + text, "ls.yaml", o);
+    ASSERT_TRUE(sum.completed);
+    const nlohmann::json j = nlohmann::json::parse(std::ifstream(o.engine_report));
+    EXPECT_EQ(j["partitions"], parts);
+    EXPECT_GT(j["windows"].get<uint64_t>(), 0u);
+    uint64_t hosts = 0, switches = 0, events = 0, crossed = 0;
+    for (const auto& p : j["partition"]) {
+      hosts += p["hosts"].get<uint64_t>();
+      switches += p["switches"].get<uint64_t>();
+      events += p["events"].get<uint64_t>();
+    }
+    EXPECT_EQ(hosts, 8u);
+    EXPECT_EQ(switches, 6u);
+    EXPECT_LE(events, sum.events) << "the outside's events are nobody's partition's";
+    EXPECT_GT(events, sum.events * 9 / 10);
+    for (const auto& c : j["crossings"]) {
+      EXPECT_NE(c["from"], c["to"]);
+      EXPECT_LE(c["windows"].get<uint64_t>(), j["windows"].get<uint64_t>());
+      EXPECT_GE(c["bytes"].get<uint64_t>(), c["windows"].get<uint64_t>());
+      crossed += c["bytes"].get<uint64_t>();
+    }
+    if (parts == 1) EXPECT_EQ(crossed, 0u);
+    else EXPECT_GT(crossed, 2 * 65536u) << "both flows' payload crosses a cut";
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // --- NIC settings and presets -------------------------------------------------------
 
 TEST(NicKeys, EveryNicParamsFieldHasAKey) {
