@@ -1,7 +1,6 @@
 #include "sim/mpi_ranks.hpp"
 
 #include <boost/mpi/collectives.hpp>
-#include <boost/mpi/nonblocking.hpp>
 #include <boost/mpi/operations.hpp>
 
 #include <algorithm>
@@ -11,48 +10,57 @@
 namespace rnicsim::sim {
 namespace {
 constexpr int kExchangeTag = 7;
+}  // namespace
 
-// Posts the pieces of `bytes` to or from `peer` (isend or irecv): pieces of one
-// tag between one pair arrive in the order they were sent (MPI's non-overtaking).
-template <class Byte, class Post>
-void post_pieces(Byte* bytes, size_t size, std::vector<boost::mpi::request>& requests, Post post) {
-  for (size_t at = 0; at < size; at += MpiRanks::kPieceBytes) {
-    const auto n = static_cast<int>(std::min(MpiRanks::kPieceBytes, size - at));
-    requests.push_back(post(bytes + at, n));
+// Pieces of one tag between one pair arrive in the order they were sent
+// (MPI's non-overtaking).
+void MpiRanks::post(std::byte* recv_into, const std::byte* send_from, size_t size, int peer) {
+  for (size_t at = 0; at < size; at += kPieceBytes) {
+    const auto n = static_cast<int>(std::min(kPieceBytes, size - at));
+    requests_.emplace_back();
+    if (recv_into != nullptr)
+      MPI_Irecv(recv_into + at, n, MPI_BYTE, peer, kExchangeTag, world_, &requests_.back());
+    else
+      MPI_Isend(send_from + at, n, MPI_BYTE, peer, kExchangeTag, world_, &requests_.back());
   }
 }
-}  // namespace
+
+void MpiRanks::Heads::fill(std::span<const std::span<const std::byte>> to, std::span<const int64_t> least,
+                           size_t me) {
+  const size_t n = to.size();
+  width = static_cast<int>(1 + least.size());
+  out.assign(n * static_cast<size_t>(width), 0);
+  in.assign(out.size(), 0);
+  for (size_t r = 0; r < n; ++r) {
+    auto at = out.begin() + static_cast<ptrdiff_t>(r) * width;
+    *at = r == me ? 0 : static_cast<int64_t>(to[r].size());
+    std::copy(least.begin(), least.end(), at + 1);
+  }
+}
+
+size_t MpiRanks::Heads::take(size_t r, std::span<int64_t> least) const {
+  const auto at = in.begin() + static_cast<ptrdiff_t>(r) * width;
+  for (size_t k = 0; k < least.size(); ++k) least[k] = std::min(least[k], at[static_cast<ptrdiff_t>(1 + k)]);
+  return static_cast<size_t>(*at);
+}
 
 void MpiRanks::exchange(std::span<const std::span<const std::byte>> to, std::vector<std::vector<std::byte>>& in,
                         std::span<int64_t> least) {
   const auto n = static_cast<size_t>(world_.size());
   const auto me = static_cast<size_t>(world_.rank());
   if (to.size() != n) throw std::invalid_argument("an exchange takes one part for each rank");
-  // To each rank: the size of its part, then this rank's `least`.
-  const size_t head = 1 + least.size();
-  std::vector<int64_t> heads_out(head * n), heads_in(head * n);
-  for (size_t r = 0; r < n; ++r) {
-    heads_out[head * r] = r == me ? 0 : static_cast<int64_t>(to[r].size());
-    std::copy(least.begin(), least.end(), heads_out.begin() + static_cast<ptrdiff_t>(head * r + 1));
-  }
-  boost::mpi::all_to_all(world_, heads_out.data(), static_cast<int>(head), heads_in.data());
-  std::vector<uint64_t> sizes_in(n);
-  for (size_t r = 0; r < n; ++r) {
-    sizes_in[r] = static_cast<uint64_t>(heads_in[head * r]);
-    for (size_t k = 0; k < least.size(); ++k) least[k] = std::min(least[k], heads_in[head * r + 1 + k]);
-  }
+  heads_.fill(to, least, me);
+  MPI_Alltoall(heads_.out.data(), heads_.width, MPI_INT64_T, heads_.in.data(), heads_.width, MPI_INT64_T, world_);
   in.resize(n);
-  std::vector<boost::mpi::request> requests;
+  requests_.clear();
   for (size_t r = 0; r < n; ++r) {
+    const size_t size = heads_.take(r, least);
     if (r == me) continue;
-    in[r].resize(sizes_in[r]);
-    const int peer = static_cast<int>(r);
-    post_pieces(reinterpret_cast<char*>(in[r].data()), in[r].size(), requests,
-                [&](char* p, int count) { return world_.irecv(peer, kExchangeTag, p, count); });
-    post_pieces(reinterpret_cast<const char*>(to[r].data()), to[r].size(), requests,
-                [&](const char* p, int count) { return world_.isend(peer, kExchangeTag, p, count); });
+    in[r].resize(size);
+    post(in[r].data(), nullptr, in[r].size(), static_cast<int>(r));
+    post(nullptr, to[r].data(), to[r].size(), static_cast<int>(r));
   }
-  boost::mpi::wait_all(requests.begin(), requests.end());
+  MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
   in[me].assign(to[me].begin(), to[me].end());
 }
 
