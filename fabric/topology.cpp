@@ -42,8 +42,9 @@ std::vector<std::vector<uint32_t>> Topology::links_of_nodes() const {
   return at;
 }
 
-std::vector<int> Topology::distances_to(uint32_t to) const {
-  const auto at = links_of_nodes();
+std::vector<int> Topology::distances_to(uint32_t to) const { return distances_to(to, links_of_nodes()); }
+
+std::vector<int> Topology::distances_to(uint32_t to, const std::vector<std::vector<uint32_t>>& at) const {
   std::vector<int> dist(nodes.size(), -1);
   std::deque<uint32_t> q{to};
   dist[to] = 0;
@@ -91,7 +92,7 @@ std::vector<SwitchRoutes> shortest_path_routes(const Topology& t) {
   std::vector<SwitchRoutes> out;
   std::vector<std::vector<int>> dist_to;  // per host, in hosts() order
   const std::vector<uint32_t> hosts = t.hosts();
-  for (uint32_t h : hosts) dist_to.push_back(t.distances_to(h));
+  for (uint32_t h : hosts) dist_to.push_back(t.distances_to(h, at));
   for (uint32_t s = 0; s < t.nodes.size(); ++s) {
     if (!t.nodes[s].is_switch) continue;
     SwitchRoutes r;

@@ -43,6 +43,8 @@ struct Topology {
   // Hop counts from every node to node `to`, never passing through another
   // host (-1: unreachable).
   std::vector<int> distances_to(uint32_t to) const;
+  // The same over `at`, links_of_nodes() made once for many destinations.
+  std::vector<int> distances_to(uint32_t to, const std::vector<std::vector<uint32_t>>& at) const;
   // The sum of link delays along one shortest path (nullopt-like: max() if
   // unreachable).
   sim::Duration path_delay(uint32_t from, uint32_t to) const;

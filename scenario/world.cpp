@@ -287,6 +287,7 @@ void World::add_hosts(const Scenario& s, const MemoryFor& memory) {
     host_partition_.push_back(map_.of_node[static_cast<uint32_t>(s.fabric.topology.find(h->name))]);
     Partition& part = *parts_[host_partition_.back()];
     h->nic = std::make_unique<nic::Nic>(part.sim, part.pool, mem, cfg);
+    host_named_.emplace(h->name, h.get());
     hosts_.push_back(std::move(h));
   }
 }
@@ -412,9 +413,9 @@ cm::ConnectionManager& World::connection_manager(const Host& host) {
 }
 
 Host& World::host(const std::string& name) {
-  for (auto& h : hosts_)
-    if (h->name == name) return *h;
-  throw std::out_of_range("no host " + name);
+  const auto it = host_named_.find(name);
+  if (it == host_named_.end()) throw std::out_of_range("no host " + name);
+  return *it->second;
 }
 
 }  // namespace rnicsim::scenario

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -181,6 +182,9 @@ private:
   sim::Duration control_delay_ = sim::Duration::us(1);
   sim::Duration cut_delay_ = sim::Duration::max();
   std::vector<std::unique_ptr<Host>> hosts_;
+  // Each host by name: a world is built by name (links, routes, faults),
+  // thousands of hosts times their routes.
+  std::unordered_map<std::string, Host*> host_named_;
   std::vector<std::unique_ptr<fabric::Switch>> switches_;
   std::vector<std::unique_ptr<sim::Event>> link_events_;  // links going down and up
   std::vector<Listener> listeners_;
