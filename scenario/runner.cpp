@@ -198,6 +198,7 @@ struct EngineRun {
   bool cut = false;
   sim::Duration window;
   uint64_t windows = 0;
+  uint64_t busiest_events = 0;  // each window's busiest partition's, summed
 };
 
 // Runs the world on the engine until its stages end (every workload done),
@@ -215,7 +216,8 @@ EngineRun run_events(World& world, Launcher& launcher, sim::Time limit, unsigned
   engine.set_between([&] { progress.update(world.now(), world.events_fired()); });
   engine.run_until(limit);
   progress.finish();
-  return {!engine.ended() && world.pending_anywhere(), window(world, launcher), engine.windows()};
+  return {!engine.ended() && world.pending_anywhere(), window(world, launcher), engine.windows(),
+          engine.busiest_events()};
 }
 
 // What predicts a run across ranks from a run in one process (docs/PERFORMANCE.md,
@@ -227,6 +229,7 @@ void write_engine_report(const std::string& path, World& world, const EngineRun&
   j["threads"] = threads;
   j["window_ps"] = run.window.picoseconds();
   j["windows"] = run.windows;
+  j["busiest_events"] = run.busiest_events;
   j["simulated_ps"] = world.now().picoseconds();
   std::vector<uint64_t> hosts(world.partitions()), switches(world.partitions());
   for (const auto& h : world.hosts()) ++hosts[world.partition_of(*h)];

@@ -210,6 +210,7 @@ bool Partitions::next_window(Time end) {
 
 bool Partitions::between_windows(Time end) {
   ++windows_;
+  count_busiest();
   if (finish_) end_stage();
   if (over_) return false;
   if (between_) between_();
@@ -277,6 +278,18 @@ void Partitions::rethrow(const FirstError& error) {
     if (ranks_ != nullptr && stride_ > 1) ranks_->abort(e.what());  // the other ranks wait in a collective
     throw;
   }
+}
+
+// The window just run's busiest partition of this rank: the events it fired.
+void Partitions::count_busiest() {
+  fired_.resize(parts_.size(), 0);
+  uint64_t most = 0;
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    const uint64_t now = parts_[i].scheduler->events_fired();
+    most = std::max(most, now - fired_[i]);
+    fired_[i] = now;
+  }
+  busiest_events_ += most;
 }
 
 }  // namespace rnicsim::sim

@@ -105,6 +105,9 @@ public:
   bool ended() const { return ended_; }
   // Windows run so far (the empty stretches skipped are not counted).
   uint64_t windows() const { return windows_; }
+  // The events of each window's busiest partition of this rank, summed over
+  // the windows: the work a window waits for, with one partition per thread.
+  uint64_t busiest_events() const { return busiest_events_; }
 
 private:
   // One thread's part of a window (of `threads`): clears its partitions'
@@ -123,6 +126,8 @@ private:
   void second_exchange();
   bool between_windows(Time end);
   void end_stage();
+  // Adds the window just run's busiest partition's events to busiest_events_.
+  void count_busiest();
   // Rethrows what a thread met; across ranks, ends every rank with it first.
   void rethrow(const FirstError& error);
   // Lets the outside act, then sets the next window's bound (false: none).
@@ -173,6 +178,8 @@ private:
   std::optional<Time> instant_;                // once every share is: the latest of those
   bool over_ = false, ended_ = false;
   uint64_t windows_ = 0;
+  std::vector<uint64_t> fired_;  // per partition: its events when the last window ended
+  uint64_t busiest_events_ = 0;
 };
 
 }  // namespace rnicsim::sim

@@ -621,6 +621,11 @@ TEST(Run, TheEngineReportCountsWindowsEventsAndCrossings) {
     const nlohmann::json j = nlohmann::json::parse(std::ifstream(o.engine_report));
     EXPECT_EQ(j["partitions"], parts);
     EXPECT_GT(j["windows"].get<uint64_t>(), 0u);
+    // Each window's busiest partition fired no fewer than any one partition did in it.
+    uint64_t most = 0;
+    for (const auto& p : j["partition"]) most = std::max(most, p["events"].get<uint64_t>());
+    EXPECT_LE(j["busiest_events"].get<uint64_t>(), sum.events);
+    EXPECT_GE(j["busiest_events"].get<uint64_t>(), most);
     uint64_t hosts = 0, switches = 0, events = 0, crossed = 0;
     for (const auto& p : j["partition"]) {
       hosts += p["hosts"].get<uint64_t>();
