@@ -122,7 +122,8 @@ Action add_run(CLI::App& sub, const Program&) {
   sub.add_option("--engine-report", a->opts.engine_report,
                  "write the engine's windows, each partition's units and events and what crossed between "
                  "partitions into FILE (JSON), to plan a run across ranks (docs/PERFORMANCE.md)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->default_str("none");
   sub.add_option("--perftest-json", a->opts.perftest_json_dir,
                  "write DIR/NAME.json per perftest workload, as perftest's --out_json writes it (docs/OUTPUTS.md)")
       ->type_name("DIR")
