@@ -153,7 +153,7 @@ Action add_run(CLI::App& sub, const Program&) {
   sub.add_option("--threads", a->opts.threads, "threads that run the partitions")
       ->check(whole_number(1, 1024))
       ->type_name("T")
-      ->default_str("the machine's cores");
+      ->default_str("the cores it may run on");
   return [a, seed, partitions] {
     if (seed->count() > 0) a->opts.seed = a->seed;
     if (partitions->count() > 0) a->scenario.overrides.push_back("partitions=" + std::to_string(a->partitions));

@@ -26,6 +26,7 @@
 #include "sim/byte_record.hpp"
 #include "sim/output.hpp"
 #include "sim/partitions.hpp"
+#include "sim/tasks.hpp"
 
 namespace rnicsim::scenario {
 namespace {
@@ -374,7 +375,7 @@ Summary summarise(const Scenario& s, World& world, const UnitReports& units, con
 Summary run(const Scenario& s, const RunOptions& opts) {
   const auto wall_start = std::chrono::steady_clock::now();
   const uint64_t seed = opts.seed.value_or(s.seed);
-  const unsigned threads = opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = opts.threads > 0 ? opts.threads : sim::usable_cores();
   const Share share{opts.ranks != nullptr && opts.ranks->ranks() > 1 ? opts.ranks : nullptr};
   const auto ranks = static_cast<unsigned>(share.ranks != nullptr ? share.ranks->ranks() : 1);
   // The WQE timeline needs one partition; asked for with more, it says so below.

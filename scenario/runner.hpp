@@ -37,7 +37,8 @@ struct RunOptions {
   // The engine's report (windows, units and events per partition, what
   // crossed between partitions): a JSON file, if a path is given; one process only.
   std::string engine_report;
-  // Threads that run the world's partitions (0: one per core of the machine).
+  // Threads that run the world's partitions (0: one per core this process
+  // may run on: the machine's, or those a launcher bound it to).
   unsigned threads = 0;
   // The ranks of a run across processes (mpirun), this process one of them;
   // none: the run is this process's alone. Every rank runs the same scenario

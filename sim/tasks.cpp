@@ -1,5 +1,7 @@
 #include "sim/tasks.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -22,6 +24,13 @@ void run_tasks(std::span<const std::function<void()>> tasks, unsigned threads) {
     work();
   }
   error.rethrow();
+}
+
+unsigned usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 }  // namespace rnicsim::sim

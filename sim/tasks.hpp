@@ -14,4 +14,9 @@ namespace rnicsim::sim {
 // taken by then are not run.
 void run_tasks(std::span<const std::function<void()>> tasks, unsigned threads);
 
+// The cores the calling thread may run on: the machine's, or fewer where it
+// is bound (mpirun binds a rank to one core unless told otherwise). Threads
+// beyond those would take turns, at every window's barrier of the engine.
+unsigned usable_cores();
+
 }  // namespace rnicsim::sim

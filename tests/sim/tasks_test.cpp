@@ -1,8 +1,10 @@
 // Tasks side by side: each runs once whatever the thread count, and a task
-// that throws reaches the caller after the others have stopped.
+// that throws reaches the caller after the others have stopped; and the
+// cores a thread may use.
 #include "sim/tasks.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <stdexcept>
@@ -28,4 +30,20 @@ TEST(RunTasks, AThrowingTaskReachesTheCaller) {
   EXPECT_THROW(run_tasks(tasks, 1), std::runtime_error);
   EXPECT_EQ(ran.load(), 1);  // one thread takes them in order, and stops at the throw
   EXPECT_THROW(run_tasks(tasks, 2), std::runtime_error);
+}
+
+// A thread bound to one core (as mpirun binds a rank) may use one; unbound,
+// every core it may run on.
+TEST(UsableCores, AreTheCoresTheThreadIsBoundTo) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  EXPECT_EQ(rnicsim::sim::usable_cores(), static_cast<unsigned>(CPU_COUNT(&all)));
+  int first = 0;
+  while (!CPU_ISSET(first, &all)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  EXPECT_EQ(rnicsim::sim::usable_cores(), 1u);
+  ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
 }
