@@ -206,7 +206,8 @@ struct EngineRun {
 // nothing is left or the scenario's duration is reached.
 EngineRun run_events(World& world, Launcher& launcher, sim::Time limit, unsigned threads, Progress& progress,
                      const Share& share) {
-  sim::Partitions engine(window(world, launcher), threads);
+  const sim::Duration w = window(world, launcher);
+  sim::Partitions engine(w, threads);
   if (share.ranks != nullptr) engine.set_ranks(*share.ranks, world.partitions());
   for (uint32_t p = 0; p < world.partitions(); ++p)
     if (share.holds(p))
@@ -217,8 +218,7 @@ EngineRun run_events(World& world, Launcher& launcher, sim::Time limit, unsigned
   engine.set_between([&] { progress.update(world.now(), world.events_fired()); });
   engine.run_until(limit);
   progress.finish();
-  return {!engine.ended() && world.pending_anywhere(), window(world, launcher), engine.windows(),
-          engine.busiest_events()};
+  return {!engine.ended() && world.pending_anywhere(), w, engine.windows(), engine.busiest_events()};
 }
 
 // What predicts a run across ranks from a run in one process (docs/PERFORMANCE.md,

@@ -376,8 +376,7 @@ void World::add_routes(const fabric::Topology& t, const std::vector<fabric::Swit
 uint32_t World::node_partition(const std::string& node) const {
   for (size_t i = 0; i < switches_.size(); ++i)
     if (switches_[i]->name() == node) return switch_partition_[i];
-  for (const auto& h : hosts_)
-    if (h->name == node) return partition_of(*h);
+  if (const auto it = host_named_.find(node); it != host_named_.end()) return partition_of(*it->second);
   throw std::out_of_range("no host or switch " + node);
 }
 

@@ -68,7 +68,6 @@ int64_t MpiRanks::min(int64_t value) { return boost::mpi::all_reduce(world_, val
 
 int64_t MpiRanks::max(int64_t value) { return boost::mpi::all_reduce(world_, value, boost::mpi::maximum<int64_t>()); }
 
-
 void MpiRanks::abort(std::string_view why) {
   std::fprintf(stderr, "rnicsim: rank %d of %d: %.*s\n", world_.rank(), world_.size(), static_cast<int>(why.size()),
                why.data());

@@ -8,10 +8,10 @@
 // requests where bytes cross, the same where none do (bench/mpi_exchange),
 // the bytes being most of the round's cost. The environment, the
 // communicator and the reductions are Boost.MPI's. Built only where MPI and
-// Boost.MPI are installed (RNICSIM_HAVE_MPI). The program holds a boost::mpi::environment
-// (MPI_Init) for as long as it uses an MpiRanks, at threading::serialized or
-// above where partitions run on threads: the engine calls MPI from whichever
-// of its threads ends a phase, one at a time.
+// Boost.MPI are installed (RNICSIM_HAVE_MPI). The program holds a
+// boost::mpi::environment (MPI_Init) for as long as it uses an MpiRanks, at
+// threading::serialized or above where partitions run on threads: the engine
+// calls MPI from whichever of its threads ends a phase, one at a time.
 #pragma once
 
 #include <mpi.h>

@@ -222,6 +222,7 @@ void Partitions::run_until(Time end) {
   const unsigned threads = std::clamp<unsigned>(static_cast<unsigned>(parts_.size()), 1, threads_);
   waiting_.assign(parts_.size(), 0);
   finished_.resize(parts_.size());
+  fired_.resize(parts_.size(), 0);
   agreed_start_.reset();
   over_ = ended_ = false;
   finish_ = false;
@@ -282,7 +283,6 @@ void Partitions::rethrow(const FirstError& error) {
 
 // The window just run's busiest partition of this rank: the events it fired.
 void Partitions::count_busiest() {
-  fired_.resize(parts_.size(), 0);
   uint64_t most = 0;
   for (size_t i = 0; i < parts_.size(); ++i) {
     const uint64_t now = parts_[i].scheduler->events_fired();
