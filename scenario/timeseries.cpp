@@ -1,6 +1,9 @@
 #include "scenario/timeseries.hpp"
 
+#include <bit>
 #include <filesystem>
+#include <stdexcept>
+#include <type_traits>
 
 #include "sim/output.hpp"
 
@@ -106,18 +109,34 @@ void Sampler::merge(sim::ByteReader& in) {
 
 namespace {
 
+// Whether two values would be written alike: by their bits, so that -0.0
+// does not take 0.0's text.
+template <class T>
+bool same_bits(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return std::bit_cast<uint64_t>(double{a}) == std::bit_cast<uint64_t>(double{b});
+  else return a == b;
+}
+
 // time_us, then a column per name; a row per sample. `each_row(f)` calls
-// f(i, values) for each row in order.
-template <class EachRow>
+// f(i, values) for each row in order, values of T. A column's text is made
+// only when its value changes: a time series of a large fabric has millions
+// of fields, nearly all as in the row before.
+template <class T, class EachRow>
 void write_table(const std::filesystem::path& file, bool exact_twin, const std::vector<std::string>& columns,
                  const std::vector<double>& times, EachRow&& each_row) {
   sim::CsvWriter out(file, exact_twin);
   out.text("time_us");
   for (const std::string& c : columns) out.text(c);
   out.end_row();
-  each_row([&](size_t i, const auto& values) {
+  std::vector<T> last(columns.size());
+  std::vector<sim::CsvWriter::Cell> cells(columns.size(), out.cell(T{}));
+  each_row([&](size_t i, const std::vector<T>& values) {
+    if (values.size() != columns.size()) throw std::logic_error("a time series' row has another width than its names");
     out.number(times[i]);
-    for (auto v : values) out.number(v);
+    for (size_t c = 0; c < values.size(); ++c) {
+      if (!same_bits(values[c], last[c])) cells[c] = out.cell(last[c] = values[c]);
+      out.put(cells[c]);
+    }
     out.end_row();
   });
 }
@@ -144,8 +163,8 @@ std::vector<std::function<void()>> Sampler::writers(const std::filesystem::path&
     return p;
   };
   return {
-      [=, this] { write_table(dir / "queues.csv", exact_twins, port_names(), times_, rows_of(queued_)); },
-      [=, this] { write_table(dir / "pauses.csv", exact_twins, port_names(), times_, rows_of(paused_us_)); },
+      [=, this] { write_table<uint64_t>(dir / "queues.csv", exact_twins, port_names(), times_, rows_of(queued_)); },
+      [=, this] { write_table<double>(dir / "pauses.csv", exact_twins, port_names(), times_, rows_of(paused_us_)); },
       [=, this] {
         std::vector<std::string> w;
         for (const auto& x : workloads_) w.push_back(x->spec().name);
@@ -155,8 +174,8 @@ std::vector<std::function<void()>> Sampler::writers(const std::filesystem::path&
           const double span = spans_[s].seconds();
           for (uint64_t b : bytes_[s]) gbps.back().push_back(span > 0 ? static_cast<double>(b) * 8 / span / 1e9 : 0);
         }
-        write_table(dir / "throughput.csv", exact_twins, w, times_, rows_of(gbps));
-        write_table(dir / "delivered.csv", exact_twins, w, times_, rows_of(bytes_));
+        write_table<double>(dir / "throughput.csv", exact_twins, w, times_, rows_of(gbps));
+        write_table<uint64_t>(dir / "delivered.csv", exact_twins, w, times_, rows_of(bytes_));
       },
   };
 }

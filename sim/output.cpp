@@ -129,6 +129,13 @@ CsvWriter& CsvWriter::number(double v) {
   return raw({text.data(), n}, {hex.data(), h});
 }
 
+CsvWriter::Cell CsvWriter::cell(double v) const {
+  std::array<char, kDoubleChars> text, hex;
+  const size_t n = format_double(v, DoubleForm::Shortest, text);
+  const size_t h = twin_ ? format_double(v, DoubleForm::Hex, hex) : 0;
+  return {std::string(text.data(), n), std::string(hex.data(), h)};
+}
+
 CsvWriter& CsvWriter::integer(std::string_view digits) { return raw(digits, digits); }
 
 void CsvWriter::end_row() {

@@ -64,6 +64,19 @@ public:
     return integer({buf.data(), std::to_chars(buf.data(), buf.data() + buf.size(), v).ptr});
   }
   CsvWriter& empty() { return raw("", ""); }
+  // A number's text (and its twin's), made once for many rows: a time
+  // series' columns keep their values for most of its rows.
+  struct Cell {
+    std::string text, twin;
+  };
+  Cell cell(double v) const;
+  template <std::integral T>
+  Cell cell(T v) const {
+    std::array<char, 24> buf;
+    std::string digits(buf.data(), std::to_chars(buf.data(), buf.data() + buf.size(), v).ptr);
+    return {digits, digits};
+  }
+  CsvWriter& put(const Cell& c) { return raw(c.text, c.twin); }
   // Ends the row and writes it; a row not ended is not written.
   void end_row();
 

@@ -109,5 +109,26 @@ TEST(Csv, FileAndExactTwin) {
   std::filesystem::remove_all(dir);
 }
 
+// A cell made once and put in many rows writes what number() writes, in the
+// file and its twin: the time series write their columns that way.
+TEST(Csv, ACellWritesWhatItsNumberWrites) {
+  const auto dir = temp_dir();
+  const double doubles[] = {0.1 + 0.2, -0.0, 0.0, 1e300, std::nan(""), 42.0};
+  {
+    CsvWriter by_number(dir / "n.csv", true), by_cell(dir / "c.csv", true);
+    for (double v : doubles) {
+      by_number.number(v).number(uint64_t{7}).number(int64_t{-3}).end_row();
+      const CsvWriter::Cell c = by_cell.cell(v);
+      by_cell.put(c).put(by_cell.cell(uint64_t{7})).put(by_cell.cell(int64_t{-3})).end_row();
+      by_cell.put(c).end_row();  // again, unchanged
+      by_number.number(v).end_row();
+    }
+  }
+  EXPECT_EQ(read_all(dir / "c.csv"), read_all(dir / "n.csv"));
+  EXPECT_EQ(read_all(dir / "c.csv.exact"), read_all(dir / "n.csv.exact"));
+  EXPECT_NE(read_all(dir / "c.csv").find("\n-0.0,7,-3\n-0.0\n0.0,7,-3\n"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace rnicsim::sim
