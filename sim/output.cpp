@@ -121,22 +121,12 @@ CsvWriter& CsvWriter::text(std::string_view s) {
   return raw(f, f);
 }
 
-CsvWriter& CsvWriter::number(double v) {
-  // On the stack, and the hex form only for a twin: a time series has millions of fields.
-  std::array<char, kDoubleChars> text, hex;
-  const size_t n = format_double(v, DoubleForm::Shortest, text);
-  const size_t h = twin_ ? format_double(v, DoubleForm::Hex, hex) : 0;
-  return raw({text.data(), n}, {hex.data(), h});
+// The hex form only for a twin: most files have none.
+CsvWriter::Texts CsvWriter::texts(double v, Buffers& b) const {
+  const size_t n = format_double(v, DoubleForm::Shortest, b[0]);
+  const size_t h = twin_ ? format_double(v, DoubleForm::Hex, b[1]) : 0;
+  return {{b[0].data(), n}, {b[1].data(), h}};
 }
-
-CsvWriter::Cell CsvWriter::cell(double v) const {
-  std::array<char, kDoubleChars> text, hex;
-  const size_t n = format_double(v, DoubleForm::Shortest, text);
-  const size_t h = twin_ ? format_double(v, DoubleForm::Hex, hex) : 0;
-  return {std::string(text.data(), n), std::string(hex.data(), h)};
-}
-
-CsvWriter& CsvWriter::integer(std::string_view digits) { return raw(digits, digits); }
 
 void CsvWriter::end_row() {
   // A row goes out in one write: a stream's per-field sentries cost more than

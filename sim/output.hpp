@@ -57,11 +57,14 @@ class CsvWriter {
 public:
   CsvWriter(const std::filesystem::path& file, bool exact_twin);
   CsvWriter& text(std::string_view s);
-  CsvWriter& number(double v);  // empty when not finite
+  CsvWriter& number(double v) {  // empty when not finite
+    Buffers b;
+    return put(texts(v, b));
+  }
   template <std::integral T>
   CsvWriter& number(T v) {
-    std::array<char, 24> buf;
-    return integer({buf.data(), std::to_chars(buf.data(), buf.data() + buf.size(), v).ptr});
+    Buffers b;
+    return put(texts(v, b));
   }
   CsvWriter& empty() { return raw("", ""); }
   // A number's text (and its twin's), made once for many rows: a time
@@ -69,20 +72,35 @@ public:
   struct Cell {
     std::string text, twin;
   };
-  Cell cell(double v) const;
+  Cell cell(double v) const {
+    Buffers b;
+    return own(texts(v, b));
+  }
   template <std::integral T>
   Cell cell(T v) const {
-    std::array<char, 24> buf;
-    std::string digits(buf.data(), std::to_chars(buf.data(), buf.data() + buf.size(), v).ptr);
-    return {digits, digits};
+    Buffers b;
+    return own(texts(v, b));
   }
   CsvWriter& put(const Cell& c) { return raw(c.text, c.twin); }
   // Ends the row and writes it; a row not ended is not written.
   void end_row();
 
 private:
+  // A number's text and its twin's, in a buffer on the caller's stack: the
+  // one place that says how a number is written (number() and cell()).
+  using Buffers = std::array<std::array<char, kDoubleChars>, 2>;
+  struct Texts {
+    std::string_view text, twin;
+  };
+  Texts texts(double v, Buffers& b) const;
+  template <std::integral T>
+  static Texts texts(T v, Buffers& b) {
+    const std::string_view digits(b[0].data(), std::to_chars(b[0].data(), b[0].data() + b[0].size(), v).ptr);
+    return {digits, digits};
+  }
+  static Cell own(const Texts& t) { return {std::string(t.text), std::string(t.twin)}; }
+  CsvWriter& put(const Texts& t) { return raw(t.text, t.twin); }
   CsvWriter& raw(std::string_view field, std::string_view twin_field);
-  CsvWriter& integer(std::string_view digits);
 
   std::ofstream out_;
   std::optional<std::ofstream> twin_;
