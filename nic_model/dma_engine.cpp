@@ -36,21 +36,25 @@ void DmaEngine::access_failed(uint64_t addr, uint64_t length, bool write) {
 }
 
 void DmaEngine::read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag, ReadMode mode,
-                     std::optional<Qpn> qpn) {
+                     std::optional<Qpn> qpn, ReadSource source) {
   static std::byte nothing;  // a zero-length read still needs a non-null target (null marks size-only)
   // Nothing to lend without bytes or without a client to take them.
   if (mode == ReadMode::Lend && (dst.empty() || client == nullptr)) mode = ReadMode::Copy;
-  issue_read(addr, dst.empty() ? &nothing : dst.data(), dst.size(), client, tag, mode, qpn);
+  issue_read(addr, dst.empty() ? &nothing : dst.data(), dst.size(), client, tag, mode, qpn, source);
 }
 
-void DmaEngine::read_elided(uint64_t addr, size_t length, DmaClient* client, uint64_t tag) {
-  issue_read(addr, nullptr, length, client, tag);
+void DmaEngine::read_elided(uint64_t addr, size_t length, DmaClient* client, uint64_t tag, ReadSource source) {
+  issue_read(addr, nullptr, length, client, tag, ReadMode::Copy, std::nullopt, source);
 }
 
 void DmaEngine::issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag,
-                           ReadMode mode, std::optional<Qpn> qpn) {
+                           ReadMode mode, std::optional<Qpn> qpn, ReadSource source) {
+  // Completions come in issue order: a buffered read is done with the read before it.
+  const sim::Time done = source == ReadSource::Pcie ? pcie_.read(sim_.now(), length)
+                         : read_q_.empty()          ? sim_.now()
+                                                    : std::max(sim_.now(), read_q_.back().done);
   Read& r = read_q_.emplace_back();
-  r.done = pcie_.read(sim_.now(), length);
+  r.done = done;
   r.addr = addr;
   r.dst = dst;
   r.length = length;

@@ -44,6 +44,11 @@ enum class ReadMode : uint8_t {
   Lend,
 };
 
+// Where a read's bytes come from: across PCIe, or from the NIC's own buffer,
+// where an earlier read brought them (a chunk of a message read ahead): no
+// PCIe time, done in issue order after the reads before it.
+enum class ReadSource : uint8_t { Pcie, Buffered };
+
 class DmaClient {
 public:
   virtual ~DmaClient() = default;
@@ -75,7 +80,8 @@ public:
   // Reads host memory into `dst`, which must stay valid until dma_done.
   // `qpn`: the QP whose data it reads, if any (named when the read fails).
   void read(uint64_t addr, std::span<std::byte> dst, DmaClient* client, uint64_t tag,
-            ReadMode mode = ReadMode::Copy, std::optional<Qpn> qpn = std::nullopt);
+            ReadMode mode = ReadMode::Copy, std::optional<Qpn> qpn = std::nullopt,
+            ReadSource source = ReadSource::Pcie);
   // Writes `src` to host memory; `src` lives in `holder` (a received frame), which
   // the engine keeps until the write is done.
   void write(uint64_t addr, std::span<const std::byte> src, fabric::Frame&& holder, DmaClient* client, uint64_t tag,
@@ -99,7 +105,8 @@ public:
 
   // A size-only read (payload bytes not materialised, see fabric::Frame): the
   // same PCIe timing and the same address checks, no bytes moved.
-  void read_elided(uint64_t addr, size_t length, DmaClient* client, uint64_t tag);
+  void read_elided(uint64_t addr, size_t length, DmaClient* client, uint64_t tag,
+                   ReadSource source = ReadSource::Pcie);
 
   PcieLink& pcie() { return pcie_; }
   HostMemory& memory() { return memory_; }
@@ -150,8 +157,8 @@ private:
   bool lend(const Read& r);
   // Size-only writes of the pieces, as read_elided reads.
   void scatter_elided(std::span<const DmaPiece> pieces, std::optional<Qpn> qpn);
-  void issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag,
-                  ReadMode mode = ReadMode::Copy, std::optional<Qpn> qpn = std::nullopt);
+  void issue_read(uint64_t addr, std::byte* dst, size_t length, DmaClient* client, uint64_t tag, ReadMode mode,
+                  std::optional<Qpn> qpn, ReadSource source);
   void issue_write(sim::Time done, uint64_t addr, const std::byte* src, size_t length, fabric::Frame&& holder,
                    DmaClient* client, uint64_t tag, std::optional<Qpn> qpn = std::nullopt);
 

@@ -69,6 +69,11 @@ struct NicParams {
   uint32_t completer_cycles_per_packet = 10;
   uint32_t rx_parse_cycles = 6;
   uint32_t tx_pipeline_packets = 32;
+  // A request's payload read from host memory in chunks of this many bytes: a
+  // chunk's first packet reads the whole chunk, its later packets take their
+  // bytes from the NIC's buffer (0, or no more than the path MTU: every packet
+  // reads its own).
+  uint32_t tx_read_chunk_bytes = 0;
   uint32_t tx_buffer_bytes = 128 * 1024;  // the requester and responder wait when it is full
   uint32_t ack_coalesce_packets = 32;
   uint32_t max_inflight_psns = 1u << 16;

@@ -23,6 +23,7 @@ const ParamKey<NicParams> kNicKeys[] = {
     {"completer_cycles_per_packet", ParamKind::Cycles, 0, 1'000'000, &NicParams::completer_cycles_per_packet, false, "completer occupancy per ACK/NAK/response"},
     {"rx_parse_cycles", ParamKind::Cycles, 0, 1'000'000, &NicParams::rx_parse_cycles, false, "parse and ICRC check per received packet"},
     {"tx_pipeline_packets", ParamKind::Count, 1, 65536, &NicParams::tx_pipeline_packets, false, "packets waiting for payload DMA at most"},
+    {"tx_read_chunk_bytes", ParamKind::Bytes, 0, 1u << 20, &NicParams::tx_read_chunk_bytes, false, "a request's payload is read in chunks of this size: a chunk's first packet waits for all of it, the later ones take their bytes from the NIC (0: each packet reads its own)"},
     {"tx_buffer_bytes", ParamKind::Bytes, 8192, 1u << 30, &NicParams::tx_buffer_bytes, false, "frames in the transmit pipeline and the port's queue at most (bytes)"},
     {"ack_coalesce_packets", ParamKind::Count, 1, 65536, &NicParams::ack_coalesce_packets, false, "the responder ACKs at least every N packets"},
     {"max_inflight_psns", ParamKind::Count, 1, 1u << 23, &NicParams::max_inflight_psns, false, "unacknowledged PSNs per QP at most"},

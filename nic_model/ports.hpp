@@ -78,6 +78,15 @@ public:
 // What the transmit pipeline tells a frame's producer when the frame leaves.
 enum class TxOrigin : uint8_t { Request, RequestEndsUnreliableWqe, Response };
 
+// A request's reads beyond its own bytes (NicParams::tx_read_chunk_bytes): a
+// chunk's first packet also reads the rest of the chunk (`ahead`, which it
+// waits for), and the chunk's later packets take their bytes from the NIC's
+// buffer (`buffered`).
+struct ChunkRead {
+  std::span<const DmaPiece> ahead;
+  bool buffered = false;
+};
+
 // Into the transmit pipeline: frames whose payload is DMA-read from host memory.
 class TransmitPort {
 public:
@@ -85,7 +94,7 @@ public:
   // Room for one more frame of `bytes`; a producer told no hears of room (RoomPort).
   virtual bool has_room(size_t bytes) const = 0;
   virtual void submit(fabric::Frame&& frame, const packet::FrameLayout& layout, std::span<const DmaPiece> pieces,
-                      Qpn qpn, TxOrigin origin) = 0;
+                      Qpn qpn, TxOrigin origin, const ChunkRead& chunk) = 0;
   // Takes back the QP's requests from `from` on that wait for the wire; returns how many.
   virtual uint32_t withdraw(Qpn qpn, uint8_t priority, Psn from) = 0;
 };

@@ -148,6 +148,10 @@ struct QpContext {
   Psn next_psn;         // PSN of the next new packet
   Psn assign_psn;       // PSN the next fetched WQE starts at
   Psn una;              // oldest unacknowledged PSN
+  // The packets whose payload a chunk read ahead (NicParams::tx_read_chunk_bytes)
+  // brought: the next `read_ahead_left` new packets from `read_ahead_next` on.
+  Psn read_ahead_next;
+  uint32_t read_ahead_left = 0;
   uint32_t retries_left = 7;
   uint32_t rnr_retries_left = 7;
   bool in_requester_list = false;

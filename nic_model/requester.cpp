@@ -161,6 +161,7 @@ void Requester::rewind(QpContext& qp, Psn psn) {
     qp.next_entry = i;
     qp.next_packet = static_cast<uint32_t>(Psn::distance(e.first_psn, psn));
     qp.next_psn = psn;
+    qp.read_ahead_left = 0;  // a chunk read ahead is not kept for packets sent again
     // READs and atomics from here on will be asked again.
     qp.rd_atomic_inflight = 0;
     for (size_t k = 0; k < i; ++k)
@@ -371,9 +372,32 @@ uint32_t Requester::send_packet(QpContext& qp, const SendEntry& e, uint32_t inde
   if (qp.type == QpType::Rc) ports_.responses->arm_timer(qp);
   if (CongestionControl* cc = ctx_.congestion)
     sent(*cc, qp, e, index, e.first_psn + index, static_cast<uint32_t>(frame.size()));
+  SgeMap ahead;
+  const ChunkRead chunk = map.count > 0 ? chunk_read(qp, e, e.first_psn + index, offset + len, ahead) : ChunkRead{};
   ports_.transmit->submit(std::move(frame), layout, std::span(map.pieces.data(), map.count), qp.qpn,
-                            ends_unreliable ? TxOrigin::RequestEndsUnreliableWqe : TxOrigin::Request);
+                            ends_unreliable ? TxOrigin::RequestEndsUnreliableWqe : TxOrigin::Request, chunk);
   return cycles;
+}
+
+ChunkRead Requester::chunk_read(QpContext& qp, const SendEntry& e, Psn psn, uint32_t end, SgeMap& ahead) {
+  if (qp.read_ahead_left > 0 && psn == qp.read_ahead_next) {
+    --qp.read_ahead_left;
+    qp.read_ahead_next = psn + 1;
+    return ChunkRead{.ahead = {}, .buffered = true};
+  }
+  // A packet sent again behind the newest reads its own bytes. A chunk starts
+  // at a new packet: it reads as many whole packets more as fit, up to the
+  // message's end.
+  if (psn + 1 != qp.next_psn) return ChunkRead{};
+  qp.read_ahead_left = 0;
+  const uint32_t per_chunk = ctx_.params().tx_read_chunk_bytes / qp.path_mtu;
+  const uint32_t rest = std::min<uint64_t>(uint64_t{per_chunk > 0 ? per_chunk - 1 : 0} * qp.path_mtu, e.length - end);
+  if (rest == 0 || ctx_.translation.map_sges(std::span(e.wqe.sge.data(), e.wqe.num_sge), qp.pd, end, rest, 0,
+                                             ahead) != AccessCheck::Ok)
+    return ChunkRead{};  // a piece out of bounds fails with the packet that carries it
+  qp.read_ahead_left = (rest + qp.path_mtu - 1) / qp.path_mtu;
+  qp.read_ahead_next = psn + 1;
+  return ChunkRead{.ahead = std::span(ahead.pieces.data(), ahead.count), .buffered = false};
 }
 
 // Tells congestion control of a packet, and times it as the RTT probe if none

@@ -71,6 +71,11 @@ private:
   // template when they can be), then the frame's payload, checks and hand-over.
   packet::FrameLayout build_headers(QpContext& qp, const SendEntry& e, packet::Opcode opcode, Psn psn, uint32_t len,
                                     uint32_t offset, bool solicited, bool ack_req, fabric::Frame& frame);
+  // How a request's payload read goes with its message's chunk
+  // (NicParams::tx_read_chunk_bytes): the packet at `psn`, whose bytes end at
+  // message offset `end`, starts a chunk (reading the rest into `ahead`) or
+  // takes its bytes from the chunk read before it.
+  ChunkRead chunk_read(QpContext& qp, const SendEntry& e, Psn psn, uint32_t end, SgeMap& ahead);
   uint32_t send_packet(QpContext& qp, const SendEntry& e, uint32_t index, uint32_t len, uint32_t offset,
                        const packet::FrameLayout& layout, fabric::Frame&& frame, bool ends_unreliable);
   // Congestion control: `qp` may send again at `when`.

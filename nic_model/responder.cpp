@@ -512,7 +512,8 @@ void Responder::step_responses(Unit& unit) {
       else if (qp->responses_queued > 0) --qp->responses_queued;
       responses.pop_front();
     }
-    ports_.transmit->submit(std::move(frame), *layout, std::span(&piece, len > 0 ? 1 : 0), qpn, TxOrigin::Response);
+    ports_.transmit->submit(std::move(frame), *layout, std::span(&piece, len > 0 ? 1 : 0), qpn, TxOrigin::Response,
+                              ChunkRead{});
     unit.next_free = ctx_.now() + ctx_.cycles(ctx_.params().responder_cycles_per_packet);
     if (!responses.empty() && !unit.respond.scheduled() && ports_.transmit->has_room(qp->path_mtu + 128))
       ctx_.scheduler().schedule(unit.respond, unit.next_free);

@@ -11,21 +11,22 @@ bool TxPipeline::has_room(size_t bytes) const {
 }
 
 void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout, std::span<const DmaPiece> pieces,
-                        Qpn qpn, TxOrigin origin) {
+                        Qpn qpn, TxOrigin origin, const ChunkRead& chunk) {
   const uint64_t id = front_id_ + pending_.size();
   Pending& p = pending_.emplace_back();
   p.layout = layout;
   p.qpn = qpn;
   p.origin = origin;
   p.frame = std::move(frame);
-  p.reads_left = static_cast<uint32_t>(pieces.size());
+  p.reads_left = static_cast<uint32_t>(pieces.size() + chunk.ahead.size());
   p.failed = false;
   p.withdrawn = false;
   p.submitted = ctx_.now();
   p.ready_at = p.submitted + ctx_.cycles(ctx_.params().tx_latency_cycles) + ctx_.jitter.draw();
   bytes_ += p.frame.size();
+  const ReadSource source = chunk.buffered ? ReadSource::Buffered : ReadSource::Pcie;
   if (p.frame.elided() > 0) {
-    for (const DmaPiece& piece : pieces) ctx_.dma.read_elided(piece.host_addr, piece.length, this, id);
+    for (const DmaPiece& piece : pieces) ctx_.dma.read_elided(piece.host_addr, piece.length, this, id, source);
   } else if (!pieces.empty()) {
     std::byte* payload = p.frame.bytes().data() + layout.payload_offset;
     // A request's payload is the requester's own posted buffer; a response's is
@@ -37,8 +38,10 @@ void TxPipeline::submit(fabric::Frame&& frame, const packet::FrameLayout& layout
                                                          : ReadMode::Copy;
     for (const DmaPiece& piece : pieces)
       ctx_.dma.read(piece.host_addr, std::span<std::byte>(payload + piece.offset, piece.length), this, id, mode,
-                      qpn);
+                      qpn, source);
   }
+  // The rest of the chunk: read now, its bytes taken by the packets that carry them.
+  for (const DmaPiece& piece : chunk.ahead) ctx_.dma.read_elided(piece.host_addr, piece.length, this, id);
   drain();
 }
 

@@ -34,7 +34,7 @@ public:
   // Room in the pipeline's depth and at the port.
   bool has_room(size_t bytes) const override;
   void submit(fabric::Frame&& frame, const packet::FrameLayout& layout, std::span<const DmaPiece> pieces,
-              Qpn qpn, TxOrigin origin) override;
+              Qpn qpn, TxOrigin origin, const ChunkRead& chunk) override;
   // A QP's requests from `from` on that have not reached the wire: those still
   // fetching their payload are dropped when their reads land, and the port's
   // queue gives back its own. Returns how many.

@@ -58,6 +58,8 @@ struct SentFrame {
   packet::PacketFields fields;
   std::vector<std::byte> payload;
   std::vector<DmaPiece> pieces;
+  std::vector<DmaPiece> ahead;  // the rest of a chunk read with it
+  bool buffered = false;        // its bytes came with an earlier packet's chunk
   uint32_t qpn = 0;
   TxOrigin origin = TxOrigin::Request;
 };
@@ -78,9 +80,11 @@ struct FakeTransmit : TransmitPort {
   std::vector<SentFrame> sent;
   bool has_room(size_t) const override { return room; }
   void submit(fabric::Frame&& frame, const packet::FrameLayout&, std::span<const DmaPiece> pieces, Qpn qpn,
-              TxOrigin origin) override {
+              TxOrigin origin, const ChunkRead& chunk) override {
     SentFrame s = parse_sent(frame);
     s.pieces.assign(pieces.begin(), pieces.end());
+    s.ahead.assign(chunk.ahead.begin(), chunk.ahead.end());
+    s.buffered = chunk.buffered;
     s.qpn = qpn.value();
     s.origin = origin;
     sent.push_back(std::move(s));
@@ -91,8 +95,16 @@ struct FakeTransmit : TransmitPort {
 
 struct FakeWire : WirePort {
   std::vector<packet::PacketFields> sent;  // ACKs and NAKs
+  std::vector<std::vector<std::byte>> payloads;
+  std::vector<sim::Time> at;  // when each went
+  sim::Simulator* sim = nullptr;  // set to record `at`
   bool has_room(size_t) const override { return true; }
-  void transmit(fabric::Frame&& frame) override { sent.push_back(parse_sent(frame).fields); }
+  void transmit(fabric::Frame&& frame) override {
+    SentFrame s = parse_sent(frame);
+    sent.push_back(s.fields);
+    payloads.push_back(std::move(s.payload));
+    if (sim != nullptr) at.push_back(sim->now());
+  }
   uint32_t withdraw(Qpn, uint8_t, Psn) override { return 0; }
 };
 

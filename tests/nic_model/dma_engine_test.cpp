@@ -85,6 +85,36 @@ TEST_F(DmaEngineTest, ReadsCompleteInIssueOrder) {
   EXPECT_LE(client.done[0].at, client.done[1].at);
 }
 
+// Bytes a chunk read ahead brought onto the NIC: a buffered read crosses no
+// PCIe (alone, it is done at once) and lands with the read before it, never
+// before; it still takes host memory's bytes.
+TEST_F(DmaEngineTest, ABufferedReadTakesNoPcieTimeAndLandsWithTheReadBeforeIt) {
+  put(base, 5, 64);
+  std::array<std::byte, 64> alone{};
+  dma.read(base, alone, &client, 1, ReadMode::Copy, std::nullopt, ReadSource::Buffered);
+  run();
+  ASSERT_EQ(client.done.size(), 1u);
+  EXPECT_EQ(client.done[0].at, sim::Time()) << "nothing crossed PCIe";
+  EXPECT_EQ(pcie.downstream_bytes() + pcie.upstream_bytes(), 0u);
+  EXPECT_EQ(static_cast<uint8_t>(alone[0]), 5);
+
+  std::array<std::byte, 2048> chunk{};
+  std::array<std::byte, 256> later{};
+  const sim::Time start = sim.now();
+  dma.read(base, chunk, &client, 2);
+  dma.read(base + 2048, later, &client, 3, ReadMode::Copy, std::nullopt, ReadSource::Buffered);
+  dma.read_elided(base + 2048, 256, &client, 4, ReadSource::Buffered);
+  run();
+  ASSERT_EQ(client.done.size(), 4u);
+  EXPECT_GT(client.done[1].at, start);
+  EXPECT_EQ(client.done[2].at, client.done[1].at) << "with the chunk's read, not before";
+  EXPECT_EQ(client.done[3].at, client.done[1].at);
+  PcieLink one(PcieParams{});
+  static_cast<void>(one.read(sim::Time(), 2048));
+  EXPECT_EQ(pcie.downstream_bytes(), one.downstream_bytes()) << "only the chunk's read crossed";
+  EXPECT_EQ(pcie.upstream_bytes(), one.upstream_bytes());
+}
+
 TEST_F(DmaEngineTest, AWriteIsVisibleOnlyWhenItCompletes) {
   put(base, 0, 16);
   const std::array<std::byte, 16> src{std::byte{9}};

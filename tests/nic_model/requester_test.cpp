@@ -402,5 +402,59 @@ TEST_F(RequesterSmallWindowTest, APacketAsksForAnAckEveryNPacketsAndTheWindowBou
   EXPECT_EQ(ack_reqs(), (std::vector<bool>{false, true, false, true, true}));
 }
 
+// Reading a message in chunks of 4 packets (tx_read_chunk_bytes): a chunk's
+// first packet reads the rest of the chunk too (its frame leaves when all of it
+// has landed), the chunk's other packets take their bytes from the NIC. A
+// chunk ends at the message's end; a packet sent again reads its own bytes, and
+// a rewind starts a chunk where it goes back to.
+void chunks_of_four(NicParams& p) { p.tx_read_chunk_bytes = 4 * kMtu; }
+using RequesterChunkTest = Tuned<RequesterTest, chunks_of_four>;
+
+TEST_F(RequesterChunkTest, AChunksFirstPacketReadsItAllAndTheOthersTakeTheirBytesFromTheNic) {
+  QpContext& q = qp();
+  post(q, wqe(1, WrOpcode::RdmaWrite, 6 * kMtu + 100));
+  ASSERT_EQ(transmit.sent.size(), 7u);
+  auto ahead_bytes = [&](size_t i) {
+    uint32_t n = 0;
+    for (const DmaPiece& d : transmit.sent[i].ahead) n += d.length;
+    return n;
+  };
+  EXPECT_EQ(ahead_bytes(0), 3 * kMtu);
+  ASSERT_EQ(transmit.sent[0].ahead.size(), 1u);
+  EXPECT_EQ(transmit.sent[0].ahead[0].host_addr, buffer->addr + kMtu) << "the chunk's rest, after its own bytes";
+  EXPECT_EQ(ahead_bytes(4), kMtu + 100) << "the last chunk ends with the message";
+  for (size_t i : {1, 2, 3, 5, 6}) {
+    EXPECT_TRUE(transmit.sent[i].buffered) << i;
+    EXPECT_EQ(ahead_bytes(i), 0u) << i;
+    EXPECT_EQ(transmit.sent[i].pieces.size(), 1u) << "it still names its bytes: " << i;
+  }
+  EXPECT_FALSE(transmit.sent[0].buffered);
+  EXPECT_FALSE(transmit.sent[4].buffered);
+
+  requester.resend(q, Psn(1));
+  b.run();
+  ASSERT_EQ(transmit.sent.size(), 8u);
+  EXPECT_FALSE(transmit.sent[7].buffered) << "sent again: reads its own bytes";
+  EXPECT_EQ(ahead_bytes(7), 0u);
+
+  requester.rewind(q, Psn(2));
+  b.run();
+  ASSERT_EQ(transmit.sent.size(), 13u);
+  EXPECT_EQ(ahead_bytes(8), 3 * kMtu) << "a chunk starts where the rewind goes back to";
+  for (size_t i : {9, 10, 11}) EXPECT_TRUE(transmit.sent[i].buffered) << i;
+  EXPECT_FALSE(transmit.sent[12].buffered) << "the message's last packet, alone in its chunk";
+  EXPECT_EQ(ahead_bytes(12), 0u);
+}
+
+TEST_F(RequesterTest, WithoutChunksEveryPacketReadsItsOwnBytes) {
+  QpContext& q = qp();
+  post(q, wqe(1, WrOpcode::RdmaWrite, 3 * kMtu));
+  ASSERT_EQ(transmit.sent.size(), 3u);
+  for (const SentFrame& s : transmit.sent) {
+    EXPECT_FALSE(s.buffered);
+    EXPECT_TRUE(s.ahead.empty());
+  }
+}
+
 }  // namespace
 }  // namespace rnicsim::nictest

@@ -10,17 +10,19 @@ namespace {
 
 using packet::Opcode;
 
-struct TxPipelineTest : ::testing::Test {
+// A pipeline on a fake wire, with QP 0x11 and a payload area.
+struct Pipeline {
   BlockContext b;
   TxPipeline tx{b.ctx};
   FakeWire wire;
   uint64_t payload = b.memory.allocate(64 * 1024, 4096);
-  TxPipelineTest() {
+  Pipeline() {
     tx.connect({.wire = &wire});
     b.add_qp(0x11, QpState::Rts);
   }
-  // A WRITE MIDDLE of QP 0x11 whose 256 bytes are read from host memory.
-  void submit(uint32_t psn) {
+  // A WRITE MIDDLE of QP 0x11 whose 256 bytes are read from host memory (at
+  // payload + psn * 256), with the reads of a chunk as given.
+  void submit(uint32_t psn, const ChunkRead& chunk = {}) {
     packet::PacketFields f;
     f.opcode = Opcode::RcRdmaWriteMiddle;
     f.psn = packet::Psn(psn);
@@ -30,7 +32,8 @@ struct TxPipelineTest : ::testing::Test {
     in.frame.meta().request = true;
     in.frame.meta().flow_id = 0x11;
     const DmaPiece piece{payload + psn * 256, 0, 256};
-    tx.submit(std::move(in.frame), in.p.layout, std::span<const DmaPiece>(&piece, 1), Qpn(0x11), TxOrigin::Request);
+    tx.submit(std::move(in.frame), in.p.layout, std::span<const DmaPiece>(&piece, 1), Qpn(0x11), TxOrigin::Request,
+              chunk);
   }
   std::vector<uint32_t> sent_psns() const {
     std::vector<uint32_t> v;
@@ -38,6 +41,7 @@ struct TxPipelineTest : ::testing::Test {
     return v;
   }
 };
+struct TxPipelineTest : ::testing::Test, Pipeline {};
 
 TEST_F(TxPipelineTest, FramesLeaveInOrderWhenTheirReadsLand) {
   for (uint32_t psn = 10; psn < 14; ++psn) submit(psn);
@@ -59,6 +63,37 @@ TEST_F(TxPipelineTest, ARewindTakesBackTheQpsFramesStillReadingTheirPayload) {
   submit(12);  // built again after the rewind
   b.run();
   EXPECT_EQ(sent_psns(), (std::vector<uint32_t>{10, 11, 12}));
+}
+
+// A chunk of four packets read by its first: the first leaves once all 1 KiB
+// has landed, and the three others right behind it with the bytes of host
+// memory, having crossed PCIe once. Read per
+// packet, the first leaves after a 256-byte read, sooner.
+TEST_F(TxPipelineTest, AChunksPacketsLeaveOnceTheChunkHasLanded) {
+  const std::vector<std::byte> bytes = pattern(1024, 3);
+  ASSERT_TRUE(b.memory.write(payload + 10 * 256, bytes));
+  wire.sim = &b.sim;
+  const DmaPiece rest{payload + 11 * 256, 0, 3 * 256};
+  submit(10, ChunkRead{.ahead = std::span(&rest, 1), .buffered = false});
+  for (uint32_t psn = 11; psn < 14; ++psn) submit(psn, ChunkRead{.ahead = {}, .buffered = true});
+  b.run();
+  EXPECT_EQ(sent_psns(), (std::vector<uint32_t>{10, 11, 12, 13}));
+  ASSERT_EQ(wire.payloads.size(), 4u);
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_TRUE(std::equal(wire.payloads[i].begin(), wire.payloads[i].end(), bytes.begin() + i * 256)) << i;
+  PcieLink once(PcieParams{});  // its own 256 bytes, then the chunk's rest
+  static_cast<void>(once.read(sim::Time(), 256));
+  const sim::Time whole = once.read(sim::Time(), 3 * 256);
+  EXPECT_EQ(b.pcie.downstream_bytes(), once.downstream_bytes()) << "the chunk crossed once";
+  EXPECT_GE(wire.at[0], whole);
+  for (size_t i = 1; i < 4; ++i) EXPECT_EQ(wire.at[i], wire.at[0]) << "right behind the first: " << i;
+
+  Pipeline alone;
+  alone.wire.sim = &alone.b.sim;
+  alone.submit(10);
+  alone.b.run();
+  ASSERT_EQ(alone.wire.at.size(), 1u);
+  EXPECT_LT(alone.wire.at[0], wire.at[0]) << "a packet read alone leaves sooner";
 }
 
 }  // namespace
