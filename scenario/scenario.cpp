@@ -65,6 +65,8 @@ const KeyInfo kHostKeys[] = {
     {"lid", "N", "count", "1..49151", "ib: the port's unicast LID; N: the host's place in the list from 1"},
     {"device", kDefaultDeviceName, "text", "1..63 characters",
      "emulation: the verbs device name the host's program sees (e.g. mlx5_0, for scripts with -d)"},
+    {"nic", "the scenario's nic", "nic settings", "not mtu, eth_mtu",
+     "this host's NIC: a preset and keys as nic: takes, over the scenario's nic"},
 };
 const KeyInfo kHostTimingKeys[] = {
     {"poll_delay", "50ns", "time (50ns)", "", "from a CQE or polled byte landing in host memory to the host acting on it"},
@@ -136,6 +138,20 @@ void read_settings(const Reader& r, const YAML::Node& root, Scenario& s) {
   s.fabric.switch_params.eth_mtu = nic::ethernet_mtu(s.nic);
 }
 
+// A host's own NIC: the scenario's, with the host's settings over it. Its MTU
+// stays the scenario's, which every QP's path MTU and the switches' buffers
+// are made from.
+nic::NicParams read_host_nic(const Reader& r, const YAML::Node& n, const Scenario& s) {
+  for (const char* key : {"mtu", "eth_mtu"})
+    if (n.IsMap() && n[key]) r.fail(n[key], std::string("a host's nic.") + key + " is the scenario's: set it in nic:");
+  NicSettings settings;
+  settings.params = s.nic;
+  read_nic_settings(r, n, base_dir_of(s.file), settings);
+  settings.params.mtu = s.nic.mtu;  // a preset named here may carry its own
+  settings.params.eth_mtu = s.nic.eth_mtu;
+  return settings.params;
+}
+
 // One entry of `hosts:`, `s` holding the hosts before it.
 HostSpec read_host(const Reader& r, const YAML::Node& h, const Scenario& s, std::set<std::string>& host_names) {
   r.expect_keys(h, "a host", kHostKeys);
@@ -150,6 +166,7 @@ HostSpec read_host(const Reader& r, const YAML::Node& h, const Scenario& s, std:
     if (spec.device.empty() || spec.device.size() > 63 || !valid_name(spec.device))
       r.fail(h["device"], "device name '" + spec.device + "' must be 1 to 63 letters, digits, '_', '-' or '.'");
   }
+  if (h["nic"]) spec.nic = read_host_nic(r, h["nic"], s);
   if (h["lid"]) {
     if (s.link_layer != LinkLayer::Ib) r.fail(h["lid"], "a host 'lid' needs link_layer: ib");
     // Unicast LIDs are 0x0001..0xBFFF; multicast ones start at 0xC000.

@@ -33,6 +33,9 @@ struct HostSpec {
   std::string ip;  // dotted IPv4; IPv6 text for roce_v2_ipv6; for ib the port GID (IPv6 text)
   uint16_t lid = 0;  // ib: the port's LID; 0 = the host's place in the list (1, 2, ...)
   std::string device;  // emulation: the verbs device name its program sees (empty: kDefaultDeviceName)
+  // Its own NIC where it differs from the scenario's (`nic:` under the host):
+  // the scenario's settings with the host's over them, the MTU the scenario's.
+  std::optional<nic::NicParams> nic;
 };
 
 struct LinkSpec {

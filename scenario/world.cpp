@@ -114,11 +114,12 @@ std::optional<sim::Duration> shortest_delay(const fabric::Topology& t) {
   return shortest;
 }
 
-nic::NicConfig nic_config(const Scenario& s, const Host& h, packet::LinkKind link, sim::Actor actor) {
+nic::NicConfig nic_config(const Scenario& s, const HostSpec& spec, const Host& h, packet::LinkKind link,
+                          sim::Actor actor) {
   nic::NicConfig cfg;
   cfg.name = h.name + ".nic";
   cfg.actor = actor;
-  cfg.params = s.nic;
+  cfg.params = spec.nic.value_or(s.nic);
   cfg.link = link;
   cfg.mac = h.address.mac;
   cfg.ip = h.address.ip;
@@ -279,7 +280,7 @@ void World::add_hosts(const Scenario& s, const MemoryFor& memory) {
     h->address.ip = host_ip(s.hosts[i], i, s.link_layer);
     // LIDs as a subnet manager would assign them: the scenario's, or 1, 2, ... in host order.
     h->address.lid = s.hosts[i].lid != 0 ? s.hosts[i].lid : static_cast<uint16_t>(i + 1);
-    const nic::NicConfig cfg = nic_config(s, *h, link_kind_, sim::Actor(static_cast<uint32_t>(i + 1)));
+    const nic::NicConfig cfg = nic_config(s, s.hosts[i], *h, link_kind_, sim::Actor(static_cast<uint32_t>(i + 1)));
     // Simulated memory defers DMA writes of payload until somebody looks:
     // the workloads look through access(), and keep span()s of rings only.
     if (!memory) h->memory.set_deferring(true);

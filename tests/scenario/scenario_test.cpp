@@ -1599,6 +1599,53 @@ TEST(ScenarioParse, ASwitchBufferSmallerThanItsPfcHeadroomIsAnError) {
   EXPECT_NO_THROW(parse_scenario(two, "t.yaml")) << "the default 16 MiB holds it";
 }
 
+// A host's own NIC: the scenario's settings with the host's over them (a key,
+// or a preset); the other hosts keep the scenario's. The MTU stays the
+// scenario's, which the QPs' path MTU and the switches are made from.
+const std::string kTwoHosts = "links: [{between: [a, b], rate: 100Gbps, delay: 110ns}]\nnic: {preset: cx5_100g_roce}\n";
+
+TEST(ScenarioParse, AHostsOwnNicIsTheScenariosWithItsKeysOver) {
+  const Scenario s = parse_scenario(
+      "hosts: [{name: a}, {name: b, nic: {pcie: {host_memory_latency: 300ns}}}, {name: c, nic: {preset: cx6_200g}}]\n"
+      "topology: {kind: single_switch}\nnic: {preset: cx5_100g_roce, mtu: 1024}\n",
+      "t.yaml");
+  ASSERT_EQ(s.hosts.size(), 3u);
+  EXPECT_FALSE(s.hosts[0].nic) << "the scenario's";
+  ASSERT_TRUE(s.hosts[1].nic);
+  EXPECT_EQ(s.hosts[1].nic->pcie.host_memory_latency, sim::Duration::ns(300));
+  EXPECT_EQ(s.hosts[1].nic->pcie.latency, s.nic.pcie.latency) << "the rest is the scenario's";
+  EXPECT_EQ(s.hosts[1].nic->requester_units, s.nic.requester_units);
+  ASSERT_TRUE(s.hosts[2].nic);
+  EXPECT_EQ(s.hosts[2].nic->pcie.generation, 4u) << "its own preset";
+  EXPECT_EQ(s.hosts[2].nic->mtu, 1024u) << "the scenario's MTU, not the preset's";
+}
+
+TEST(ScenarioParse, AHostsNicCannotSetTheMtuOrUnknownKeys) {
+  expect_error("hosts: [{name: a}, {name: b, nic: {mtu: 1024}}]\n" + kTwoHosts, 1, 41, "is the scenario's");
+  expect_error("hosts: [{name: a}, {name: b, nic: {eth_mtu: 9000}}]\n" + kTwoHosts, 1, 45, "is the scenario's");
+  expect_error("hosts: [{name: a}, {name: b, nic: {pcie: {lanes: 7}}}]\n" + kTwoHosts, 1, 50, "lanes");
+  expect_error("hosts: [{name: a}, {name: b, nic: {preset: nosuch}}]\n" + kTwoHosts, 1, 44, "no NIC preset 'nosuch'");
+}
+
+// b's memory a DRAM read of 300 ns: a READ of b's memory waits for it at b's
+// NIC, a READ of a's memory does not; as the scenario's, the host's settings
+// change nothing.
+TEST(Run, AHostsOwnNicTimesWhatItDoes) {
+  const std::string reads = "workloads:\n  - {name: ab, op: read, pattern: lat, from: a, to: b, size: 8, iterations: 50}\n"
+                            "  - {name: ba, op: read, pattern: lat, from: b, to: a, size: 8, iterations: 50}\n";
+  auto run = [&](const std::string& b_nic) {
+    const Summary sum = run_text("seed: 1\nhosts: [{name: a}, {name: b" + b_nic + "}]\n" + kTwoHosts + reads, "t.yaml", quiet());
+    EXPECT_TRUE(sum.completed);
+    return std::pair(sum.workloads.at(0).lat_p50_ps, sum.workloads.at(1).lat_p50_ps);
+  };
+  const auto same = run("");
+  const auto slow_b = run(", nic: {pcie: {host_memory_latency: 300ns}}");
+  EXPECT_EQ(run(", nic: {pcie: {host_memory_latency: 80ns}}"), same) << "the preset's own value";
+  EXPECT_EQ(same.first, same.second) << "the two hosts alike";
+  EXPECT_GE(slow_b.first, same.first + 200'000) << "b's memory 220 ns slower to read";
+  EXPECT_LT(slow_b.second, slow_b.first);
+}
+
 TEST(Run, HeadroomOverflowIsReportedLoudly) {
   RunOptions opts;
   opts.quiet = true;
