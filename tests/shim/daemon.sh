@@ -11,11 +11,13 @@ start_daemon() {
   ${daemon_prefix:-} "$rnicsim" serve "$@" --socket "$sock" > "$log" 2>&1 &
   daemon=$!
   trap 'kill $daemon 2>/dev/null; rm -rf "$tmp"' EXIT
-  for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+  for _ in $(seq 100); do [ -S "$sock" ] && return; sleep 0.05; done
+  echo "start_daemon: no socket at $sock after 5 s" >&2
 }
 # wait_listen PORT: until a program listens on the TCP port (its QP exchange).
 wait_listen() {
   for _ in $(seq 200); do ss -ltn "sport = :$1" | grep -q LISTEN && return; sleep 0.05; done
+  echo "wait_listen: nothing listens on port $1 after 10 s" >&2
 }
 # tshark options that decode an InfiniBand payload as the program's own bytes:
 # tshark 4.0's guesses at what it carries (RPC-over-RDMA, an EtherType, SMB

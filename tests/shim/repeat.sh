@@ -7,11 +7,15 @@ count=$1
 shift
 passed=0
 for i in $(seq "$count"); do
-  if "$(dirname "$0")/run_pair.sh" "$@" > /dev/null; then
+  if "$(dirname "$0")/run_pair.sh" "$@" > "$2.run.txt" 2>&1; then
     passed=$((passed + 1))
   else
-    echo "run $i of $count failed:"
-    tail -n 5 "$2"/*.log
+    # The whole run is kept beside its directory, which the next run reuses.
+    rm -rf "$2.failed-$i"
+    cp -r "$2" "$2.failed-$i"
+    cp "$2.run.txt" "$2.failed-$i/run_pair.txt"
+    echo "run $i of $count failed (kept in $2.failed-$i):"
+    tail -n 40 "$2.run.txt"
   fi
 done
 echo "$passed passed, $((count - passed)) failed"

@@ -25,6 +25,7 @@
 #     only when the client completed and its output matches --expect, which
 #     shows every server message arrived.
 set -u
+all_args=("$@")
 rnicsim=$1 out=$2 scenario=$3 port=$4
 shift 4
 pcap="" expect="" expect_daemon=() exec_opts="" last_ack=0 daemon_prefix=""
@@ -70,6 +71,19 @@ if [ $server_rc -ne 0 ] && [ $last_ack -eq 1 ] && [ $client_rc -eq 0 ] && [ -n "
    grep -Eq "$expect" "$out/client.log" && grep -q "transport retry counter exceeded" "$out/server.log"; then
   echo "PASS (the client received every message and left; the ACK of the server's last SEND was lost)"
   exit 0
+fi
+# perftest times its report by fitting its cycle counter to gettimeofday over
+# 200 short spins; one spin preempted between its two reads (a loaded machine,
+# a VM's stolen time) spoils the fit, and perftest gives up ("Correlation
+# coefficient r^2 ... < 0.9", "Can't produce a report") after the transfer
+# itself went through. That is perftest's clock, not the run: the pair runs
+# again, three times at most.
+attempt=${RUN_PAIR_ATTEMPT:-1}
+if { [ $server_rc -ne 0 ] || [ $client_rc -ne 0 ]; } && [ "$attempt" -lt 3 ] &&
+   grep -q "Can't produce a report" "$out/server.log" "$out/client.log"; then
+  echo "perftest could not fit its own clock (r^2 < 0.9): attempt $((attempt + 1))"
+  rm -rf "$tmp"
+  RUN_PAIR_ATTEMPT=$((attempt + 1)) exec "$0" "${all_args[@]}"
 fi
 [ $server_rc -eq 0 ] && [ $client_rc -eq 0 ] || { echo "FAIL: a side did not complete"; exit 1; }
 if [ -n "$expect" ]; then
