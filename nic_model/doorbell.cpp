@@ -14,10 +14,10 @@ void Doorbell::ring(WorkQueue queue, uint64_t producer) {
   if (!arrive_.scheduled()) ctx_.scheduler().schedule(arrive_, in_flight_.front().arrival);
 }
 
-void Doorbell::ring_with_wqe(Qpn qpn, uint64_t producer, const SendWqe& wqe) {
-  // The WQE (128 bytes for up to four SGEs) in one write-combined MMIO burst;
+void Doorbell::ring_with_wqe(Qpn qpn, uint64_t producer, const SendWqe& wqe, uint32_t bytes) {
+  // The WQE's lines as the host wrote them, in one write-combined MMIO burst;
   // its control segment says what a doorbell would (mlx5's BlueFlame).
-  const sim::Time at = ctx_.pcie.mmio_write(ctx_.now(), wqe_bytes(wqe)) + ctx_.cycles(ctx_.params().doorbell_cycles);
+  const sim::Time at = ctx_.pcie.mmio_write(ctx_.now(), bytes) + ctx_.cycles(ctx_.params().doorbell_cycles);
   if (auto* t = ctx_.timeline) t->record({.kind = TimelineKind::Doorbell, .qpn = qpn, .index = producer,
                                             .start = ctx_.now(), .end = at});
   Write w{at, WorkQueue::send(qpn), producer};

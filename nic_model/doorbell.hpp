@@ -26,7 +26,7 @@ public:
   // or receive queue, or a shared receive queue).
   void ring(WorkQueue queue, uint64_t producer);
   // A send doorbell with the WQE in the same MMIO write (BlueFlame-style).
-  void ring_with_wqe(Qpn qpn, uint64_t producer, const SendWqe& wqe);
+  void ring_with_wqe(Qpn qpn, uint64_t producer, const SendWqe& wqe, uint32_t bytes);
   uint64_t rung() const { return rung_; }
   uint64_t rung_with_wqe() const { return with_wqe_; }
 

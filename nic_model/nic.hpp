@@ -119,10 +119,11 @@ public:
   // one it had not seen raises the event at once (the host could not poll it).
   bool arm_cq(Cqn cqn, bool solicited_only, uint64_t seen);
   bool arm_cq(Cqn cqn, bool solicited_only);  // every CQE written so far seen
-  // A doorbell that carries the WQE itself (BlueFlame-style): the NIC need not
-  // fetch it. The WQE must also be in the ring at `producer - 1`.
-  void ring_doorbell_with_wqe(Qpn qpn, uint64_t producer, const SendWqe& wqe) {
-    doorbell_.ring_with_wqe(qpn, producer, wqe);
+  // A doorbell that carries the WQE itself (BlueFlame-style) in `bytes` of MMIO
+  // writes: the NIC need not fetch it. The WQE must also be in the ring at
+  // `producer - 1`.
+  void ring_doorbell_with_wqe(Qpn qpn, uint64_t producer, const SendWqe& wqe, uint32_t bytes) {
+    doorbell_.ring_with_wqe(qpn, producer, wqe, bytes);
   }
 
   // --- fabric ---

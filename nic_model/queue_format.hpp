@@ -214,12 +214,38 @@ struct RecvWqe {
 static_assert(sizeof(RecvWqe) == kMaxWqeStride);
 static_assert(offsetof(RecvWqe, sge) == kWqeHeaderBytes);
 
-// The bytes of its slot a send WQE fills, in 64-byte units: what a doorbell
-// that carries the WQE (BlueFlame) writes. 128 for up to four SGEs.
+// The bytes of its slot a send WQE fills, in 64-byte units. 128 for up to four SGEs.
 inline uint32_t wqe_bytes(const SendWqe& w) {
   const uint32_t body = (w.send_flags & kSendInline) ? w.inline_len : w.num_sge * static_cast<uint32_t>(sizeof(Sge));
   const uint32_t used = kWqeHeaderBytes + std::min<uint32_t>(body, kMaxInline);
   return std::max(kMinWqeStride, (used + 63) / 64 * 64);
+}
+
+// What a BlueFlame write carries: the WQE in the NIC's own format, not its ring
+// slot. A ConnectX send WQE is a 16-byte control segment, a UD datagram
+// segment (48 bytes), the work request's own segments (below), then a 16-byte
+// data segment per SGE, or inline data behind a 4-byte header, padded to 16;
+// mlx5 writes it rounded up to whole 64-byte lines (rdma-core providers/mlx5,
+// post_send: align(size * 16, 64)). An 8-byte inline WRITE, a one-SGE WRITE,
+// READ, SEND and an atomic are one line; a UD SEND is two.
+struct WrSegments {
+  WrOpcode wr;
+  uint8_t bytes;  // a remote-address segment (16) for RDMA; an atomic segment (16) after it for atomics
+};
+inline constexpr WrSegments kWrSegments[] = {
+    {WrOpcode::RdmaWrite, 16},      {WrOpcode::RdmaWriteWithImm, 16}, {WrOpcode::Send, 0},
+    {WrOpcode::SendWithImm, 0},     {WrOpcode::RdmaRead, 16},         {WrOpcode::AtomicCmpSwap, 32},
+    {WrOpcode::AtomicFetchAdd, 32}, {WrOpcode::SendWithInv, 0},
+};
+inline constexpr uint32_t kControlSegmentBytes = 16, kDatagramSegmentBytes = 48, kDataSegmentBytes = 16;
+inline constexpr uint32_t kInlineHeaderBytes = 4;
+inline uint32_t blueflame_bytes(const SendWqe& w, QpType type) {
+  uint32_t bytes = kControlSegmentBytes + (type == QpType::Ud ? kDatagramSegmentBytes : 0);
+  for (const WrSegments& s : kWrSegments)
+    if (s.wr == w.opcode) bytes += s.bytes;
+  bytes += (w.send_flags & kSendInline) ? (kInlineHeaderBytes + w.inline_len + 15) / 16 * 16
+                                        : w.num_sge * kDataSegmentBytes;
+  return (bytes + 63) / 64 * 64;
 }
 
 // A WQE read from its slot (`slot.size()` bytes, the queue's stride or only its

@@ -18,13 +18,16 @@ sim::Time HostCores::take(Core& c, sim::Duration cost) {
   return start;
 }
 
-sim::Time HostCores::post(uint32_t core, nic::WorkQueue queue, uint64_t producer, bool ring, const nic::SendWqe* wqe) {
+sim::Time HostCores::post(uint32_t core, nic::WorkQueue queue, uint64_t producer, bool ring, const nic::SendWqe* wqe,
+                          nic::QpType type) {
   Core& c = cores_[core % cores_.size()];
   if (!ring) return take(c, costs_.post);
   // The doorbell is one 8-byte store; a BlueFlame WQE is its 64-byte lines.
-  const int64_t lines = wqe != nullptr ? nic::wqe_bytes(*wqe) / 64 : 1;
-  const sim::Time start = take(c, costs_.post + costs_.mmio * lines);
-  Ring r{c.free, queue, producer, wqe != nullptr};
+  const uint32_t bytes = wqe == nullptr             ? 64
+                         : costs_.blueflame_wqe_size ? nic::blueflame_bytes(*wqe, type)
+                                                     : nic::wqe_bytes(*wqe);
+  const sim::Time start = take(c, costs_.post + costs_.mmio * (bytes / 64));
+  Ring r{c.free, queue, producer, wqe != nullptr, bytes};
   if (wqe != nullptr) r.wqe = *wqe;
   ring_when_written(c, r);
   return start;
@@ -49,7 +52,7 @@ void HostCores::ring_when_written(Core& c, const Ring& r) {
 
 void HostCores::ring(const Ring& r) {
   if (r.with_wqe)
-    nic_.ring_doorbell_with_wqe(r.queue.qpn(), r.producer, r.wqe);
+    nic_.ring_doorbell_with_wqe(r.queue.qpn(), r.producer, r.wqe, r.bytes);
   else
     nic_.ring_doorbell(r.queue, r.producer);
 }

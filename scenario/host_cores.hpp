@@ -22,15 +22,18 @@ public:
   struct Costs {
     sim::Duration post = sim::Duration::zero();  // per WQE built
     sim::Duration mmio = sim::Duration::zero();  // per 64-byte line written by MMIO
+    bool blueflame_wqe_size = false;  // a BlueFlame write is the WQE's own size, not its ring slot
   };
   HostCores(nic::Nic& nic, sim::Actor actor, uint32_t cores, Costs costs);
   HostCores(const HostCores&) = delete;
   HostCores& operator=(const HostCores&) = delete;
 
   // Core `core` builds a WQE (already in the ring at `producer`) and, if
-  // `ring`, writes its doorbell, by BlueFlame when `wqe` is given. Returns
-  // when the core started on it: now, or when it was done with earlier posts.
-  sim::Time post(uint32_t core, nic::WorkQueue queue, uint64_t producer, bool ring, const nic::SendWqe* wqe);
+  // `ring`, writes its doorbell, by BlueFlame when `wqe` is given (its QP of
+  // `type`). Returns when the core started on it: now, or when it was done
+  // with earlier posts.
+  sim::Time post(uint32_t core, nic::WorkQueue queue, uint64_t producer, bool ring, const nic::SendWqe* wqe,
+                 nic::QpType type);
   // A receive WQE: its doorbell record, a store to host memory the NIC reads
   // (no MMIO), so only the WQE's building costs.
   sim::Time post_recv(uint32_t core, nic::WorkQueue queue, uint64_t producer);
@@ -46,6 +49,7 @@ private:
     nic::WorkQueue queue;
     uint64_t producer = 0;
     bool with_wqe = false;
+    uint32_t bytes = 64;  // the MMIO writes: the doorbell's line, or the BlueFlame WQE's
     nic::SendWqe wqe{};
   };
   struct Core {

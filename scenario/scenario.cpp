@@ -29,6 +29,7 @@ constexpr std::pair<std::string_view, LinkLayer> kLinkLayers[] = {
     {"roce_v2", LinkLayer::RoceV2Ipv4}, {"roce_v2_ipv6", LinkLayer::RoceV2Ipv6}, {"ib", LinkLayer::Ib}};
 constexpr std::pair<std::string_view, bool> kBooleans[] = {{"true", true}, {"false", false}};
 constexpr std::pair<std::string_view, bool> kPayloadModes[] = {{"full", false}, {"size_only", true}};
+constexpr std::pair<std::string_view, bool> kBlueflameSizes[] = {{"slot", false}, {"wqe", true}};
 
 const KeyInfo kTopLevelKeys[] = {
     {"name", "the file's path", "text", "", "the scenario's name in reports"},
@@ -72,6 +73,7 @@ const KeyInfo kHostTimingKeys[] = {
     {"poll_delay", "50ns", "time (50ns)", "", "from a CQE or polled byte landing in host memory to the host acting on it"},
     {"mem_poll_interval", "10ns", "time (10ns)", ">= 100ps", "how often a host spinning on memory reads it"},
     {"blueflame", "true", "true | false", "", "a WQE posted alone goes with its doorbell (no WQE fetch)"},
+    {"blueflame_size", "slot", "slot | wqe", "", "a BlueFlame write's 64-byte lines: the WQE's ring slot (128 bytes), or the WQE's own size as mlx5 writes it (one line for a small WRITE)"},
     {"post_cost", "25ns", "time", "", "a core's time to build one WQE (ibv_post_send's own work)"},
     {"mmio_cost", "30ns", "time", "", "a core's time to write one 64-byte line by MMIO (a doorbell: one; BlueFlame: the WQE's lines)"},
 };
@@ -94,6 +96,7 @@ void read_nic(const Reader& r, const YAML::Node& n, Scenario& s) {
 void read_host_timing(const Reader& r, const YAML::Node& n, HostTiming& h) {
   r.expect_keys(n, "host settings", kHostTimingKeys);
   if (n["blueflame"]) h.blueflame = r.boolean(n["blueflame"], "host.blueflame");
+  if (n["blueflame_size"]) h.blueflame_wqe_size = r.choice(n["blueflame_size"], "host.blueflame_size", kBlueflameSizes);
   if (n["poll_delay"])
     h.poll_delay = r.parsed<sim::Duration>(n["poll_delay"], "host.poll_delay (a time like 50ns)", parse_duration);
   if (n["post_cost"]) h.post_cost = r.parsed<sim::Duration>(n["post_cost"], "host.post_cost (a time like 40ns)", parse_duration);

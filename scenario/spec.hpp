@@ -107,6 +107,11 @@ struct HostTiming {
   // the NIC does not fetch it; a post list rings a plain doorbell. mlx5 does this
   // unless MLX5_SHUT_UP_BF=1.
   bool blueflame = true;
+  // How many 64-byte lines a BlueFlame write takes: the WQE's ring slot (128
+  // bytes for up to four SGEs: two lines, as the presets were calibrated), or
+  // the WQE at its own size as mlx5 writes it (nic::blueflame_bytes: one line
+  // for a small WRITE, READ, SEND or atomic).
+  bool blueflame_wqe_size = false;
   // A core's time to build one WQE in the ring (ibv_post_send's own work), and
   // to write one 64-byte line by MMIO, the store into the write-combining
   // buffer and its flush (a doorbell is one line; a BlueFlame WQE its lines):

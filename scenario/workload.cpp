@@ -73,7 +73,7 @@ HostSide::HostSide(Host& host, const HostTiming& timing, uint32_t send_cq_entrie
             fn();
           },
           "host.poll_mem_seen", host.actor()),
-      cores_(*host.nic, host.actor(), cores, {timing.post_cost, timing.mmio_cost}),
+      cores_(*host.nic, host.actor(), cores, {timing.post_cost, timing.mmio_cost, timing.blueflame_wqe_size}),
       buffer_bytes_(buffer_bytes) {
   nic::Nic& n = *host.nic;
   pd_ = n.alloc_pd();
@@ -108,7 +108,7 @@ uint32_t HostSide::add_qp(uint32_t sq_entries, uint32_t rq_entries, nic::QpType 
   init.rq = nic::WorkRing{rq, rq_entries};
   init.tally = tally_;
   const nic::Qpn qpn = host_.nic->create_qp(init);
-  qps_.push_back(Qp{qpn, nic::WqeRingWriter<nic::SendWqe>(mem.span(sq, size_t{sq_entries} * nic::kMinWqeStride), sq_entries),
+  qps_.push_back(Qp{qpn, type, nic::WqeRingWriter<nic::SendWqe>(mem.span(sq, size_t{sq_entries} * nic::kMinWqeStride), sq_entries),
                     nic::WqeRingWriter<nic::RecvWqe>(mem.span(rq, size_t{rq_entries} * nic::kMinWqeStride), rq_entries)});
   return static_cast<uint32_t>(qps_.size() - 1);
 }
@@ -181,7 +181,7 @@ sim::Time HostSide::post_send(uint32_t qp, const nic::SendWqe& w, bool ring, boo
   Qp& q = qps_[qp];
   const uint64_t producer = q.sq.post(w);
   const bool blueflame = ring && alone && timing_.blueflame;
-  return cores_.post(qp, nic::WorkQueue::send(q.qpn), producer, ring, blueflame ? &w : nullptr);
+  return cores_.post(qp, nic::WorkQueue::send(q.qpn), producer, ring, blueflame ? &w : nullptr, q.type);
 }
 
 void HostSide::post_recv(uint32_t qp, const nic::RecvWqe& w) {

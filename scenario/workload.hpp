@@ -196,6 +196,7 @@ public:
 private:
   struct Qp {
     nic::Qpn qpn;
+    nic::QpType type;
     nic::WqeRingWriter<nic::SendWqe> sq;
     nic::WqeRingWriter<nic::RecvWqe> rq;
     uint32_t ud_ah = 0;  // UD: the address handle of its peer, and the peer's QPN

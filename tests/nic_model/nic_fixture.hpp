@@ -137,7 +137,7 @@ public:
 
   void post_send(const SendWqe& w) { nic().ring_doorbell(WorkQueue::send(qpn), sq_->post(w)); }
   // The WQE goes into the ring and, with the doorbell, to the NIC (BlueFlame-style).
-  void post_send_with_doorbell_wqe(const SendWqe& w) { nic().ring_doorbell_with_wqe(qpn, sq_->post(w), w); }
+  void post_send_with_doorbell_wqe(const SendWqe& w) { nic().ring_doorbell_with_wqe(qpn, sq_->post(w), w, wqe_bytes(w)); }
   // A chain of WQEs behind one doorbell, as ibv_post_send with a linked list does.
   void post_sends(std::initializer_list<SendWqe> ws) {
     uint64_t producer = 0;

@@ -48,6 +48,17 @@ TEST(HostCores, OneCoreBoundsTheRateAndSaysSo) {
   EXPECT_GT(w.post_cpu_busy, 0.95) << "the core posted all the time";
 }
 
+// As mlx5 writes it, a 64-byte WRITE's WQE is one line (16 + 16 + 16 bytes):
+// 80 + 10 ns a WQE, where its two-line ring slot costs 100.
+TEST(HostCores, ABlueflameOfTheWqesOwnSizeIsOneLineForASmallWrite) {
+  const WorkloadSummary slot = run("{post_cost: 80ns, mmio_cost: 10ns}", kSmallWrites + "}");
+  const WorkloadSummary own = run("{post_cost: 80ns, mmio_cost: 10ns, blueflame_size: wqe}", kSmallWrites + "}");
+  EXPECT_LT(slot.mmsg_per_s, 10.01);
+  EXPECT_LT(own.mmsg_per_s, 1e3 / 90 + 0.01);
+  EXPECT_GT(own.mmsg_per_s, 1e3 / 90 - 0.5);
+  EXPECT_GT(own.post_cpu_busy, 0.95);
+}
+
 TEST(HostCores, TheDefaultsCost85nsForALoneSmallWrite) {
   const WorkloadSummary w = run("", kSmallWrites + "}");
   EXPECT_NEAR(w.mmsg_per_s, 1e3 / 85, 0.3);
